@@ -1,0 +1,20 @@
+import { createDefaultEsmPreset } from 'ts-jest';
+
+const preset = createDefaultEsmPreset({ tsconfig: 'tsconfig.json' });
+
+/** @type {import('jest').Config} */
+export default {
+  ...preset,
+  rootDir: '.',
+  testEnvironment: 'node',
+  testMatch: [
+    '<rootDir>/src/**/*.spec.ts',
+    '<rootDir>/test/**/*.spec.ts',
+    '<rootDir>/test/**/*.e2e-spec.ts',
+  ],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  globalSetup: '<rootDir>/test/support/global-setup.mjs',
+  globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
+  testTimeout: 30000,
+  maxWorkers: 2,
+};

@@ -1,0 +1,7 @@
+import { Foundation1763800000000 } from './1763800000000-Foundation.js';
+
+/**
+ * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
+ * ES modules in Jest; `npm run migration:generate` prints the line to add here.
+ */
+export const MIGRATIONS = [Foundation1763800000000];

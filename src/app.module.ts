@@ -1,0 +1,37 @@
+import { ApolloDriver, ApolloDriverConfig } from '@nestjs/apollo';
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { GraphQLModule } from '@nestjs/graphql';
+import { AppConfig } from './config/app-config.js';
+import { ConfigModule } from './config/config.module.js';
+import { ConversationsModule } from './conversations/conversations.module.js';
+import { DatabaseModule } from './database/database.module.js';
+import { GraphqlExceptionFilter } from './graphql/graphql-exception.filter.js';
+import { graphqlOptions } from './graphql/graphql-options.js';
+import { HealthModule } from './health/health.module.js';
+import { IdentityModule } from './identity/identity.module.js';
+import { LegaciesModule } from './legacies/legacies.module.js';
+import { PubSubModule } from './pubsub/pubsub.module.js';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        DatabaseModule,
+        PubSubModule,
+        IdentityModule,
+        HealthModule,
+        LegaciesModule,
+        ConversationsModule,
+        GraphQLModule.forRoot<ApolloDriverConfig>({
+          driver: ApolloDriver,
+          ...graphqlOptions(config),
+        }),
+      ],
+      providers: [{ provide: APP_FILTER, useClass: GraphqlExceptionFilter }],
+    };
+  }
+}

@@ -1,0 +1,39 @@
+import { AppConfig, ConfigValidationError } from './app-config.js';
+
+describe('AppConfig', () => {
+  it('applies defaults', () => {
+    const config = AppConfig.load({});
+    expect(config.env.PORT).toBe(3000);
+    expect(config.env.DATA_DIR).toBe('./data');
+    expect(config.env.GRAPHQL_INTROSPECTION).toBe(true);
+    expect(config.env.BODY_LIMIT).toBe(25 * 1024 * 1024);
+    expect(config.embedded).toBe(true);
+  });
+
+  it('lists every bad variable in one error', () => {
+    let error: unknown;
+    try {
+      AppConfig.load({
+        PORT: 'abc',
+        DATABASE_URL: 'mysql://x',
+        JWT_SECRET: 'short',
+        GRAPHQL_INTROSPECTION: 'maybe',
+      });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigValidationError);
+    const problems = (error as ConfigValidationError).problems;
+    expect(problems).toHaveLength(4);
+    expect(problems.join('\n')).toMatch(/PORT must be a whole number/);
+    expect(problems.join('\n')).toMatch(/DATABASE_URL must be a postgres:\/\/ URL/);
+    expect(problems.join('\n')).toMatch(
+      /JWT_SECRET must be at least 32 characters \(got \(hidden\)\)/,
+    );
+    expect(problems.join('\n')).toMatch(/GRAPHQL_INTROSPECTION must be true or false/);
+  });
+
+  it('treats an empty value as unset', () => {
+    expect(AppConfig.load({ PORT: '' }).env.PORT).toBe(3000);
+  });
+});

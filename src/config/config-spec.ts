@@ -1,0 +1,80 @@
+/**
+ * Declarative environment variables. Each module declares its own in `<module>.config.ts`;
+ * `config.registry.ts` merges them, boot validates all of them at once, and the README's
+ * configuration table is printed from the same declarations (`npm run config:table`).
+ */
+export class ConfigParseError extends Error {}
+
+export interface VariableSpec<T> {
+  description: string;
+  /** Used when the variable is unset or empty. Without it the variable is optional. */
+  default?: string;
+  parse: (raw: string) => T;
+}
+
+export type VariableSpecs = Record<string, VariableSpec<unknown>>;
+
+export type ConfigOf<S extends VariableSpecs> = {
+  readonly [K in keyof S]: S[K] extends { default: string; parse: (raw: string) => infer T }
+    ? T
+    : S[K] extends { parse: (raw: string) => infer T }
+      ? T | undefined
+      : never;
+};
+
+export function defineVariables<S extends VariableSpecs>(specs: S): S {
+  return specs;
+}
+
+export const integer =
+  (min: number, max: number) =>
+  (raw: string): number => {
+    if (!/^-?\d+$/.test(raw.trim())) throw new ConfigParseError('must be a whole number');
+    const n = Number(raw);
+    if (n < min || n > max) throw new ConfigParseError(`must be between ${min} and ${max}`);
+    return n;
+  };
+
+export const decimal =
+  (min: number, max: number) =>
+  (raw: string): number => {
+    const n = Number(raw);
+    if (raw.trim() === '' || Number.isNaN(n)) throw new ConfigParseError('must be a number');
+    if (n < min || n > max) throw new ConfigParseError(`must be between ${min} and ${max}`);
+    return n;
+  };
+
+export const bool = (raw: string): boolean => {
+  const v = raw.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+  if (['0', 'false', 'no', 'off'].includes(v)) return false;
+  throw new ConfigParseError('must be true or false');
+};
+
+export const oneOf =
+  <V extends string>(...values: V[]) =>
+  (raw: string): V => {
+    const v = raw.trim().toLowerCase() as V;
+    if (!values.includes(v)) throw new ConfigParseError(`must be one of ${values.join(', ')}`);
+    return v;
+  };
+
+export const text = (raw: string): string => raw;
+
+export const url = (raw: string): string => {
+  try {
+    new URL(raw);
+  } catch {
+    throw new ConfigParseError('must be a URL');
+  }
+  return raw;
+};
+
+export const byteSize = (raw: string): number => {
+  const m = /^(\d+)\s*(b|kb|mb|gb)?$/i.exec(raw.trim());
+  if (!m) throw new ConfigParseError('must be a size such as 500kb or 25mb');
+  const unit = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }[
+    (m[2] ?? 'b').toLowerCase() as 'b' | 'kb' | 'mb' | 'gb'
+  ];
+  return Number(m[1]) * unit;
+};

@@ -1,0 +1,14 @@
+import { conversationsVariables } from '../conversations/conversations.config.js';
+import { databaseVariables } from '../database/database.config.js';
+import { identityVariables } from '../identity/identity.config.js';
+import { modelsVariables } from '../models/models.config.js';
+import { serverVariables } from './config.schema.js';
+
+/** Every module's variables, in README order. Add a module's declarations here. */
+export const ALL_VARIABLES = {
+  ...serverVariables,
+  ...databaseVariables,
+  ...identityVariables,
+  ...conversationsVariables,
+  ...modelsVariables,
+};

@@ -1,0 +1,52 @@
+import { bool, byteSize, defineVariables, integer, oneOf, text } from './config-spec.js';
+
+/** Server-wide variables; feature modules declare their own in `<module>.config.ts`. */
+export const serverVariables = defineVariables({
+  PORT: {
+    description: 'HTTP port for GraphQL, WebSocket subscriptions and health checks.',
+    default: '3000',
+    parse: integer(0, 65535),
+  },
+  HOST: { description: 'Interface to listen on.', default: '0.0.0.0', parse: text },
+  LOG_LEVEL: {
+    description: 'Minimum log level (JSON lines on stdout): debug, info, warn, error or silent.',
+    default: 'info',
+    parse: oneOf('debug', 'info', 'warn', 'error', 'silent'),
+  },
+  SHUTDOWN_TIMEOUT_MS: {
+    description: 'How long a graceful shutdown waits for in-flight requests.',
+    default: '10000',
+    parse: integer(0, 600000),
+  },
+  GRAPHQL_INTROSPECTION: {
+    description: 'Allow schema introspection.',
+    default: 'true',
+    parse: bool,
+  },
+  GRAPHQL_LANDING_PAGE: {
+    description: 'Serve the Apollo landing page on GET /graphql.',
+    default: 'true',
+    parse: bool,
+  },
+  GRAPHQL_MAX_DEPTH: {
+    description: 'Maximum depth of a GraphQL operation.',
+    default: '10',
+    parse: integer(2, 100),
+  },
+  GRAPHQL_MAX_COMPLEXITY: {
+    description:
+      'Maximum complexity of a GraphQL operation (a field costs 1; a connection multiplies its children by its page size).',
+    default: '5000',
+    parse: integer(10, 10_000_000),
+  },
+  BODY_LIMIT: {
+    description: 'Maximum HTTP request body size, such as 500kb or 25mb.',
+    default: '25mb',
+    parse: byteSize,
+  },
+  MAX_PAGE_SIZE: {
+    description: 'Largest `first`/`last` a connection accepts.',
+    default: '100',
+    parse: integer(1, 1000),
+  },
+});

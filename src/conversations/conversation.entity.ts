@@ -1,0 +1,40 @@
+import {
+  Column,
+  CreateDateColumn,
+  Entity,
+  PrimaryGeneratedColumn,
+  UpdateDateColumn,
+} from 'typeorm';
+
+@Entity('conversations')
+export class ConversationEntity {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ name: 'legacy_id', type: 'uuid' })
+  legacyId: string;
+
+  /** The member who started it: the only one who can read it. */
+  @Column({ name: 'user_id', type: 'uuid' })
+  userId: string;
+
+  @Column({ type: 'text', nullable: true })
+  title: string | null;
+
+  /** Whether memories about the user may be created from this conversation. */
+  @Column({ type: 'boolean' })
+  remember: boolean;
+
+  /** The turn index the next message takes; bumped under a row lock. */
+  @Column({ name: 'next_turn_index', type: 'integer', default: 0 })
+  nextTurnIndex: number;
+
+  @Column({ name: 'last_activity_at', type: 'timestamptz' })
+  lastActivityAt: Date;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+}

@@ -1,0 +1,80 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { ConversationEntity } from './conversation.entity.js';
+
+@Injectable()
+export class ConversationRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  private repo(manager?: EntityManager) {
+    return (manager ?? this.dataSource.manager).getRepository(ConversationEntity);
+  }
+
+  create(
+    manager: EntityManager,
+    fields: Pick<ConversationEntity, 'legacyId' | 'userId' | 'title' | 'remember'> & {
+      lastActivityAt?: Date;
+    },
+  ): Promise<ConversationEntity> {
+    const repo = this.repo(manager);
+    return repo.save(
+      repo.create({ ...fields, lastActivityAt: fields.lastActivityAt ?? new Date() }),
+    );
+  }
+
+  findById(id: string, manager?: EntityManager): Promise<ConversationEntity | null> {
+    return this.repo(manager).findOneBy({ id });
+  }
+
+  findByIds(ids: readonly string[]): Promise<ConversationEntity[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.repo().createQueryBuilder('c').where('c.id = ANY(:ids)', { ids }).getMany();
+  }
+
+  /**
+   * Reserves `count` consecutive turn indexes. The UPDATE takes the conversation's row lock,
+   * so concurrent appends queue here and indexes never collide or leave gaps.
+   */
+  async reserveTurns(manager: EntityManager, id: string, count: number): Promise<number> {
+    const rows: { start: number }[] = await manager.query(
+      `UPDATE conversations
+          SET next_turn_index = next_turn_index + $2, last_activity_at = now(), updated_at = now()
+        WHERE id = $1
+        RETURNING next_turn_index - $2 AS start`,
+      [id, count],
+    );
+    // TypeORM returns [rows, affected] for UPDATE.
+    const result = (Array.isArray(rows[0]) ? rows[0] : rows) as { start: number }[];
+    return Number(result[0].start);
+  }
+
+  /** The owner's conversations in a legacy, most recently active first. */
+  pageForOwner(
+    legacyId: string,
+    userId: string,
+    limit: number,
+    after?: { lastActivityAt: string; id: string },
+  ): Promise<ConversationEntity[]> {
+    const qb = this.repo()
+      .createQueryBuilder('c')
+      .where('c.legacy_id = :legacyId AND c.user_id = :userId', { legacyId, userId });
+    if (after) {
+      qb.andWhere('(c.last_activity_at, c.id) < (:lastActivityAt::timestamptz, :id::uuid)', after);
+    }
+    return qb
+      .orderBy('c.last_activity_at', 'DESC')
+      .addOrderBy('c.id', 'DESC')
+      .limit(limit)
+      .getMany();
+  }
+
+  async setRemember(id: string, remember: boolean): Promise<ConversationEntity> {
+    await this.repo().update({ id }, { remember });
+    return this.repo().findOneByOrFail({ id });
+  }
+
+  /** Cascades to messages and everything derived from the conversation. */
+  async delete(id: string): Promise<void> {
+    await this.repo().delete({ id });
+  }
+}

@@ -1,0 +1,19 @@
+import { defineVariables, integer } from '../config/config-spec.js';
+
+export const conversationsVariables = defineVariables({
+  MESSAGE_MAX_LENGTH: {
+    description: 'Maximum characters in one message.',
+    default: '32000',
+    parse: integer(1, 1_000_000),
+  },
+  METADATA_MAX_BYTES: {
+    description: "Maximum size of a message's metadata, as JSON bytes.",
+    default: '8192',
+    parse: integer(0, 1_048_576),
+  },
+  IMPORT_MAX_MESSAGES: {
+    description: 'Maximum messages in one importConversation call.',
+    default: '5000',
+    parse: integer(1, 100_000),
+  },
+});

@@ -1,0 +1,22 @@
+import { Module } from '@nestjs/common';
+import { LegaciesModule } from '../legacies/legacies.module.js';
+import { ConversationRepository } from './conversation.repository.js';
+import { ConversationsResolver } from './conversations.resolver.js';
+import { ConversationsService } from './conversations.service.js';
+import { MessageRepository } from './message.repository.js';
+import { NoReplyService, ReplyService } from './reply.service.js';
+import { TurnEvents } from './turn-events.js';
+
+@Module({
+  imports: [LegaciesModule],
+  providers: [
+    ConversationRepository,
+    MessageRepository,
+    ConversationsService,
+    TurnEvents,
+    { provide: ReplyService, useClass: NoReplyService },
+    ConversationsResolver,
+  ],
+  exports: [ConversationsService, TurnEvents],
+})
+export class ConversationsModule {}

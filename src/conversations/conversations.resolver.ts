@@ -1,0 +1,160 @@
+import { UseGuards } from '@nestjs/common';
+import {
+  Args,
+  ID,
+  Mutation,
+  Parent,
+  Query,
+  ResolveField,
+  Resolver,
+  Subscription,
+} from '@nestjs/graphql';
+import { ForwardPageArgs, PageArgs } from '../common/pagination/connection.js';
+import { UuidPipe } from '../common/validation/uuid.pipe.js';
+import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
+import { GqlAuthGuard } from '../identity/guards/gql-auth.guard.js';
+import { UserEntity } from '../identity/user.entity.js';
+import { EventBus, topics } from '../pubsub/event-bus.js';
+import { ConversationEntity } from './conversation.entity.js';
+import { ConversationsService } from './conversations.service.js';
+import {
+  ImportConversationInput,
+  RecordAssistantMessageInput,
+  SendMessageInput,
+  StartConversationInput,
+} from './dto/conversation.inputs.js';
+import { MessageRole } from './message-role.enum.js';
+import {
+  ConversationConnection,
+  ConversationModel,
+  ImportConversationPayload,
+  MessageConnection,
+  MessageModel,
+  SendMessagePayload,
+} from './models/conversation.model.js';
+import { ReplyService } from './reply.service.js';
+
+function toModel(c: ConversationEntity): ConversationModel {
+  return { ...c, messageCount: c.nextTurnIndex };
+}
+
+@Resolver(() => ConversationModel)
+@UseGuards(GqlAuthGuard)
+export class ConversationsResolver {
+  constructor(
+    private readonly service: ConversationsService,
+    private readonly replies: ReplyService,
+    private readonly bus: EventBus,
+  ) {}
+
+  @Query(() => ConversationModel, { description: 'One of your conversations.' })
+  async conversation(
+    @CurrentUser() user: UserEntity,
+    @Args('id', { type: () => ID }, UuidPipe) id: string,
+  ) {
+    return toModel(await this.service.getOwned(user, id));
+  }
+
+  @Query(() => ConversationConnection, {
+    description: 'Your conversations about a legacy, most recently active first.',
+  })
+  async conversations(
+    @CurrentUser() user: UserEntity,
+    @Args('legacyId', { type: () => ID }, UuidPipe) legacyId: string,
+    @Args() page: ForwardPageArgs,
+  ) {
+    const connection = await this.service.list(user, legacyId, page);
+    return {
+      ...connection,
+      nodes: connection.nodes.map(toModel),
+      edges: connection.edges.map((e) => ({ cursor: e.cursor, node: toModel(e.node) })),
+    };
+  }
+
+  @Mutation(() => ConversationModel)
+  async startConversation(
+    @CurrentUser() user: UserEntity,
+    @Args('input') input: StartConversationInput,
+  ) {
+    return toModel(await this.service.start(user, input));
+  }
+
+  @Mutation(() => SendMessagePayload, {
+    description: "Stores your turn and, unless AGENT_REPLY=off, the agent's streamed reply.",
+  })
+  async sendMessage(@CurrentUser() user: UserEntity, @Args('input') input: SendMessageInput) {
+    const conversation = await this.service.getOwned(user, input.conversationId);
+    const { message } = await this.service.append(conversation, {
+      role: MessageRole.USER,
+      content: input.content,
+      clientMessageId: input.clientMessageId,
+    });
+    const reply = await this.replies.replyTo(user, conversation, message);
+    return { message, reply };
+  }
+
+  @Mutation(() => MessageModel, {
+    description: 'Stores an assistant turn, for clients that run their own model.',
+  })
+  async recordAssistantMessage(
+    @CurrentUser() user: UserEntity,
+    @Args('input') input: RecordAssistantMessageInput,
+  ) {
+    const conversation = await this.service.getOwned(user, input.conversationId);
+    const { message } = await this.service.append(conversation, {
+      role: MessageRole.ASSISTANT,
+      content: input.content,
+      clientMessageId: input.clientMessageId,
+      metadata: input.metadata,
+    });
+    return message;
+  }
+
+  @Mutation(() => ImportConversationPayload, {
+    description: 'A new conversation with up to IMPORT_MAX_MESSAGES turns, all or nothing.',
+  })
+  async importConversation(
+    @CurrentUser() user: UserEntity,
+    @Args('input') input: ImportConversationInput,
+  ) {
+    const { conversation, count } = await this.service.import(user, input);
+    return { conversation: toModel(conversation), importedCount: count };
+  }
+
+  @Mutation(() => ConversationModel, {
+    description: 'Switch memory creation from this conversation on or off.',
+  })
+  async setConversationRemember(
+    @CurrentUser() user: UserEntity,
+    @Args('conversationId', { type: () => ID }, UuidPipe) conversationId: string,
+    @Args('on') on: boolean,
+  ) {
+    return toModel(await this.service.setRemember(user, conversationId, on));
+  }
+
+  @Mutation(() => Boolean, { description: 'Deletes the conversation and all derived from it.' })
+  async deleteConversation(
+    @CurrentUser() user: UserEntity,
+    @Args('id', { type: () => ID }, UuidPipe) id: string,
+  ) {
+    await this.service.delete(user, id);
+    return true;
+  }
+
+  @Subscription(() => MessageModel, {
+    description: 'Every turn stored in one of your conversations.',
+    resolve: (payload: MessageModel) => payload,
+  })
+  async messageAdded(
+    @CurrentUser() user: UserEntity,
+    @Args('conversationId', { type: () => ID }, UuidPipe) conversationId: string,
+  ) {
+    await this.service.getOwned(user, conversationId);
+    return this.bus.subscribe(topics.conversationMessages(conversationId));
+  }
+
+  @ResolveField(() => MessageConnection)
+  messages(@Parent() conversation: ConversationModel, @Args() page: PageArgs) {
+    return this.service.messagesPage(conversation as unknown as ConversationEntity, page);
+  }
+}

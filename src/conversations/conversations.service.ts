@@ -1,0 +1,340 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { DataSource, QueryFailedError } from 'typeorm';
+import { AppConfig } from '../config/app-config.js';
+import {
+  Connection,
+  decodeCursor,
+  encodeCursor,
+  PageRequest,
+  pageRequest,
+  toConnection,
+} from '../common/pagination/connection.js';
+import { UserEntity } from '../identity/user.entity.js';
+import { LegaciesService } from '../legacies/legacies.service.js';
+import { countTokens } from '../models/tokenizer.js';
+import { EventBus, topics } from '../pubsub/event-bus.js';
+import { ConversationErrorCode, ConversationException } from './conversation.exception.js';
+import { ConversationEntity } from './conversation.entity.js';
+import { ConversationRepository } from './conversation.repository.js';
+import { MessageRole } from './message-role.enum.js';
+import { MessageEntity } from './message.entity.js';
+import { MessageRepository, NewMessage } from './message.repository.js';
+import { TurnEvents } from './turn-events.js';
+
+export interface AppendTurn {
+  role: MessageRole;
+  content: string;
+  clientMessageId?: string | null;
+  metadata?: Record<string, unknown> | null;
+  occurredAt?: Date | null;
+}
+
+export interface ImportedTurn {
+  role: MessageRole;
+  content: string;
+  occurredAt?: Date | null;
+  metadata?: Record<string, unknown> | null;
+}
+
+export interface AppendResult {
+  message: MessageEntity;
+  /** False when a clientMessageId matched an existing turn and nothing was written. */
+  created: boolean;
+}
+
+const UNIQUE_VIOLATION = '23505';
+
+/** The immutable conversation log: conversations owned by one member, turns appended in order. */
+@Injectable()
+export class ConversationsService {
+  private readonly logger = new Logger('Conversations');
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly conversations: ConversationRepository,
+    private readonly messages: MessageRepository,
+    private readonly legacies: LegaciesService,
+    private readonly events: TurnEvents,
+    private readonly bus: EventBus,
+    private readonly config: AppConfig,
+  ) {}
+
+  async start(
+    user: UserEntity,
+    input: { legacyId: string; title?: string | null; remember?: boolean | null },
+  ): Promise<ConversationEntity> {
+    await this.legacies.requireMember(user.id, input.legacyId);
+    return this.dataSource.transaction((m) =>
+      this.conversations.create(m, {
+        legacyId: input.legacyId,
+        userId: user.id,
+        title: this.title(input.title),
+        remember: input.remember ?? user.rememberByDefault,
+      }),
+    );
+  }
+
+  /** The conversation, if the user owns it and is still a member of its legacy. */
+  async getOwned(user: UserEntity, id: string): Promise<ConversationEntity> {
+    const conversation = await this.conversations.findById(id);
+    if (!conversation || conversation.userId !== user.id) throw ConversationException.notFound();
+    await this.legacies.requireMember(user.id, conversation.legacyId).catch(() => {
+      throw ConversationException.notFound();
+    });
+    return conversation;
+  }
+
+  findByIds(ids: readonly string[]): Promise<ConversationEntity[]> {
+    return this.conversations.findByIds(ids);
+  }
+
+  async list(
+    user: UserEntity,
+    legacyId: string,
+    args: { first?: number; after?: string },
+  ): Promise<Connection<ConversationEntity>> {
+    await this.legacies.requireMember(user.id, legacyId);
+    const request = pageRequest(args, this.config.env.MAX_PAGE_SIZE);
+    const after = request.cursor
+      ? (() => {
+          const [lastActivityAt, id] = decodeCursor(request.cursor, 'after', 2) as string[];
+          return { lastActivityAt, id };
+        })()
+      : undefined;
+    const rows = await this.conversations.pageForOwner(legacyId, user.id, request.limit + 1, after);
+    return toConnection(rows, request, (c) => encodeCursor([c.lastActivityAt.toISOString(), c.id]));
+  }
+
+  async messagesPage(
+    conversation: ConversationEntity,
+    args: { first?: number; after?: string; last?: number; before?: string },
+  ): Promise<Connection<MessageEntity>> {
+    const request: PageRequest = pageRequest(args, this.config.env.MAX_PAGE_SIZE);
+    const cursorTurn = request.cursor
+      ? Number(
+          decodeCursor(request.cursor, request.direction === 'forward' ? 'after' : 'before', 1)[0],
+        )
+      : undefined;
+    const rows = await this.messages.page(
+      conversation.id,
+      request.limit + 1,
+      request.direction,
+      cursorTurn,
+    );
+    return toConnection(rows, request, (m) => encodeCursor([m.turnIndex]));
+  }
+
+  recentMessages(conversationId: string, count: number, beforeTurn?: number) {
+    return this.messages.recent(conversationId, count, beforeTurn);
+  }
+
+  findMessagesByIds(ids: readonly string[]): Promise<MessageEntity[]> {
+    return this.messages.findByIds(ids);
+  }
+
+  async setRemember(user: UserEntity, id: string, remember: boolean) {
+    await this.getOwned(user, id);
+    return this.conversations.setRemember(id, remember);
+  }
+
+  async delete(user: UserEntity, id: string): Promise<void> {
+    await this.getOwned(user, id);
+    await this.conversations.delete(id);
+  }
+
+  /**
+   * Appends one turn. Idempotent by clientMessageId: the same id with the same content returns
+   * the stored turn; with different content it is a CONFLICT.
+   */
+  async append(conversation: ConversationEntity, turn: AppendTurn): Promise<AppendResult> {
+    const content = this.content(turn.content, 'content');
+    const metadata = this.metadata(turn.metadata, 'metadata');
+    const clientMessageId = this.clientMessageId(turn.clientMessageId);
+    if (clientMessageId) {
+      const existing = await this.messages.findByClientId(conversation.id, clientMessageId);
+      if (existing) return { message: this.sameTurn(existing, turn.role, content), created: false };
+    }
+    let message: MessageEntity;
+    try {
+      message = await this.dataSource.transaction(async (m) => {
+        const turnIndex = await this.conversations.reserveTurns(m, conversation.id, 1);
+        const stored = await this.messages.insert(m, {
+          conversationId: conversation.id,
+          legacyId: conversation.legacyId,
+          userId: conversation.userId,
+          turnIndex,
+          role: turn.role,
+          content,
+          tokenCount: countTokens(content),
+          metadata,
+          clientMessageId,
+          occurredAt: turn.occurredAt ?? null,
+        });
+        await this.events.runInTransaction(
+          { conversation, messages: [stored], imported: false },
+          m,
+        );
+        return stored;
+      });
+    } catch (err) {
+      // A concurrent send with the same clientMessageId won the race.
+      if (clientMessageId && isUniqueViolation(err)) {
+        const existing = await this.messages.findByClientId(conversation.id, clientMessageId);
+        if (existing)
+          return { message: this.sameTurn(existing, turn.role, content), created: false };
+      }
+      throw err;
+    }
+    await this.afterStored({ conversation, messages: [message], imported: false });
+    return { message, created: true };
+  }
+
+  /** A new conversation holding every given turn, written in one transaction or not at all. */
+  async import(
+    user: UserEntity,
+    input: { legacyId: string; title?: string | null; messages: ImportedTurn[] },
+  ): Promise<{ conversation: ConversationEntity; count: number }> {
+    await this.legacies.requireMember(user.id, input.legacyId);
+    const max = this.config.env.IMPORT_MAX_MESSAGES;
+    if (input.messages.length === 0 || input.messages.length > max) {
+      throw new ConversationException(
+        ConversationErrorCode.IMPORT_TOO_LARGE,
+        `An import holds 1 to ${max} messages.`,
+        'messages',
+      );
+    }
+    const turns = input.messages.map((t, i) => ({
+      role: t.role,
+      content: this.content(t.content, `messages.${i}.content`),
+      metadata: this.metadata(t.metadata, `messages.${i}.metadata`),
+      occurredAt: t.occurredAt ?? null,
+    }));
+    const lastOccurred = turns.reduce<Date | null>(
+      (latest, t) => (t.occurredAt && (!latest || t.occurredAt > latest) ? t.occurredAt : latest),
+      null,
+    );
+    const { conversation, stored } = await this.dataSource.transaction(async (m) => {
+      const created = await this.conversations.create(m, {
+        legacyId: input.legacyId,
+        userId: user.id,
+        title: this.title(input.title),
+        remember: user.rememberByDefault,
+      });
+      const start = await this.conversations.reserveTurns(m, created.id, turns.length);
+      const rows: NewMessage[] = turns.map((t, i) => ({
+        conversationId: created.id,
+        legacyId: created.legacyId,
+        userId: user.id,
+        turnIndex: start + i,
+        role: t.role,
+        content: t.content,
+        tokenCount: countTokens(t.content),
+        metadata: t.metadata,
+        clientMessageId: null,
+        occurredAt: t.occurredAt,
+      }));
+      await this.messages.insertMany(m, rows);
+      const event = { conversation: created, messages: [], imported: true };
+      await this.events.runInTransaction(event, m);
+      return { conversation: created, stored: rows.length };
+    });
+    if (lastOccurred) conversation.lastActivityAt = lastOccurred;
+    await this.events.runAfterCommit({ conversation, messages: [], imported: true });
+    return { conversation: (await this.conversations.findById(conversation.id))!, count: stored };
+  }
+
+  private async afterStored(event: {
+    conversation: ConversationEntity;
+    messages: MessageEntity[];
+    imported: boolean;
+  }) {
+    for (const message of event.messages) {
+      await this.bus.publish(topics.conversationMessages(event.conversation.id), message);
+    }
+    try {
+      await this.events.runAfterCommit(event);
+    } catch (err) {
+      // The turn is committed; a failing listener must not fail the send.
+      this.logger.error(`after-commit turn hook failed: ${(err as Error).message}`);
+    }
+  }
+
+  private sameTurn(existing: MessageEntity, role: MessageRole, content: string): MessageEntity {
+    if (existing.content !== content || existing.role !== role) {
+      throw new ConversationException(
+        ConversationErrorCode.CLIENT_MESSAGE_ID_REUSED,
+        'This clientMessageId was already used for a different message.',
+        'clientMessageId',
+      );
+    }
+    return existing;
+  }
+
+  private content(content: string, field: string): string {
+    const max = this.config.env.MESSAGE_MAX_LENGTH;
+    if (typeof content !== 'string' || content.trim().length === 0) {
+      throw new ConversationException(
+        ConversationErrorCode.INVALID_CONTENT,
+        'A message cannot be empty.',
+        field,
+      );
+    }
+    if (content.length > max) {
+      throw new ConversationException(
+        ConversationErrorCode.INVALID_CONTENT,
+        `A message has at most ${max} characters.`,
+        field,
+      );
+    }
+    return content;
+  }
+
+  private metadata(
+    metadata: Record<string, unknown> | null | undefined,
+    field: string,
+  ): Record<string, unknown> {
+    if (metadata == null) return {};
+    const bytes = Buffer.byteLength(JSON.stringify(metadata), 'utf8');
+    if (bytes > this.config.env.METADATA_MAX_BYTES) {
+      throw new ConversationException(
+        ConversationErrorCode.INVALID_METADATA,
+        `Metadata is at most ${this.config.env.METADATA_MAX_BYTES} bytes of JSON.`,
+        field,
+      );
+    }
+    return metadata;
+  }
+
+  private clientMessageId(id: string | null | undefined): string | null {
+    if (id == null) return null;
+    const trimmed = id.trim();
+    if (trimmed.length === 0 || trimmed.length > 200) {
+      throw new ConversationException(
+        ConversationErrorCode.INVALID_CONTENT,
+        'A clientMessageId has 1 to 200 characters.',
+        'clientMessageId',
+      );
+    }
+    return trimmed;
+  }
+
+  private title(title: string | null | undefined): string | null {
+    if (title == null) return null;
+    const trimmed = title.trim();
+    if (trimmed.length > 200) {
+      throw new ConversationException(
+        ConversationErrorCode.INVALID_TITLE,
+        'A title has at most 200 characters.',
+        'title',
+      );
+    }
+    return trimmed.length === 0 ? null : trimmed;
+  }
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  return (
+    err instanceof QueryFailedError &&
+    (err.driverError as { code?: string } | undefined)?.code === UNIQUE_VIOLATION
+  );
+}

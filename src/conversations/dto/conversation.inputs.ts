@@ -1,0 +1,107 @@
+import { Field, GraphQLISODateTime, ID, InputType } from '@nestjs/graphql';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsDate,
+  IsEnum,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUUID,
+  MaxLength,
+  ValidateNested,
+} from 'class-validator';
+import { JSONObjectScalar } from '../../common/scalars/json.scalar.js';
+import { MessageRole } from '../message-role.enum.js';
+
+@InputType()
+export class StartConversationInput {
+  @Field(() => ID)
+  @IsUUID()
+  legacyId: string;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  title?: string;
+
+  @Field(() => Boolean, {
+    nullable: true,
+    description: 'Whether memories may be created from it; defaults to your rememberByDefault.',
+  })
+  @IsOptional()
+  @IsBoolean()
+  remember?: boolean;
+}
+
+@InputType()
+export class SendMessageInput {
+  @Field(() => ID)
+  @IsUUID()
+  conversationId: string;
+
+  @Field()
+  @IsString()
+  content: string;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'Makes the send idempotent: the same id returns the same message.',
+  })
+  @IsOptional()
+  @IsString()
+  clientMessageId?: string;
+}
+
+@InputType()
+export class RecordAssistantMessageInput extends SendMessageInput {
+  @Field(() => JSONObjectScalar, { nullable: true })
+  @IsOptional()
+  @IsObject()
+  metadata?: Record<string, unknown>;
+}
+
+@InputType()
+export class ImportedMessageInput {
+  @Field(() => MessageRole)
+  @IsEnum(MessageRole)
+  role: MessageRole;
+
+  @Field()
+  @IsString()
+  content: string;
+
+  @Field(() => GraphQLISODateTime)
+  @IsDate()
+  occurredAt: Date;
+
+  @Field(() => JSONObjectScalar, { nullable: true })
+  @IsOptional()
+  @IsObject()
+  metadata?: Record<string, unknown>;
+}
+
+@InputType()
+export class ImportConversationInput {
+  @Field(() => ID)
+  @IsUUID()
+  legacyId: string;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  title?: string;
+
+  @Field(() => [ImportedMessageInput])
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(100_000)
+  @ValidateNested({ each: true })
+  @Type(() => ImportedMessageInput)
+  messages: ImportedMessageInput[];
+}

@@ -1,0 +1,42 @@
+import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { MessageRole } from './message-role.enum.js';
+
+/** One turn of the immutable log. A trigger rejects updates to what was said. */
+@Entity('messages')
+export class MessageEntity {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ name: 'conversation_id', type: 'uuid' })
+  conversationId: string;
+
+  @Column({ name: 'legacy_id', type: 'uuid' })
+  legacyId: string;
+
+  @Column({ name: 'user_id', type: 'uuid' })
+  userId: string;
+
+  @Column({ name: 'turn_index', type: 'integer' })
+  turnIndex: number;
+
+  @Column({ type: 'text' })
+  role: MessageRole;
+
+  @Column({ type: 'text' })
+  content: string;
+
+  @Column({ name: 'token_count', type: 'integer' })
+  tokenCount: number;
+
+  @Column({ type: 'jsonb', default: {} })
+  metadata: Record<string, unknown>;
+
+  @Column({ name: 'client_message_id', type: 'text', nullable: true })
+  clientMessageId: string | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ name: 'occurred_at', type: 'timestamptz' })
+  occurredAt: Date;
+}

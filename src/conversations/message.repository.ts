@@ -1,0 +1,145 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { MessageRole } from './message-role.enum.js';
+import { MessageEntity } from './message.entity.js';
+
+export interface NewMessage {
+  conversationId: string;
+  legacyId: string;
+  userId: string;
+  turnIndex: number;
+  role: MessageRole;
+  content: string;
+  tokenCount: number;
+  metadata: Record<string, unknown>;
+  clientMessageId: string | null;
+  occurredAt: Date | null;
+}
+
+const COLUMNS = `id, conversation_id AS "conversationId", legacy_id AS "legacyId", user_id AS "userId",
+  turn_index AS "turnIndex", role, content, token_count AS "tokenCount", metadata,
+  client_message_id AS "clientMessageId", created_at AS "createdAt", occurred_at AS "occurredAt"`;
+
+@Injectable()
+export class MessageRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  private m(manager?: EntityManager): EntityManager {
+    return manager ?? this.dataSource.manager;
+  }
+
+  async insert(manager: EntityManager, message: NewMessage): Promise<MessageEntity> {
+    const rows: MessageEntity[] = await manager.query(
+      `INSERT INTO messages (conversation_id, legacy_id, user_id, turn_index, role, content,
+                             token_count, metadata, client_message_id, occurred_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, COALESCE($10, now()))
+       RETURNING ${COLUMNS}`,
+      [
+        message.conversationId,
+        message.legacyId,
+        message.userId,
+        message.turnIndex,
+        message.role,
+        message.content,
+        message.tokenCount,
+        JSON.stringify(message.metadata),
+        message.clientMessageId,
+        message.occurredAt,
+      ],
+    );
+    return rows[0];
+  }
+
+  /** One statement for a whole import: parsing thousands of single INSERTs is slow in WASM. */
+  async insertMany(manager: EntityManager, messages: NewMessage[]): Promise<number> {
+    if (messages.length === 0) return 0;
+    const col = <K extends keyof NewMessage>(k: K) => messages.map((m) => m[k]);
+    await manager.query(
+      `INSERT INTO messages (conversation_id, legacy_id, user_id, turn_index, role, content,
+                             token_count, metadata, client_message_id, occurred_at)
+       SELECT t.conversation_id, t.legacy_id, t.user_id, t.turn_index, t.role, t.content,
+              t.token_count, t.metadata, t.client_message_id, COALESCE(t.occurred_at, now())
+         FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::text[], $6::text[],
+                     $7::int[], $8::jsonb[], $9::text[], $10::timestamptz[])
+           AS t(conversation_id, legacy_id, user_id, turn_index, role, content, token_count,
+                metadata, client_message_id, occurred_at)`,
+      [
+        col('conversationId'),
+        col('legacyId'),
+        col('userId'),
+        col('turnIndex'),
+        col('role'),
+        col('content'),
+        col('tokenCount'),
+        messages.map((m) => JSON.stringify(m.metadata)),
+        col('clientMessageId'),
+        col('occurredAt'),
+      ],
+    );
+    return messages.length;
+  }
+
+  async findByClientId(
+    conversationId: string,
+    clientMessageId: string,
+    manager?: EntityManager,
+  ): Promise<MessageEntity | null> {
+    const rows: MessageEntity[] = await this.m(manager).query(
+      `SELECT ${COLUMNS} FROM messages WHERE conversation_id = $1 AND client_message_id = $2`,
+      [conversationId, clientMessageId],
+    );
+    return rows[0] ?? null;
+  }
+
+  async findById(id: string): Promise<MessageEntity | null> {
+    const rows: MessageEntity[] = await this.m().query(
+      `SELECT ${COLUMNS} FROM messages WHERE id = $1`,
+      [id],
+    );
+    return rows[0] ?? null;
+  }
+
+  async findByIds(ids: readonly string[]): Promise<MessageEntity[]> {
+    if (ids.length === 0) return [];
+    return this.m().query(`SELECT ${COLUMNS} FROM messages WHERE id = ANY($1::uuid[])`, [ids]);
+  }
+
+  /** A page by turn index: ascending after a cursor, or descending before one. */
+  page(
+    conversationId: string,
+    limit: number,
+    direction: 'forward' | 'backward',
+    cursorTurn?: number,
+  ): Promise<MessageEntity[]> {
+    const forward = direction === 'forward';
+    const params: unknown[] = [conversationId, limit];
+    let where = 'conversation_id = $1';
+    if (cursorTurn !== undefined) {
+      params.push(cursorTurn);
+      where += forward ? ' AND turn_index > $3' : ' AND turn_index < $3';
+    }
+    return this.m().query(
+      `SELECT ${COLUMNS} FROM messages WHERE ${where}
+        ORDER BY turn_index ${forward ? 'ASC' : 'DESC'} LIMIT $2`,
+      params,
+    );
+  }
+
+  /** The last `count` turns, oldest first. */
+  async recent(
+    conversationId: string,
+    count: number,
+    beforeTurn?: number,
+  ): Promise<MessageEntity[]> {
+    const rows = await this.page(conversationId, count, 'backward', beforeTurn);
+    return rows.reverse();
+  }
+
+  async countByConversation(conversationId: string): Promise<number> {
+    const rows: { n: string }[] = await this.m().query(
+      `SELECT count(*) AS n FROM messages WHERE conversation_id = $1`,
+      [conversationId],
+    );
+    return Number(rows[0].n);
+  }
+}

@@ -1,0 +1,90 @@
+import { Field, GraphQLISODateTime, ID, Int, ObjectType } from '@nestjs/graphql';
+import { ConnectionType } from '../../common/pagination/connection.js';
+import { JSONObjectScalar } from '../../common/scalars/json.scalar.js';
+import { MessageRole } from '../message-role.enum.js';
+
+@ObjectType('Message', { description: 'One turn of the immutable conversation log.' })
+export class MessageModel {
+  @Field(() => ID)
+  id: string;
+
+  @Field(() => ID)
+  conversationId: string;
+
+  @Field(() => Int, { description: '0, 1, 2, ... with no gaps within a conversation.' })
+  turnIndex: number;
+
+  @Field(() => MessageRole)
+  role: MessageRole;
+
+  @Field()
+  content: string;
+
+  @Field(() => Int, { description: 'Tokens in content (o200k_base tokenizer).' })
+  tokenCount: number;
+
+  @Field(() => JSONObjectScalar)
+  metadata: Record<string, unknown>;
+
+  @Field(() => String, { nullable: true })
+  clientMessageId: string | null;
+
+  @Field(() => GraphQLISODateTime, { description: 'When the server stored it.' })
+  createdAt: Date;
+
+  @Field(() => GraphQLISODateTime, {
+    description: 'When it was said: createdAt, or the original time for imported turns.',
+  })
+  occurredAt: Date;
+}
+
+@ObjectType()
+export class MessageConnection extends ConnectionType(MessageModel, 'Message') {}
+
+@ObjectType('Conversation')
+export class ConversationModel {
+  @Field(() => ID)
+  id: string;
+
+  @Field(() => ID)
+  legacyId: string;
+
+  @Field(() => String, { nullable: true })
+  title: string | null;
+
+  @Field({ description: 'Whether memories about you may be created from this conversation.' })
+  remember: boolean;
+
+  @Field(() => Int, { description: 'Turns stored so far.' })
+  messageCount: number;
+
+  @Field(() => GraphQLISODateTime)
+  lastActivityAt: Date;
+
+  @Field(() => GraphQLISODateTime)
+  createdAt: Date;
+}
+
+@ObjectType()
+export class ConversationConnection extends ConnectionType(ConversationModel, 'Conversation') {}
+
+@ObjectType()
+export class SendMessagePayload {
+  @Field(() => MessageModel, { description: "The user's stored turn." })
+  message: MessageModel;
+
+  @Field(() => MessageModel, {
+    nullable: true,
+    description: "The agent's stored reply; null when replies are off (AGENT_REPLY=off).",
+  })
+  reply: MessageModel | null;
+}
+
+@ObjectType()
+export class ImportConversationPayload {
+  @Field(() => ConversationModel)
+  conversation: ConversationModel;
+
+  @Field(() => Int)
+  importedCount: number;
+}

@@ -1,0 +1,42 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { ConversationEntity } from './conversation.entity.js';
+import { MessageEntity } from './message.entity.js';
+
+export interface TurnsStored {
+  conversation: ConversationEntity;
+  messages: MessageEntity[];
+  /** True for importConversation: a bulk backfill rather than live turns. */
+  imported: boolean;
+}
+
+type InTransactionHook = (event: TurnsStored, manager: EntityManager) => Promise<void>;
+type AfterCommitHook = (event: TurnsStored) => Promise<void> | void;
+
+/**
+ * "Turn stored", published by the conversation log. Higher modules (jobs for summarization and
+ * memory extraction, search indexing) register here instead of the log importing them.
+ * In-transaction hooks run inside the append's transaction, so work they enqueue is committed
+ * with the turn or not at all; after-commit hooks see only committed turns.
+ */
+@Injectable()
+export class TurnEvents {
+  private readonly inTransaction: InTransactionHook[] = [];
+  private readonly afterCommit: AfterCommitHook[] = [];
+
+  onStoredInTransaction(hook: InTransactionHook): void {
+    this.inTransaction.push(hook);
+  }
+
+  onStored(hook: AfterCommitHook): void {
+    this.afterCommit.push(hook);
+  }
+
+  async runInTransaction(event: TurnsStored, manager: EntityManager): Promise<void> {
+    for (const hook of this.inTransaction) await hook(event, manager);
+  }
+
+  async runAfterCommit(event: TurnsStored): Promise<void> {
+    for (const hook of this.afterCommit) await hook(event);
+  }
+}

@@ -1,0 +1,39 @@
+import { PGlitePgConfig } from '@electric-sql/pglite/node-postgres';
+import { DataSourceOptions } from 'typeorm';
+import { MIGRATIONS } from '../../migrations/index.js';
+import { AppConfig } from '../config/app-config.js';
+import { ENTITIES } from './entities.js';
+
+/**
+ * One TypeORM `postgres` configuration for both stores. The embedded database is a single
+ * PostgreSQL session, so it gets a pool of exactly one connection (two would interleave
+ * statements); code must never query outside an open transaction's own manager.
+ */
+export function dataSourceOptions(config: AppConfig, embedded?: PGlitePgConfig): DataSourceOptions {
+  const common = {
+    type: 'postgres' as const,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'typeorm_migrations',
+    synchronize: false,
+    migrationsRun: false,
+    logging: false as const,
+  };
+  if (embedded) {
+    return {
+      ...common,
+      poolSize: 1,
+      extra: {
+        ...embedded,
+        max: 1,
+        connectionTimeoutMillis: config.env.DB_CONNECT_TIMEOUT_MS,
+      },
+    };
+  }
+  return {
+    ...common,
+    url: config.env.DATABASE_URL,
+    poolSize: config.env.DB_POOL_SIZE,
+    extra: { connectionTimeoutMillis: config.env.DB_CONNECT_TIMEOUT_MS },
+  };
+}

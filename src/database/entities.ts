@@ -1,0 +1,16 @@
+import { ConversationEntity } from '../conversations/conversation.entity.js';
+import { MessageEntity } from '../conversations/message.entity.js';
+import { UserEntity } from '../identity/user.entity.js';
+import { LegacyInvitationEntity } from '../legacies/legacy-invitation.entity.js';
+import { LegacyMemberEntity } from '../legacies/legacy-member.entity.js';
+import { LegacyEntity } from '../legacies/legacy.entity.js';
+
+/** Every entity, listed explicitly: globs do not work under ES modules and Jest. */
+export const ENTITIES = [
+  UserEntity,
+  LegacyEntity,
+  LegacyMemberEntity,
+  LegacyInvitationEntity,
+  ConversationEntity,
+  MessageEntity,
+];

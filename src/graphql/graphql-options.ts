@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { ApolloServerPlugin } from '@apollo/server';
+import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloDriverConfig } from '@nestjs/apollo';
+import { Logger } from '@nestjs/common';
+import { AppConfig } from '../config/app-config.js';
+import { currentRequestId } from '../logging/request-context.storage.js';
+import { formatError, publicCodeOf } from './format-error.js';
+import { Loaders } from './loaders.js';
+import { queryLimitsPlugin } from './query-limits.plugin.js';
+import type { RequestContext } from './request-context.js';
+
+function bearer(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const match = /^\s*Bearer\s+(\S+)\s*$/i.exec(value);
+  if (match) return match[1];
+  return value.trim() === '' ? null : value.trim();
+}
+
+interface WsContext {
+  connectionParams?: Record<string, unknown>;
+  extra?: { request?: IncomingMessage };
+}
+
+/** Builds the per-request context for HTTP and for each graphql-ws subscription alike. */
+export function buildContext(arg: { req?: IncomingMessage } & WsContext): RequestContext {
+  if (arg.connectionParams !== undefined || arg.extra !== undefined) {
+    const params = arg.connectionParams ?? {};
+    return {
+      requestId: randomUUID(),
+      token: bearer(params.authorization ?? params.Authorization ?? params.authToken),
+      loaders: new Loaders(),
+      transport: 'ws',
+    };
+  }
+  const req = arg.req;
+  const header = req?.headers.authorization;
+  return {
+    requestId: currentRequestId() ?? randomUUID(),
+    token: typeof header === 'string' && /^\s*Bearer\s/i.test(header) ? bearer(header) : null,
+    loaders: new Loaders(),
+    req,
+    transport: 'http',
+  };
+}
+
+/** One structured log line per operation: name, type, duration and error codes, never variables. */
+function operationLogPlugin(): ApolloServerPlugin<RequestContext> {
+  const logger = new Logger('GraphQL');
+  return {
+    async requestDidStart({ request }) {
+      const started = performance.now();
+      return {
+        async willSendResponse({ contextValue, operation, errors }) {
+          logger.log({
+            msg: 'operation',
+            operationName: request.operationName ?? null,
+            operation: operation?.operation ?? null,
+            userId: contextValue.user?.id ?? null,
+            durationMs: Math.round((performance.now() - started) * 10) / 10,
+            errors: errors?.map(publicCodeOf) ?? [],
+          });
+        },
+      };
+    },
+  };
+}
+
+export function graphqlOptions(config: AppConfig): ApolloDriverConfig {
+  const env = config.env;
+  return {
+    path: '/graphql',
+    autoSchemaFile: true,
+    sortSchema: true,
+    introspection: env.GRAPHQL_INTROSPECTION,
+    graphiql: false,
+    includeStacktraceInErrorResponses: false,
+    subscriptions: { 'graphql-ws': { path: '/graphql' } },
+    context: buildContext,
+    formatError,
+    plugins: [
+      env.GRAPHQL_LANDING_PAGE
+        ? ApolloServerPluginLandingPageLocalDefault({ embed: true })
+        : ApolloServerPluginLandingPageDisabled(),
+      queryLimitsPlugin({
+        maxDepth: env.GRAPHQL_MAX_DEPTH,
+        maxComplexity: env.GRAPHQL_MAX_COMPLEXITY,
+        defaultPage: 20,
+      }),
+      operationLogPlugin(),
+    ],
+  };
+}

@@ -1,0 +1,39 @@
+import { createParamDecorator, ExecutionContext } from '@nestjs/common';
+import { GqlExecutionContext } from '@nestjs/graphql';
+import DataLoader from 'dataloader';
+import type { RequestContext } from './request-context.js';
+
+/**
+ * DataLoaders scoped to one request (or one subscription event), created on first use by the
+ * resolver that needs them, so relation fields batch their queries without a central registry.
+ */
+export class Loaders {
+  private readonly loaders = new Map<string, DataLoader<unknown, unknown>>();
+
+  for<K, V>(name: string, batch: (keys: readonly K[]) => Promise<V[]>): DataLoader<K, V> {
+    let loader = this.loaders.get(name) as DataLoader<K, V> | undefined;
+    if (!loader) {
+      loader = new DataLoader<K, V>(batch);
+      this.loaders.set(name, loader as DataLoader<unknown, unknown>);
+    }
+    return loader;
+  }
+}
+
+/** Groups rows under each key, in key order, for a one-to-many loader. */
+export function groupByKey<K, V>(keys: readonly K[], rows: V[], keyOf: (row: V) => K): V[][] {
+  const groups = new Map<K, V[]>(keys.map((k) => [k, []]));
+  for (const row of rows) groups.get(keyOf(row))?.push(row);
+  return keys.map((k) => groups.get(k) ?? []);
+}
+
+/** Picks the row for each key (or null), for a one-to-one loader. */
+export function byKey<K, V>(keys: readonly K[], rows: V[], keyOf: (row: V) => K): (V | null)[] {
+  const map = new Map(rows.map((r) => [keyOf(r), r]));
+  return keys.map((k) => map.get(k) ?? null);
+}
+
+export const RequestLoaders = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): Loaders =>
+    GqlExecutionContext.create(context).getContext<RequestContext>().loaders,
+);

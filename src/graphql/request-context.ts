@@ -1,0 +1,15 @@
+import type { IncomingMessage } from 'node:http';
+import type { UserEntity } from '../identity/user.entity.js';
+import type { Loaders } from './loaders.js';
+
+/** The GraphQL context of one HTTP request or one subscription operation. */
+export interface RequestContext {
+  requestId: string;
+  /** The raw bearer token, from the Authorization header or graphql-ws connectionParams. */
+  token: string | null;
+  /** Set by GqlAuthGuard once the token is verified. */
+  user?: UserEntity;
+  loaders: Loaders;
+  req?: IncomingMessage;
+  transport: 'http' | 'ws';
+}

@@ -1,0 +1,30 @@
+import { Field, ID, ObjectType } from '@nestjs/graphql';
+
+/** What other members see of a user. */
+@ObjectType('User')
+export class UserModel {
+  @Field(() => ID)
+  id: string;
+
+  @Field(() => String, { nullable: true })
+  displayName: string | null;
+
+  @Field(() => String, { nullable: true })
+  email: string | null;
+}
+
+/** The signed-in user, with their own settings. */
+@ObjectType('Me')
+export class MeModel extends UserModel {
+  @Field()
+  timezone: string;
+
+  @Field({ description: 'Whether new conversations remember things about you by default.' })
+  rememberByDefault: boolean;
+
+  @Field()
+  isPlatformAdmin: boolean;
+
+  @Field()
+  createdAt: Date;
+}

@@ -1,0 +1,85 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { CommonException } from '../common/errors/domain.exception.js';
+import { VerifiedClaims } from './auth.service.js';
+import { IdentityErrorCode, IdentityException } from './identity.exception.js';
+import { UserEntity } from './user.entity.js';
+import { UserChanges, UserRepository } from './user.repository.js';
+
+/** Runs inside the transaction that creates a user, e.g. to turn invitations into memberships. */
+export type UserCreatedHook = (user: UserEntity, manager: EntityManager) => Promise<void>;
+
+export function isValidTimezone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return tz.length > 0 && tz.length <= 64;
+  } catch {
+    return false;
+  }
+}
+
+@Injectable()
+export class UsersService {
+  private readonly createdHooks: UserCreatedHook[] = [];
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly users: UserRepository,
+  ) {}
+
+  onUserCreated(hook: UserCreatedHook): void {
+    this.createdHooks.push(hook);
+  }
+
+  /** The user behind verified claims, created on first use. */
+  async fromClaims(claims: VerifiedClaims): Promise<UserEntity> {
+    const existing = await this.users.findBySubject(claims.subject);
+    if (existing) {
+      const emailChanged = claims.email !== null && claims.email !== existing.email;
+      if (emailChanged || claims.admin !== existing.isPlatformAdmin) {
+        const email = claims.email ?? existing.email;
+        await this.users.syncClaims(existing.id, { email, isPlatformAdmin: claims.admin });
+        return { ...existing, email, isPlatformAdmin: claims.admin };
+      }
+      return existing;
+    }
+    const created = await this.dataSource.transaction(async (manager) => {
+      const user = await this.users.insertIfAbsent(manager, {
+        subject: claims.subject,
+        email: claims.email,
+        displayName: claims.name,
+        isPlatformAdmin: claims.admin,
+      });
+      if (user) for (const hook of this.createdHooks) await hook(user, manager);
+      return user;
+    });
+    // A concurrent first request may have created it first.
+    return created ?? (await this.users.findBySubject(claims.subject))!;
+  }
+
+  findByIds(ids: readonly string[]): Promise<UserEntity[]> {
+    return this.users.findByIds(ids);
+  }
+
+  findByEmail(email: string, manager?: EntityManager): Promise<UserEntity | null> {
+    return this.users.findByEmail(email, manager);
+  }
+
+  async updateMe(user: UserEntity, changes: UserChanges): Promise<UserEntity> {
+    if (changes.timezone !== undefined && !isValidTimezone(changes.timezone)) {
+      throw new IdentityException(
+        IdentityErrorCode.INVALID_TIMEZONE,
+        `"${changes.timezone}" is not an IANA time zone such as Europe/Paris.`,
+        'timezone',
+      );
+    }
+    if (changes.displayName !== undefined && changes.displayName !== null) {
+      const name = changes.displayName.trim();
+      if (name.length === 0 || name.length > 100) {
+        throw CommonException.invalid('displayName', 'A display name has 1 to 100 characters.');
+      }
+      changes = { ...changes, displayName: name };
+    }
+    return this.users.update(user.id, changes);
+  }
+}

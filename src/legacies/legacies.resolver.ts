@@ -1,0 +1,160 @@
+import { UseGuards } from '@nestjs/common';
+import { Args, ID, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
+import { ForwardPageArgs } from '../common/pagination/connection.js';
+import { UuidPipe } from '../common/validation/uuid.pipe.js';
+import { Loaders, RequestLoaders, byKey, groupByKey } from '../graphql/loaders.js';
+import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
+import { GqlAuthGuard } from '../identity/guards/gql-auth.guard.js';
+import { UserModel } from '../identity/models/user.model.js';
+import { UserEntity } from '../identity/user.entity.js';
+import { UsersService } from '../identity/users.service.js';
+import {
+  AddLegacyMemberInput,
+  CreateLegacyInput,
+  RemoveLegacyMemberInput,
+  SetLegacyMemberRoleInput,
+  UpdateLegacyInput,
+} from './dto/legacy.inputs.js';
+import { LegaciesService } from './legacies.service.js';
+import { LegacyRole } from './legacy-role.enum.js';
+import { LegacyEntity } from './legacy.entity.js';
+import {
+  AddLegacyMemberPayload,
+  LegacyConnection,
+  LegacyInvitationModel,
+  LegacyMemberModel,
+  LegacyModel,
+} from './models/legacy.model.js';
+
+function toModel({ legacy, role }: { legacy: LegacyEntity; role: LegacyRole }): LegacyModel {
+  return { ...legacy, viewerRole: role };
+}
+
+@Resolver(() => LegacyModel)
+@UseGuards(GqlAuthGuard)
+export class LegaciesResolver {
+  constructor(private readonly service: LegaciesService) {}
+
+  @Query(() => LegacyConnection, { description: "The viewer's legacies, oldest membership first." })
+  async legacies(@CurrentUser() user: UserEntity, @Args() page: ForwardPageArgs) {
+    const connection = await this.service.list(user, page);
+    return {
+      ...connection,
+      nodes: connection.nodes.map(toModel),
+      edges: connection.edges.map((e) => ({ cursor: e.cursor, node: toModel(e.node) })),
+    };
+  }
+
+  @Query(() => LegacyModel)
+  async legacy(
+    @CurrentUser() user: UserEntity,
+    @Args('id', { type: () => ID }, UuidPipe) id: string,
+  ) {
+    return toModel(await this.service.get(user, id));
+  }
+
+  @Mutation(() => LegacyModel)
+  async createLegacy(@CurrentUser() user: UserEntity, @Args('input') input: CreateLegacyInput) {
+    return toModel(
+      await this.service.create(user, {
+        ...input,
+        name: LegaciesService.validateName(input.name),
+      }),
+    );
+  }
+
+  @Mutation(() => LegacyModel, { description: 'Owners and admins.' })
+  async updateLegacy(@CurrentUser() user: UserEntity, @Args('input') input: UpdateLegacyInput) {
+    const { id, persona, name, ...rest } = input;
+    return toModel(
+      await this.service.update(user, id, {
+        ...rest,
+        ...(name !== undefined ? { name: LegaciesService.validateName(name) } : {}),
+        ...(persona !== undefined ? { persona: persona.trim() === '' ? null : persona } : {}),
+      }),
+    );
+  }
+
+  @Mutation(() => Boolean, { description: 'Owners only. Removes everything under the legacy.' })
+  async deleteLegacy(
+    @CurrentUser() user: UserEntity,
+    @Args('id', { type: () => ID }, UuidPipe) id: string,
+  ) {
+    await this.service.delete(user, id);
+    return true;
+  }
+
+  @Mutation(() => AddLegacyMemberPayload, {
+    description: 'Adds an existing user at once, or invites the email until its first sign-in.',
+  })
+  addLegacyMember(@CurrentUser() user: UserEntity, @Args('input') input: AddLegacyMemberInput) {
+    return this.service.addMember(user, input.legacyId, input.email, input.role);
+  }
+
+  @Mutation(() => Boolean)
+  async cancelLegacyInvitation(
+    @CurrentUser() user: UserEntity,
+    @Args('legacyId', { type: () => ID }, UuidPipe) legacyId: string,
+    @Args('email') email: string,
+  ) {
+    await this.service.cancelInvitation(user, legacyId, email);
+    return true;
+  }
+
+  @Mutation(() => LegacyMemberModel)
+  setLegacyMemberRole(
+    @CurrentUser() user: UserEntity,
+    @Args('input') input: SetLegacyMemberRoleInput,
+  ) {
+    return this.service.setRole(user, input.legacyId, input.userId, input.role);
+  }
+
+  @Mutation(() => Boolean)
+  async removeLegacyMember(
+    @CurrentUser() user: UserEntity,
+    @Args('input') input: RemoveLegacyMemberInput,
+  ) {
+    await this.service.removeMember(user, input.legacyId, input.userId);
+    return true;
+  }
+
+  @Mutation(() => Boolean, { description: 'Leave a legacy. The last owner cannot leave.' })
+  async leaveLegacy(
+    @CurrentUser() user: UserEntity,
+    @Args('legacyId', { type: () => ID }, UuidPipe) legacyId: string,
+  ) {
+    await this.service.leave(user, legacyId);
+    return true;
+  }
+
+  @ResolveField(() => [LegacyMemberModel])
+  members(@Parent() legacy: LegacyModel, @RequestLoaders() loaders: Loaders) {
+    return loaders
+      .for<string, LegacyMemberModel[]>('legacy.members', async (ids) =>
+        groupByKey(ids, await this.service.membersOf(ids), (m) => m.legacyId),
+      )
+      .load(legacy.id);
+  }
+
+  @ResolveField(() => [LegacyInvitationModel], {
+    description: 'Pending invitations; owners and admins only.',
+  })
+  invitations(@CurrentUser() user: UserEntity, @Parent() legacy: LegacyModel) {
+    return this.service.pendingInvitations(user, legacy.id);
+  }
+}
+
+@Resolver(() => LegacyMemberModel)
+@UseGuards(GqlAuthGuard)
+export class LegacyMemberResolver {
+  constructor(private readonly users: UsersService) {}
+
+  @ResolveField(() => UserModel)
+  async user(@Parent() member: LegacyMemberModel, @RequestLoaders() loaders: Loaders) {
+    return loaders
+      .for<string, UserModel | null>('user.byId', async (ids) =>
+        byKey(ids, await this.users.findByIds(ids), (u) => u.id),
+      )
+      .load(member.userId);
+  }
+}

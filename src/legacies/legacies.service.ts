@@ -1,0 +1,257 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../config/app-config.js';
+import {
+  Connection,
+  decodeCursor,
+  encodeCursor,
+  pageRequest,
+  toConnection,
+} from '../common/pagination/connection.js';
+import { CommonException } from '../common/errors/domain.exception.js';
+import { UserEntity } from '../identity/user.entity.js';
+import { UsersService } from '../identity/users.service.js';
+import { LegacyInvitationEntity } from './legacy-invitation.entity.js';
+import { LegacyMemberEntity } from './legacy-member.entity.js';
+import { LegacyRole } from './legacy-role.enum.js';
+import { LegacyErrorCode, LegacyException } from './legacy.exception.js';
+import { LegacyFields, LegacyRepository, LegacyWithRole } from './legacy.repository.js';
+import { LegacyEntity } from './legacy.entity.js';
+
+const MANAGERS = new Set([LegacyRole.OWNER, LegacyRole.ADMIN]);
+
+export interface AddMemberResult {
+  member: LegacyMemberEntity | null;
+  invitation: LegacyInvitationEntity | null;
+}
+
+function checkDates(bornOn?: string | null, diedOn?: string | null): void {
+  if (bornOn && diedOn && bornOn > diedOn) {
+    throw new LegacyException(
+      LegacyErrorCode.INVALID_DATES,
+      'The date of death cannot be before the date of birth.',
+      'diedOn',
+    );
+  }
+}
+
+/**
+ * Legacies, membership and the access checks every other module asks:
+ * "may U see legacy L?" (requireMember) and "does U manage L?" (requireManager).
+ */
+@Injectable()
+export class LegaciesService implements OnModuleInit {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly legacies: LegacyRepository,
+    private readonly users: UsersService,
+    private readonly config: AppConfig,
+  ) {}
+
+  onModuleInit(): void {
+    this.users.onUserCreated(async (user, manager) => {
+      if (user.email) await this.legacies.acceptInvitations(manager, user.email, user.id);
+    });
+  }
+
+  /** The viewer's role in the legacy; NOT_FOUND for non-members (existence is not revealed). */
+  async requireMember(userId: string, legacyId: string): Promise<LegacyRole> {
+    const membership = await this.legacies.findMembership(legacyId, userId);
+    if (!membership) throw LegacyException.notFound();
+    return membership.role;
+  }
+
+  async requireManager(userId: string, legacyId: string): Promise<LegacyRole> {
+    const role = await this.requireMember(userId, legacyId);
+    if (!MANAGERS.has(role)) {
+      throw new LegacyException(
+        LegacyErrorCode.NOT_A_MANAGER,
+        'Only owners and admins of this legacy can do this.',
+      );
+    }
+    return role;
+  }
+
+  async isManager(userId: string, legacyId: string): Promise<boolean> {
+    const membership = await this.legacies.findMembership(legacyId, userId);
+    return membership !== null && MANAGERS.has(membership.role);
+  }
+
+  async get(user: UserEntity, legacyId: string): Promise<LegacyWithRole> {
+    const membership = await this.legacies.findMembership(legacyId, user.id);
+    const legacy = membership && (await this.legacies.findById(legacyId));
+    if (!membership || !legacy) throw LegacyException.notFound();
+    return { legacy, role: membership.role, joinedAt: membership.joinedAt };
+  }
+
+  async create(user: UserEntity, fields: Partial<LegacyFields> & { name: string }) {
+    checkDates(fields.bornOn, fields.diedOn);
+    const legacy = await this.dataSource.transaction((m) =>
+      this.legacies.create(m, fields, user.id),
+    );
+    return { legacy, role: LegacyRole.OWNER };
+  }
+
+  async update(user: UserEntity, legacyId: string, changes: Partial<LegacyFields>) {
+    const role = await this.requireManager(user.id, legacyId);
+    const current = (await this.legacies.findById(legacyId))!;
+    checkDates(
+      changes.bornOn !== undefined ? changes.bornOn : current.bornOn,
+      changes.diedOn !== undefined ? changes.diedOn : current.diedOn,
+    );
+    const legacy = await this.legacies.update(legacyId, changes);
+    return { legacy, role };
+  }
+
+  async delete(user: UserEntity, legacyId: string): Promise<void> {
+    const role = await this.requireMember(user.id, legacyId);
+    if (role !== LegacyRole.OWNER) {
+      throw new LegacyException(LegacyErrorCode.NOT_AN_OWNER, 'Only an owner can delete a legacy.');
+    }
+    await this.legacies.delete(legacyId);
+  }
+
+  async list(
+    user: UserEntity,
+    args: { first?: number; after?: string },
+  ): Promise<Connection<LegacyWithRole>> {
+    const request = pageRequest(args, this.config.env.MAX_PAGE_SIZE);
+    const after = request.cursor
+      ? (() => {
+          const [joinedAt, legacyId] = decodeCursor(request.cursor, 'after', 2) as string[];
+          return { joinedAt, legacyId };
+        })()
+      : undefined;
+    const rows = await this.legacies.pageForUser(user.id, request.limit + 1, after);
+    return toConnection(rows, request, (r) =>
+      encodeCursor([r.joinedAt.toISOString(), r.legacy.id]),
+    );
+  }
+
+  membersOf(legacyIds: readonly string[]): Promise<LegacyMemberEntity[]> {
+    return this.legacies.membersOf(legacyIds);
+  }
+
+  async pendingInvitations(user: UserEntity, legacyId: string) {
+    await this.requireManager(user.id, legacyId);
+    return this.legacies.pendingInvitations(legacyId);
+  }
+
+  async addMember(
+    actor: UserEntity,
+    legacyId: string,
+    email: string,
+    role: LegacyRole,
+  ): Promise<AddMemberResult> {
+    const actorRole = await this.requireManager(actor.id, legacyId);
+    if (role === LegacyRole.OWNER && actorRole !== LegacyRole.OWNER) {
+      throw new LegacyException(LegacyErrorCode.NOT_AN_OWNER, 'Only an owner can add an owner.');
+    }
+    const normalized = email.trim().toLowerCase();
+    return this.dataSource.transaction(async (m) => {
+      const existing = await this.users.findByEmail(normalized, m);
+      if (!existing) {
+        const invitation = await this.legacies.upsertInvitation(
+          m,
+          legacyId,
+          normalized,
+          role,
+          actor.id,
+        );
+        return { member: null, invitation };
+      }
+      if (await this.legacies.findMembership(legacyId, existing.id, m)) {
+        throw new LegacyException(
+          LegacyErrorCode.ALREADY_MEMBER,
+          'That person is already a member of this legacy.',
+          'email',
+        );
+      }
+      const member = await this.legacies.addMember(m, legacyId, existing.id, role);
+      return { member, invitation: null };
+    });
+  }
+
+  async cancelInvitation(actor: UserEntity, legacyId: string, email: string): Promise<void> {
+    await this.requireManager(actor.id, legacyId);
+    await this.dataSource.transaction((m) =>
+      this.legacies.deleteInvitation(m, legacyId, email.trim().toLowerCase()),
+    );
+  }
+
+  async setRole(
+    actor: UserEntity,
+    legacyId: string,
+    userId: string,
+    role: LegacyRole,
+  ): Promise<LegacyMemberEntity> {
+    const actorRole = await this.requireManager(actor.id, legacyId);
+    return this.dataSource.transaction(async (m) => {
+      const members = await this.legacies.lockMembers(m, legacyId);
+      const target = members.find((x) => x.userId === userId);
+      if (!target) {
+        throw new LegacyException(LegacyErrorCode.MEMBER_NOT_FOUND, 'Member not found.', 'userId');
+      }
+      const touchesOwner = target.role === LegacyRole.OWNER || role === LegacyRole.OWNER;
+      if (touchesOwner && actorRole !== LegacyRole.OWNER) {
+        throw new LegacyException(
+          LegacyErrorCode.NOT_AN_OWNER,
+          'Only an owner can make or remove an owner.',
+        );
+      }
+      if (target.role === LegacyRole.OWNER && role !== LegacyRole.OWNER) {
+        this.ensureAnotherOwner(members, userId);
+      }
+      await this.legacies.setRole(m, legacyId, userId, role);
+      return { ...target, role };
+    });
+  }
+
+  async removeMember(actor: UserEntity, legacyId: string, userId: string): Promise<void> {
+    const actorRole =
+      actor.id === userId
+        ? await this.requireMember(actor.id, legacyId)
+        : await this.requireManager(actor.id, legacyId);
+    await this.dataSource.transaction(async (m) => {
+      const members = await this.legacies.lockMembers(m, legacyId);
+      const target = members.find((x) => x.userId === userId);
+      if (!target) {
+        throw new LegacyException(LegacyErrorCode.MEMBER_NOT_FOUND, 'Member not found.', 'userId');
+      }
+      if (target.role === LegacyRole.OWNER) {
+        if (actorRole !== LegacyRole.OWNER) {
+          throw new LegacyException(
+            LegacyErrorCode.NOT_AN_OWNER,
+            'Only an owner can remove an owner.',
+          );
+        }
+        this.ensureAnotherOwner(members, userId);
+      }
+      await this.legacies.removeMember(m, legacyId, userId);
+    });
+  }
+
+  leave(user: UserEntity, legacyId: string): Promise<void> {
+    return this.removeMember(user, legacyId, user.id);
+  }
+
+  private ensureAnotherOwner(members: LegacyMemberEntity[], leavingUserId: string): void {
+    const others = members.filter((x) => x.role === LegacyRole.OWNER && x.userId !== leavingUserId);
+    if (others.length === 0) {
+      throw new LegacyException(
+        LegacyErrorCode.LAST_OWNER,
+        'A legacy needs at least one owner: make someone else an owner first.',
+      );
+    }
+  }
+
+  static validateName(name: string): string {
+    const trimmed = name.trim();
+    if (trimmed.length === 0 || trimmed.length > 200) {
+      throw CommonException.invalid('name', 'A name has 1 to 200 characters.');
+    }
+    return trimmed;
+  }
+}
+
+export type { LegacyEntity };

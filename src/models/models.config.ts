@@ -1,0 +1,121 @@
+import {
+  ConfigOf,
+  ConfigParseError,
+  defineVariables,
+  integer,
+  oneOf,
+  text,
+} from '../config/config-spec.js';
+
+/** The local embedder's fixed output size (Universal Sentence Encoder lite). */
+export const LOCAL_EMBEDDING_DIMENSIONS = 512;
+
+const httpUrl = (raw: string): string => {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigParseError('must be an http(s) URL');
+  }
+  if (!['http:', 'https:'].includes(parsed.protocol)) {
+    throw new ConfigParseError('must be an http(s) URL');
+  }
+  return raw;
+};
+
+export const modelsVariables = defineVariables({
+  EMBEDDINGS: {
+    description:
+      'Embedding model: local (Universal Sentence Encoder lite, 512-d, bundled, offline) or openai (any OpenAI-compatible /v1/embeddings endpoint).',
+    default: 'local',
+    parse: oneOf('local', 'openai'),
+  },
+  EMBEDDINGS_BASE_URL: {
+    description:
+      'Base URL of the OpenAI-compatible embeddings API, such as http://localhost:11434/v1. Unset: api.openai.com.',
+    parse: httpUrl,
+  },
+  EMBEDDINGS_API_KEY: { description: 'API key for EMBEDDINGS_BASE_URL.', parse: text },
+  EMBEDDINGS_MODEL: {
+    description: 'Embedding model name with EMBEDDINGS=openai, such as text-embedding-3-small.',
+    parse: text,
+  },
+  EMBEDDINGS_DIMENSIONS: {
+    description:
+      'Vector size with EMBEDDINGS=openai (sent as `dimensions`, and every returned vector is checked against it).',
+    parse: integer(1, 16_000),
+  },
+  EMBEDDINGS_BATCH_SIZE: {
+    description: 'Texts per embeddings request with EMBEDDINGS=openai.',
+    default: '64',
+    parse: integer(1, 2048),
+  },
+  LLM: {
+    description:
+      'Language model for summaries, extraction and replies: local (deterministic heuristics, no generation) or openai (any OpenAI-compatible /v1/chat/completions endpoint).',
+    default: 'local',
+    parse: oneOf('local', 'openai'),
+  },
+  LLM_BASE_URL: {
+    description:
+      'Base URL of the OpenAI-compatible chat API, such as http://localhost:11434/v1 (Ollama). Unset: api.openai.com.',
+    parse: httpUrl,
+  },
+  LLM_API_KEY: { description: 'API key for LLM_BASE_URL.', parse: text },
+  LLM_MODEL: { description: 'Chat model name with LLM=openai, such as gpt-4o-mini.', parse: text },
+  LLM_STRUCTURED_OUTPUT: {
+    description:
+      'How to ask for JSON: json_schema (strict structured output) or json_object. A server that rejects json_schema is switched to json_object automatically.',
+    default: 'json_schema',
+    parse: oneOf('json_schema', 'json_object'),
+  },
+  MODEL_TIMEOUT_MS: {
+    description:
+      'Timeout of one model request (for a streamed reply: until the first byte and between chunks).',
+    default: '60000',
+    parse: integer(100, 600_000),
+  },
+  MODEL_MAX_RETRIES: {
+    description: 'Retries of a model request after a 429, a 5xx, a timeout or a network error.',
+    default: '3',
+    parse: integer(0, 10),
+  },
+  MODEL_RETRY_BASE_MS: {
+    description:
+      'First retry delay; it doubles on each retry, with jitter. A Retry-After header takes precedence.',
+    default: '500',
+    parse: integer(1, 60_000),
+  },
+});
+
+export type ModelsEnv = ConfigOf<typeof modelsVariables>;
+
+/** Checks across variables, run by boot validation next to the per-variable parsing. */
+export function validateModelsConfig(env: ModelsEnv): string[] {
+  const problems: string[] = [];
+  if (env.EMBEDDINGS === 'openai') {
+    if (!env.EMBEDDINGS_MODEL) problems.push('EMBEDDINGS=openai needs EMBEDDINGS_MODEL');
+    if (env.EMBEDDINGS_DIMENSIONS === undefined) {
+      problems.push(
+        'EMBEDDINGS=openai needs EMBEDDINGS_DIMENSIONS (the size of the stored vectors)',
+      );
+    }
+    if (!env.EMBEDDINGS_BASE_URL && !env.EMBEDDINGS_API_KEY) {
+      problems.push('EMBEDDINGS=openai needs EMBEDDINGS_BASE_URL or EMBEDDINGS_API_KEY');
+    }
+  } else if (
+    env.EMBEDDINGS_DIMENSIONS !== undefined &&
+    env.EMBEDDINGS_DIMENSIONS !== LOCAL_EMBEDDING_DIMENSIONS
+  ) {
+    problems.push(
+      `EMBEDDINGS=local produces ${LOCAL_EMBEDDING_DIMENSIONS}-d vectors, but EMBEDDINGS_DIMENSIONS is ${env.EMBEDDINGS_DIMENSIONS}`,
+    );
+  }
+  if (env.LLM === 'openai') {
+    if (!env.LLM_MODEL) problems.push('LLM=openai needs LLM_MODEL');
+    if (!env.LLM_BASE_URL && !env.LLM_API_KEY) {
+      problems.push('LLM=openai needs LLM_BASE_URL or LLM_API_KEY');
+    }
+  }
+  return problems;
+}

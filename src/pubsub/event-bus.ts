@@ -1,0 +1,15 @@
+/**
+ * The engine behind GraphQL subscriptions. Resolvers and services depend on this abstract class
+ * only, so a multi-instance engine (PostgreSQL LISTEN/NOTIFY, Redis) can replace the in-process
+ * one without touching them. Topics are scoped to a resource: `conversation:<id>:messages`.
+ */
+export abstract class EventBus {
+  abstract publish<T>(topic: string, payload: T): Promise<void>;
+  abstract subscribe<T>(topic: string): AsyncIterableIterator<T>;
+}
+
+export const topics = {
+  conversationMessages: (conversationId: string) => `conversation:${conversationId}:messages`,
+  conversationReplyDeltas: (conversationId: string) =>
+    `conversation:${conversationId}:reply-deltas`,
+};
