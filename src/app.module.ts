@@ -10,6 +10,7 @@ import { GraphqlExceptionFilter } from './graphql/graphql-exception.filter.js';
 import { graphqlOptions } from './graphql/graphql-options.js';
 import { HealthModule } from './health/health.module.js';
 import { IdentityModule } from './identity/identity.module.js';
+import { JobsModule } from './jobs/jobs.module.js';
 import { LegaciesModule } from './legacies/legacies.module.js';
 import { PubSubModule } from './pubsub/pubsub.module.js';
 
@@ -23,6 +24,7 @@ export class AppModule {
         DatabaseModule,
         PubSubModule,
         IdentityModule,
+        JobsModule,
         HealthModule,
         LegaciesModule,
         ConversationsModule,

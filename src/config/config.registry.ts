@@ -1,6 +1,7 @@
 import { conversationsVariables } from '../conversations/conversations.config.js';
 import { databaseVariables } from '../database/database.config.js';
 import { identityVariables } from '../identity/identity.config.js';
+import { jobsVariables } from '../jobs/jobs.config.js';
 import { modelsVariables } from '../models/models.config.js';
 import { serverVariables } from './config.schema.js';
 
@@ -10,5 +11,6 @@ export const ALL_VARIABLES = {
   ...databaseVariables,
   ...identityVariables,
   ...conversationsVariables,
+  ...jobsVariables,
   ...modelsVariables,
 };

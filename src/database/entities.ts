@@ -1,6 +1,7 @@
 import { ConversationEntity } from '../conversations/conversation.entity.js';
 import { MessageEntity } from '../conversations/message.entity.js';
 import { UserEntity } from '../identity/user.entity.js';
+import { JobEntity } from '../jobs/job.entity.js';
 import { LegacyInvitationEntity } from '../legacies/legacy-invitation.entity.js';
 import { LegacyMemberEntity } from '../legacies/legacy-member.entity.js';
 import { LegacyEntity } from '../legacies/legacy.entity.js';
@@ -13,4 +14,5 @@ export const ENTITIES = [
   LegacyInvitationEntity,
   ConversationEntity,
   MessageEntity,
+  JobEntity,
 ];

@@ -1,0 +1,29 @@
+import { Global, Module, OnModuleInit } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
+import { AppConfig } from '../config/app-config.js';
+import { JobRepository } from './job.repository.js';
+import { JobsResolver } from './jobs.resolver.js';
+import { JobsService } from './jobs.service.js';
+import { ScheduledTasks } from './scheduled-tasks.service.js';
+
+/** Durable jobs and scheduled providers; global infrastructure every feature may use. */
+@Global()
+@Module({
+  imports: [ScheduleModule.forRoot()],
+  providers: [JobRepository, JobsService, ScheduledTasks, JobsResolver],
+  exports: [JobsService, ScheduledTasks],
+})
+export class JobsModule implements OnModuleInit {
+  constructor(
+    private readonly tasks: ScheduledTasks,
+    private readonly jobs: JobsService,
+    private readonly config: AppConfig,
+  ) {}
+
+  onModuleInit(): void {
+    this.tasks.register('jobs-cleanup', '17 3 * * *', async () => {
+      const days = this.config.env.JOBS_KEEP_SUCCEEDED_DAYS;
+      await this.jobs.deleteSucceededBefore(new Date(Date.now() - days * 86_400_000));
+    });
+  }
+}

@@ -1,0 +1,256 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { AppConfig } from '../config/app-config.js';
+import { JobEntity, JobStatus } from './job.entity.js';
+import { JobRepository } from './job.repository.js';
+import { JobDeferred } from './jobs.exception.js';
+
+export interface JobContext {
+  job: JobEntity;
+  /** 1 on the first run. */
+  attempt: number;
+}
+
+export type JobHandler<P = Record<string, unknown>> = (
+  payload: P,
+  ctx: JobContext,
+) => Promise<void>;
+
+export interface EnqueueOptions {
+  /** Run no earlier than this. */
+  runAt?: Date;
+  /** 'pending' (default): coalesce with a waiting job of the same key. 'once': never again. */
+  dedupe?: 'pending' | 'once';
+  maxAttempts?: number;
+  /** Enqueue inside this transaction, so the job exists only if the transaction commits. */
+  manager?: EntityManager;
+}
+
+export function retryDelayMs(attempt: number, baseMs: number, random = Math.random): number {
+  const exp = baseMs * 2 ** Math.max(0, attempt - 1);
+  const capped = Math.min(exp, 60 * 60 * 1000);
+  return Math.round(capped * (0.75 + random() * 0.5));
+}
+
+/**
+ * Durable jobs in PostgreSQL. Modules register handlers by type and enqueue with an
+ * idempotency key; workers claim due jobs with FOR UPDATE SKIP LOCKED, retry failures with
+ * exponential backoff and keep the ones that exhaust their attempts as FAILED.
+ * Handlers must be idempotent: effects are guarded by unique constraints, so a job that runs
+ * twice (a crash after the work, before SUCCEEDED was written) changes nothing the second time.
+ */
+@Injectable()
+export class JobsService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Jobs');
+  private readonly handlers = new Map<string, JobHandler>();
+  private readonly workerId = `${process.pid}-${randomUUID().slice(0, 8)}`;
+  private running = 0;
+  private stopping = false;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly jobs: JobRepository,
+    private readonly config: AppConfig,
+  ) {}
+
+  register<P>(type: string, handler: JobHandler<P>): void {
+    if (this.handlers.has(type)) throw new Error(`job type ${type} registered twice`);
+    this.handlers.set(type, handler as JobHandler);
+  }
+
+  async enqueue(
+    type: string,
+    key: string,
+    payload: Record<string, unknown>,
+    options: EnqueueOptions = {},
+  ): Promise<boolean> {
+    const job = {
+      type,
+      key,
+      payload,
+      runAt: options.runAt,
+      maxAttempts: options.maxAttempts ?? this.config.env.JOBS_MAX_ATTEMPTS,
+    };
+    const added =
+      options.dedupe === 'once'
+        ? await this.jobs.enqueueOnce(job, options.manager)
+        : await this.jobs.enqueue(job, options.manager);
+    // Inside a transaction the job is not visible yet; the next poll picks it up.
+    if (added && !options.manager) this.nudge();
+    return added;
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.config.env.JOBS_WORKER) return;
+    // Only one process can open the embedded database, so whatever was RUNNING died with it.
+    if (this.config.embedded) {
+      const released = await this.jobs.releaseAllRunning();
+      if (released > 0) this.logger.warn({ msg: 'released interrupted jobs', count: released });
+    }
+    this.schedule(0);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearTimeout(this.timer);
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** Wake the worker now rather than at the next poll. */
+  nudge(): void {
+    if (this.config.env.JOBS_WORKER && !this.stopping) this.schedule(0);
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopping) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.poll(), delayMs);
+    this.timer.unref();
+  }
+
+  private async poll(): Promise<void> {
+    this.timer = null;
+    if (this.stopping) return;
+    const free = this.concurrency() - this.running;
+    let claimed = 0;
+    if (free > 0) {
+      try {
+        claimed = await this.claimAndRun(free, false);
+      } catch (err) {
+        this.logger.error({ msg: 'job poll failed', error: (err as Error).message });
+      }
+    }
+    this.schedule(claimed > 0 ? 0 : this.config.env.JOBS_POLL_MS);
+  }
+
+  private concurrency(): number {
+    // One database session: parallel jobs would only queue on the single connection.
+    return this.config.embedded ? 1 : this.config.env.JOBS_CONCURRENCY;
+  }
+
+  private async claimAndRun(limit: number, wait: boolean): Promise<number> {
+    const types = [...this.handlers.keys()];
+    if (types.length === 0) return 0;
+    const claimed = await this.jobs.claim(
+      this.workerId,
+      limit,
+      this.config.env.JOBS_LEASE_MS,
+      types,
+    );
+    const runs = claimed.map((job) => this.track(this.execute(job)));
+    if (wait) await Promise.all(runs);
+    return claimed.length;
+  }
+
+  private track(run: Promise<void>): Promise<void> {
+    this.running++;
+    this.inFlight.add(run);
+    return run.finally(() => {
+      this.running--;
+      this.inFlight.delete(run);
+    });
+  }
+
+  private async execute(job: JobEntity): Promise<void> {
+    const handler = this.handlers.get(job.type)!;
+    const started = performance.now();
+    try {
+      await handler(job.payload, { job, attempt: job.attempts });
+      await this.jobs.succeed(job.id, this.workerId);
+      this.logger.debug({
+        msg: 'job succeeded',
+        type: job.type,
+        jobId: job.id,
+        ms: Math.round(performance.now() - started),
+      });
+    } catch (err) {
+      if (err instanceof JobDeferred) {
+        await this.jobs.fail(job, this.workerId, err.message, err.delayMs, false);
+        return;
+      }
+      const message = err instanceof Error ? err.message : String(err);
+      const retryIn =
+        job.attempts < job.maxAttempts
+          ? retryDelayMs(job.attempts, this.config.env.JOBS_RETRY_BASE_MS)
+          : null;
+      const status = await this.jobs.fail(job, this.workerId, message, retryIn);
+      const log = {
+        msg: 'job failed',
+        type: job.type,
+        jobId: job.id,
+        attempt: job.attempts,
+        error: message,
+      };
+      if (status === JobStatus.FAILED) this.logger.error({ ...log, final: true });
+      else this.logger.warn({ ...log, retryInMs: retryIn });
+    }
+  }
+
+  /**
+   * Runs due jobs in this process until none are left (or the deadline passes): for tests,
+   * benchmarks and the evaluation, which need background work to have settled.
+   */
+  async drain(
+    options: { timeoutMs?: number; types?: string[]; horizonMs?: number } = {},
+  ): Promise<void> {
+    const deadline = Date.now() + (options.timeoutMs ?? 120_000);
+    const types = options.types ?? [...this.handlers.keys()];
+    for (;;) {
+      await Promise.allSettled([...this.inFlight]);
+      const ran = await this.claimAndRun(this.concurrency(), true);
+      // Retries due soon count as unsettled; work deferred further out does not.
+      const horizon = options.horizonMs ?? 10_000;
+      if (ran === 0 && (await this.jobs.countUnsettled(types, horizon)) === 0) return;
+      if (Date.now() > deadline) throw new Error('jobs did not settle before the deadline');
+      if (ran === 0) await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  /** Runs one handler directly, as a worker would: for tests that prove idempotency. */
+  async runHandler(type: string, payload: Record<string, unknown>): Promise<void> {
+    const handler = this.handlers.get(type);
+    if (!handler) throw new Error(`no handler for ${type}`);
+    const now = new Date();
+    const job: JobEntity = {
+      id: randomUUID(),
+      type,
+      key: 'direct',
+      payload,
+      status: JobStatus.RUNNING,
+      attempts: 1,
+      maxAttempts: 1,
+      runAt: now,
+      lockedBy: this.workerId,
+      lockedUntil: null,
+      lastError: null,
+      createdAt: now,
+      updatedAt: now,
+      finishedAt: null,
+    };
+    await handler(payload, { job, attempt: 1 });
+  }
+
+  findById(id: string) {
+    return this.jobs.findById(id);
+  }
+
+  pageFailed(limit: number, after?: { updatedAt: string; id: string }) {
+    return this.jobs.pageFailed(limit, after);
+  }
+
+  async retry(id: string): Promise<JobEntity | null> {
+    const job = await this.jobs.retry(id);
+    if (job) this.nudge();
+    return job;
+  }
+
+  deleteSucceededBefore(before: Date) {
+    return this.jobs.deleteSucceededBefore(before);
+  }
+
+  takeLease(name: string, ttlMs: number) {
+    return this.jobs.takeLease(name, this.workerId, ttlMs);
+  }
+}

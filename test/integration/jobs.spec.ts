@@ -1,0 +1,157 @@
+import { DataSource } from 'typeorm';
+import { JobDeferred } from '../../src/jobs/jobs.exception.js';
+import { JobsService, retryDelayMs } from '../../src/jobs/jobs.service.js';
+import { ScheduledTasks } from '../../src/jobs/scheduled-tasks.service.js';
+import { startTestApp, TestApp } from '../support/test-app.js';
+
+describe('durable jobs', () => {
+  let t: TestApp;
+  let jobs: JobsService;
+  let ds: DataSource;
+  const seen: string[] = [];
+  let failuresLeft = 0;
+
+  beforeAll(async () => {
+    t = await startTestApp({
+      JOBS_WORKER: 'false',
+      JOBS_SCHEDULER: 'false',
+      JOBS_RETRY_BASE_MS: '10',
+      JOBS_MAX_ATTEMPTS: '3',
+    });
+    jobs = t.app.get(JobsService);
+    ds = t.app.get(DataSource);
+    jobs.register<{ n: number }>('test:record', async (p) => {
+      seen.push(`record:${p.n}`);
+    });
+    jobs.register('test:flaky', async () => {
+      if (failuresLeft-- > 0) throw new Error('model endpoint down');
+      seen.push('flaky:ok');
+    });
+    jobs.register('test:always-fails', async () => {
+      throw new Error('boom');
+    });
+    let deferrals = 1;
+    jobs.register('test:deferred', async () => {
+      if (deferrals-- > 0) throw new JobDeferred(5, 'rate limited');
+      seen.push('deferred:ok');
+    });
+  });
+
+  afterAll(() => t.close());
+  beforeEach(() => {
+    seen.length = 0;
+  });
+
+  const statusOf = async (type: string) =>
+    (await ds.query(`SELECT status, attempts FROM jobs WHERE type = $1 ORDER BY created_at`, [
+      type,
+    ])) as {
+      status: string;
+      attempts: number;
+    }[];
+
+  it('coalesces pending jobs with the same key and runs them once', async () => {
+    expect(await jobs.enqueue('test:record', 'k1', { n: 1 })).toBe(true);
+    expect(await jobs.enqueue('test:record', 'k1', { n: 1 })).toBe(false);
+    await jobs.drain();
+    expect(seen).toEqual(['record:1']);
+    // Once it ran, the same key may be enqueued again (a new check), unless 'once'.
+    expect(await jobs.enqueue('test:record', 'k1', { n: 2 })).toBe(true);
+    await jobs.drain();
+    expect(await jobs.enqueue('test:record', 'k1', { n: 3 }, { dedupe: 'once' })).toBe(false);
+    expect(seen).toEqual(['record:1', 'record:2']);
+  });
+
+  it('does not enqueue when the surrounding transaction rolls back', async () => {
+    await ds
+      .transaction(async (manager) => {
+        await jobs.enqueue('test:record', 'rolled-back', { n: 9 }, { manager });
+        throw new Error('abort');
+      })
+      .catch(() => undefined);
+    await jobs.drain();
+    expect(seen).toEqual([]);
+  });
+
+  it('retries with backoff and succeeds', async () => {
+    failuresLeft = 2;
+    await jobs.enqueue('test:flaky', 'f1', {});
+    await jobs.drain();
+    expect(seen).toEqual(['flaky:ok']);
+    expect(await statusOf('test:flaky')).toEqual([{ status: 'SUCCEEDED', attempts: 3 }]);
+  });
+
+  it('keeps a job as FAILED after its last attempt and lets a platform admin retry it', async () => {
+    await jobs.enqueue('test:always-fails', 'x', { conversationId: 'c' });
+    await jobs.drain();
+    expect(await statusOf('test:always-fails')).toEqual([{ status: 'FAILED', attempts: 3 }]);
+
+    const admin = await t.user('root', { admin: true });
+    const member = await t.user('member');
+    const Q = '{ failedJobs(first: 10) { nodes { id type status attempts lastError payload } } }';
+    const denied = await t.gql(Q, {}, member);
+    expect(denied.errors![0].extensions!.code).toBe('FORBIDDEN');
+    expect(denied.data).toBeNull();
+    const listed = await t.gql<{
+      failedJobs: { nodes: { id: string; type: string; lastError: string }[] };
+    }>(Q, {}, admin);
+    const failed = listed.data!.failedJobs.nodes.find((n) => n.type === 'test:always-fails')!;
+    expect(failed.lastError).toBe('boom');
+
+    const R = `mutation($id: ID!) { retryJob(id: $id) { status attempts } }`;
+    expect((await t.gql(R, { id: failed.id }, member)).errors![0].extensions!.code).toBe(
+      'FORBIDDEN',
+    );
+    const retried = await t.gql<{ retryJob: { status: string; attempts: number } }>(
+      R,
+      { id: failed.id },
+      admin,
+    );
+    expect(retried.data!.retryJob).toEqual({ status: 'PENDING', attempts: 0 });
+    const again = await t.gql(R, { id: failed.id }, admin);
+    expect(again.errors![0].extensions!.code).toBe('CONFLICT');
+    const missing = await t.gql(R, { id: '00000000-0000-4000-8000-000000000000' }, admin);
+    expect(missing.errors![0].extensions!.code).toBe('NOT_FOUND');
+  });
+
+  it('defers without spending an attempt', async () => {
+    await jobs.enqueue('test:deferred', 'd', {});
+    await jobs.drain();
+    expect(seen).toEqual(['deferred:ok']);
+    expect(await statusOf('test:deferred')).toEqual([{ status: 'SUCCEEDED', attempts: 1 }]);
+  });
+
+  it('reclaims a job whose worker died holding it', async () => {
+    await ds.query(
+      `INSERT INTO jobs (type, key, payload, status, attempts, locked_by, locked_until)
+       VALUES ('test:record', 'orphan', '{"n": 7}', 'RUNNING', 1, 'dead-worker', now() - interval '1 second')`,
+    );
+    await jobs.drain();
+    expect(seen).toEqual(['record:7']);
+  });
+
+  it('schedules a task once per tick even when two instances tick', async () => {
+    const tasks = t.app.get(ScheduledTasks);
+    let runs = 0;
+    tasks.register('test-task', '* * * * *', async () => {
+      runs++;
+    });
+    const at = new Date('2026-01-01T00:00:00Z');
+    expect(await tasks.tick({ name: 'test-task' }, at)).toBe(true);
+    expect(await tasks.tick({ name: 'test-task' }, at)).toBe(false);
+    // Another instance holding no lease cannot schedule.
+    await ds.query(
+      `UPDATE scheduler_leases SET holder = 'other', expires_at = now() + interval '1 minute'`,
+    );
+    expect(await tasks.tick({ name: 'test-task' }, new Date('2026-01-01T00:01:00Z'))).toBe(false);
+    await jobs.drain();
+    expect(runs).toBe(1);
+  });
+
+  it('grows the retry delay exponentially with jitter', () => {
+    expect(retryDelayMs(1, 1000, () => 0.5)).toBe(1000);
+    expect(retryDelayMs(3, 1000, () => 0.5)).toBe(4000);
+    expect(retryDelayMs(3, 1000, () => 0)).toBe(3000);
+    expect(retryDelayMs(40, 1000, () => 0.5)).toBe(3_600_000);
+  });
+});
