@@ -26,6 +26,7 @@ export async function createApp(config: AppConfig): Promise<INestApplication> {
   });
   app.useBodyParser('json', { limit: config.env.BODY_LIMIT });
   app.useGlobalPipes(createValidationPipe());
-  app.enableShutdownHooks();
+  // Exit with status 0 once the hooks have run, rather than re-raising the signal.
+  app.enableShutdownHooks([], { useProcessExit: true });
   return app;
 }

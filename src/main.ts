@@ -16,6 +16,13 @@ async function main(): Promise<void> {
   const app = await createApp(config);
   const server = await app.listen(config.env.PORT, config.env.HOST);
   server.keepAliveTimeout = 5_000;
+  // A graceful stop waits for in-flight requests, but not for a client that stalls forever.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      server.closeIdleConnections();
+      setTimeout(() => server.closeAllConnections(), config.env.SHUTDOWN_TIMEOUT_MS).unref();
+    });
+  }
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.env.PORT;
   app.get(AppConfig);

@@ -4,6 +4,8 @@ import { ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloDriverConfig } from '@nestjs/apollo';
+import type { GraphQLWsSubscriptionsConfig } from '@nestjs/graphql';
+import type { ServerOptions } from 'graphql-ws';
 import { Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
 import { currentRequestId } from '../logging/request-context.storage.js';
@@ -56,7 +58,7 @@ function operationLogPlugin(): ApolloServerPlugin<RequestContext> {
         async willSendResponse({ contextValue, operation, errors }) {
           logger.log({
             msg: 'operation',
-            operationName: request.operationName ?? null,
+            operationName: request.operationName ?? operation?.name?.value ?? null,
             operation: operation?.operation ?? null,
             userId: contextValue.user?.id ?? null,
             durationMs: Math.round((performance.now() - started) * 10) / 10,
@@ -68,6 +70,30 @@ function operationLogPlugin(): ApolloServerPlugin<RequestContext> {
   };
 }
 
+/**
+ * graphql-ws does not go through Apollo's formatError: its errors are routed through ours so a
+ * refused subscription carries the same codes, and no stack, as an HTTP request. Nest passes
+ * every option through to graphql-ws but types only some of them, hence the cast.
+ */
+function graphqlWsOptions(): GraphQLWsSubscriptionsConfig {
+  const options: Pick<ServerOptions, 'onNext' | 'onError'> & { path: string } = {
+    path: '/graphql',
+    onNext: (_ctx, _id, _payload, _args, result) =>
+      result.errors
+        ? { ...result, errors: result.errors.map((e) => formatError(e.toJSON(), e)) }
+        : undefined,
+    // Errors sent before execution are validation errors.
+    onError: (_ctx, _id, _payload, errors) =>
+      errors.map((e) =>
+        formatError(
+          { ...e.toJSON(), extensions: { code: 'GRAPHQL_VALIDATION_FAILED', ...e.extensions } },
+          e,
+        ),
+      ),
+  };
+  return options as GraphQLWsSubscriptionsConfig;
+}
+
 export function graphqlOptions(config: AppConfig): ApolloDriverConfig {
   const env = config.env;
   return {
@@ -77,7 +103,7 @@ export function graphqlOptions(config: AppConfig): ApolloDriverConfig {
     introspection: env.GRAPHQL_INTROSPECTION,
     graphiql: false,
     includeStacktraceInErrorResponses: false,
-    subscriptions: { 'graphql-ws': { path: '/graphql' } },
+    subscriptions: { 'graphql-ws': graphqlWsOptions() },
     context: buildContext,
     formatError,
     plugins: [

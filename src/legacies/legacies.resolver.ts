@@ -137,7 +137,9 @@ export class LegaciesResolver {
   }
 
   @ResolveField(() => [LegacyInvitationModel], {
-    description: 'Pending invitations; owners and admins only.',
+    nullable: true,
+    description:
+      'Pending invitations; owners and admins only (null, with a FORBIDDEN error, for others).',
   })
   invitations(@CurrentUser() user: UserEntity, @Parent() legacy: LegacyModel) {
     return this.service.pendingInvitations(user, legacy.id);

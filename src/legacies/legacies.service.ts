@@ -1,5 +1,5 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import {
   Connection,
@@ -151,6 +151,7 @@ export class LegaciesService implements OnModuleInit {
     return this.dataSource.transaction(async (m) => {
       const existing = await this.users.findByEmail(normalized, m);
       if (!existing) {
+        await this.assertMayChangeInvitation(m, actorRole, legacyId, normalized);
         const invitation = await this.legacies.upsertInvitation(
           m,
           legacyId,
@@ -173,10 +174,28 @@ export class LegaciesService implements OnModuleInit {
   }
 
   async cancelInvitation(actor: UserEntity, legacyId: string, email: string): Promise<void> {
-    await this.requireManager(actor.id, legacyId);
-    await this.dataSource.transaction((m) =>
-      this.legacies.deleteInvitation(m, legacyId, email.trim().toLowerCase()),
-    );
+    const actorRole = await this.requireManager(actor.id, legacyId);
+    const normalized = email.trim().toLowerCase();
+    await this.dataSource.transaction(async (m) => {
+      await this.assertMayChangeInvitation(m, actorRole, legacyId, normalized);
+      await this.legacies.deleteInvitation(m, legacyId, normalized);
+    });
+  }
+
+  /** An owner's invitation is an owner's business, as an owner's membership is. */
+  private async assertMayChangeInvitation(
+    m: EntityManager,
+    actorRole: LegacyRole,
+    legacyId: string,
+    email: string,
+  ): Promise<void> {
+    const pending = await this.legacies.findInvitationForUpdate(m, legacyId, email);
+    if (pending?.role === LegacyRole.OWNER && actorRole !== LegacyRole.OWNER) {
+      throw new LegacyException(
+        LegacyErrorCode.NOT_AN_OWNER,
+        'Only an owner can change or cancel an invitation to become an owner.',
+      );
+    }
   }
 
   async setRole(

@@ -146,6 +146,16 @@ export class LegacyRepository {
       .find({ where: { legacyId }, order: { createdAt: 'ASC' } });
   }
 
+  findInvitationForUpdate(
+    manager: EntityManager,
+    legacyId: string,
+    email: string,
+  ): Promise<LegacyInvitationEntity | null> {
+    return manager
+      .getRepository(LegacyInvitationEntity)
+      .findOne({ where: { legacyId, email }, lock: { mode: 'pessimistic_write' } });
+  }
+
   async deleteInvitation(manager: EntityManager, legacyId: string, email: string) {
     await manager.getRepository(LegacyInvitationEntity).delete({ legacyId, email });
   }

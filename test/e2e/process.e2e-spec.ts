@@ -1,0 +1,368 @@
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { createTestDatabase } from '../support/test-database.js';
+
+/**
+ * The compiled service as operators run it: `node dist/src/main.js` in a child process, with
+ * configuration from the environment only.
+ */
+
+const ROOT = resolve('.');
+const MAIN = join(ROOT, 'dist/src/main.js');
+const MINT = join(ROOT, 'dist/src/identity/cli/mint-token.js');
+
+/** Newest modification time under the given files and directories (unit specs aside). */
+function newest(paths: string[]): number {
+  let latest = 0;
+  const visit = (path: string) => {
+    if (!existsSync(path) || path.endsWith('.spec.ts')) return;
+    const stat = statSync(path);
+    if (stat.isDirectory()) for (const entry of readdirSync(path)) visit(join(path, entry));
+    else latest = Math.max(latest, stat.mtimeMs);
+  };
+  paths.forEach((p) => visit(join(ROOT, p)));
+  return latest;
+}
+
+/** Builds dist/ once, unless it is already newer than every source file. */
+function ensureBuilt(): void {
+  const sources = newest(['src', 'migrations', 'ormconfig.ts']);
+  if (existsSync(MAIN) && newest(['dist/src', 'dist/migrations']) >= sources) return;
+  try {
+    execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'pipe' });
+  } catch (err) {
+    // tsc still emits on type errors (the type-check is a job of its own): go on if it did.
+    if (!existsSync(MAIN)) throw err;
+    console.warn(`npm run build reported errors:\n${String((err as { stdout?: unknown }).stdout)}`);
+  }
+}
+
+/** Only what we pass: no DATABASE_URL or JWT_SECRET leaks in from the test environment. */
+function baseEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? ROOT, ...env };
+}
+
+interface LogLine {
+  level: string;
+  msg?: string;
+  requestId?: string;
+  [field: string]: unknown;
+}
+
+interface Service {
+  proc: ChildProcess;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** JSON lines written on stdout so far; throws on a line that is not JSON. */
+  logs(): LogLine[];
+  /** Resolves with the GraphQL URL once listening; rejects if the process exits first. */
+  listening: Promise<string>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+const children = new Set<ChildProcess>();
+
+function run(script: string, env: Record<string, string>, args: string[] = []): Service {
+  const proc = spawn(process.execPath, [script, ...args], { cwd: ROOT, env: baseEnv(env) });
+  children.add(proc);
+  let stdout = '';
+  let stderr = '';
+  proc.stdout.setEncoding('utf8');
+  proc.stderr.setEncoding('utf8');
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+    proc.on('exit', (code, signal) => {
+      children.delete(proc);
+      done({ code, signal });
+    }),
+  );
+  /** Complete lines only: a chunk may end mid-line. */
+  const logs = () =>
+    stdout
+      .slice(0, stdout.lastIndexOf('\n') + 1)
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => JSON.parse(line) as LogLine);
+  const listening = new Promise<string>((resolveUrl, reject) => {
+    proc.stdout.on('data', (chunk: string) => {
+      stdout += chunk;
+      if (!stdout.includes('"Keepsake is listening"')) return;
+      try {
+        const ready = logs().find((l) => l.msg === 'Keepsake is listening');
+        if (ready) resolveUrl(String(ready.url).replace('//localhost:', '//127.0.0.1:'));
+      } catch (err) {
+        reject(err as Error);
+      }
+    });
+    proc.stderr.on('data', (chunk: string) => (stderr += chunk));
+    void exited.then(({ code, signal }) =>
+      reject(new Error(`exited (${code ?? signal}) before listening:\n${stderr}`)),
+    );
+  });
+  listening.catch(() => undefined);
+  return {
+    proc,
+    get stdout() {
+      return stdout;
+    },
+    get stderr() {
+      return stderr;
+    },
+    logs,
+    listening,
+    exited,
+  };
+}
+
+async function gql<T>(
+  url: string,
+  token: string,
+  query: string,
+  variables: Record<string, unknown> = {},
+  requestId?: string,
+  operationName?: string,
+): Promise<{ data?: T; errors?: { extensions?: { code?: string } }[]; requestId: string | null }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Bearer ${token}`,
+      ...(requestId ? { 'x-request-id': requestId } : {}),
+    },
+    body: JSON.stringify({ query, variables, operationName }),
+  });
+  return { ...((await res.json()) as object), requestId: res.headers.get('x-request-id') };
+}
+
+function mintToken(dataDir: string, ...args: string[]): string {
+  return execFileSync(process.execPath, [MINT, ...args], {
+    cwd: ROOT,
+    env: baseEnv({ DATA_DIR: dataDir }),
+    encoding: 'utf8',
+  }).trim();
+}
+
+async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('The service as a process', () => {
+  let db: { dataDir: string; remove: () => void };
+  let service: Service;
+  let url: string;
+  let token: string;
+  /** Started early so that their start-up overlaps the rest (each loads the whole app). */
+  let badConfig: Service;
+  let second: Service;
+
+  beforeAll(async () => {
+    ensureBuilt();
+    badConfig = run(MAIN, { PORT: 'abc', DATABASE_URL: 'mysql://x', JWT_SECRET: 'short' });
+    db = await createTestDatabase();
+    // No JWT_SECRET: the embedded mode generates one into DATA_DIR/jwt-secret.
+    service = run(MAIN, { PORT: '0', DATA_DIR: db.dataDir, LOG_LEVEL: 'info', AGENT_REPLY: 'off' });
+    url = await service.listening;
+    second = run(MAIN, { PORT: '0', DATA_DIR: db.dataDir, LOG_LEVEL: 'silent' });
+    token = mintToken(db.dataDir, '--sub', 'tester', '--email', 't@example.com');
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const child of children) child.kill('SIGKILL');
+    await new Promise((r) => setTimeout(r, 100));
+    db?.remove();
+  });
+
+  it('accepts a token minted by the CLI from the generated secret in DATA_DIR', async () => {
+    expect(existsSync(join(db.dataDir, 'jwt-secret'))).toBe(true);
+    const me = await gql(url, token, '{ me { email isPlatformAdmin } }');
+    expect(me.data).toEqual({ me: { email: 't@example.com', isPlatformAdmin: false } });
+
+    const admin = mintToken(db.dataDir, '--sub', 'root', '--email', 'root@example.com', '--admin');
+    const asAdmin = await gql(url, admin, '{ me { email isPlatformAdmin } }');
+    expect(asAdmin.data).toEqual({ me: { email: 'root@example.com', isPlatformAdmin: true } });
+
+    const forged = `${token.slice(0, token.lastIndexOf('.'))}.${'A'.repeat(43)}`;
+    const refused = await gql(url, forged, '{ me { email } }');
+    expect(refused.errors![0].extensions!.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('refuses a second process on the same DATA_DIR, leaving the first one serving', async () => {
+    const { code } = await second.exited;
+    expect(code).not.toBe(0);
+    expect(second.stderr).toContain(`The data directory ${resolve(db.dataDir)} is in use`);
+    expect(second.stderr).toContain(`pid ${service.proc.pid}`);
+    expect(readFileSync(join(db.dataDir, 'keepsake.lock'), 'utf8').trim()).toBe(
+      String(service.proc.pid),
+    );
+    const health = await fetch(url.replace('/graphql', '/health/ready'));
+    expect(health.status).toBe(200);
+  });
+
+  it('lists every invalid variable in one message and exits non-zero', async () => {
+    const { code } = await badConfig.exited;
+    expect(code).toBe(1);
+    expect(badConfig.stderr).toMatch(/^Invalid configuration:\n/);
+    expect(badConfig.stderr).toMatch(/- PORT .*"abc"/);
+    expect(badConfig.stderr).toMatch(/- DATABASE_URL .*postgres/);
+    expect(badConfig.stderr).toMatch(/- JWT_SECRET .*32 characters/);
+    // One message, and the secret itself is not echoed.
+    expect(badConfig.stderr.match(/Invalid configuration/g)).toHaveLength(1);
+    expect(badConfig.stderr).not.toContain('short');
+    expect(badConfig.stdout).toBe('');
+  });
+
+  it('logs JSON lines with a request id, and never message content at info level', async () => {
+    const marker = `marker-${randomUUID()}`;
+    const requestId = `process-test-${randomUUID()}`;
+    const legacy = await gql<{ createLegacy: { id: string } }>(
+      url,
+      token,
+      'mutation { createLegacy(input: { name: "Logs" }) { id } }',
+    );
+    const conversation = await gql<{ startConversation: { id: string } }>(
+      url,
+      token,
+      'mutation($l: ID!) { startConversation(input: { legacyId: $l }) { id } }',
+      { l: legacy.data!.createLegacy.id },
+    );
+    const conversationId = conversation.data!.startConversation.id;
+    const SEND = `mutation Send($input: SendMessageInput!) { sendMessage(input: $input) { message { id } } }`;
+    const sent = await gql(
+      url,
+      token,
+      SEND,
+      { input: { conversationId, content: `He said ${marker}`, clientMessageId: 'c1' } },
+      requestId,
+      'Send',
+    );
+    expect(sent.errors).toBeUndefined();
+    expect(sent.requestId).toBe(requestId);
+    // A refused send (same clientMessageId, other content) must not log its content either.
+    const conflict = await gql(url, token, SEND, {
+      input: { conversationId, content: `Other ${marker}`, clientMessageId: 'c1' },
+    });
+    expect(conflict.errors![0].extensions!.code).toBe('CONFLICT');
+    expect(conflict.requestId).toMatch(/^[0-9a-f-]{36}$/);
+
+    await until(() => service.logs().some((l) => l.requestId === conflict.requestId));
+    const logs = service.logs();
+    expect(logs.every((l) => typeof l.time === 'string' && typeof l.level === 'string')).toBe(true);
+    expect(logs.find((l) => l.requestId === requestId)).toMatchObject({
+      level: 'info',
+      msg: 'operation',
+      operationName: 'Send',
+      operation: 'mutation',
+      userId: expect.any(String),
+      errors: [],
+    });
+    expect(logs.find((l) => l.requestId === conflict.requestId)).toMatchObject({
+      msg: 'operation',
+      errors: ['CONFLICT'],
+    });
+    expect(logs.filter((l) => l.msg === 'operation').every((l) => l.requestId)).toBe(true);
+    expect(service.stdout).not.toContain(marker);
+    expect(service.stderr).not.toContain(marker);
+  });
+
+  describe('shutdown', () => {
+    let shutdown: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let restarted: Service;
+
+    afterAll(async () => {
+      if (restarted && restarted.proc.exitCode === null && restarted.proc.signalCode === null) {
+        restarted.proc.kill('SIGKILL');
+        await restarted.exited;
+      }
+    });
+
+    it('on SIGTERM, finishes the request in flight, then closes the database', async () => {
+      const legacyId = (
+        await gql<{ createLegacy: { id: string } }>(
+          url,
+          token,
+          'mutation { createLegacy(input: { name: "Shutdown" }) { id } }',
+        )
+      ).data!.createLegacy.id;
+      const messages = Array.from({ length: 5000 }, (_, i) => ({
+        role: i % 2 ? 'ASSISTANT' : 'USER',
+        content: `turn ${i}: a few words so that the import takes a moment`,
+        occurredAt: new Date(Date.UTC(2024, 0, 1, 0, 0, i)).toISOString(),
+      }));
+      const requestId = `import-${randomUUID()}`;
+      const importing = gql<{ importConversation: { importedCount: number } }>(
+        url,
+        token,
+        `mutation($input: ImportConversationInput!) { importConversation(input: $input) { importedCount } }`,
+        { input: { legacyId, title: 'Imported before shutdown', messages } },
+        requestId,
+      ).then((res) => ({ res, at: performance.now() }));
+      await new Promise((r) => setTimeout(r, 150));
+      const signalledAt = performance.now();
+      service.proc.kill('SIGTERM');
+
+      const { res, at } = await importing;
+      expect(res.errors).toBeUndefined();
+      expect(res.data!.importConversation.importedCount).toBe(5000);
+      expect(at).toBeGreaterThan(signalledAt); // it really was in flight
+      shutdown = await service.exited;
+      // A clean shutdown: not a crash (status 1). See the exit status test below.
+      expect(shutdown.code === 0 || shutdown.signal === 'SIGTERM').toBe(true);
+
+      const logs = service.logs();
+      const operation = logs.findIndex((l) => l.requestId === requestId && l.msg === 'operation');
+      const closed = logs.findIndex((l) => l.msg === 'database closed');
+      expect(operation).toBeGreaterThanOrEqual(0);
+      expect(closed).toBeGreaterThan(operation);
+      expect(logs.filter((l) => l.level === 'error')).toEqual([]);
+      expect(existsSync(join(db.dataDir, 'keepsake.lock'))).toBe(false);
+
+      // A restart on the same directory sees the import.
+      restarted = run(MAIN, {
+        PORT: '0',
+        DATA_DIR: db.dataDir,
+        LOG_LEVEL: 'warn',
+        SHUTDOWN_TIMEOUT_MS: '500',
+      });
+      const restartedUrl = await restarted.listening;
+      const list = await gql<{
+        conversations: { nodes: { title: string; messageCount: number }[] };
+      }>(
+        restartedUrl,
+        token,
+        'query($l: ID!) { conversations(legacyId: $l) { nodes { title messageCount } } }',
+        { l: legacyId },
+      );
+      expect(list.data!.conversations.nodes).toEqual([
+        { title: 'Imported before shutdown', messageCount: 5000 },
+      ]);
+    }, 60_000);
+
+    it('exits with status 0 after a graceful SIGTERM', () => {
+      expect(shutdown).toEqual({ code: 0, signal: null });
+    });
+
+    it('stops waiting for a stalled request after SHUTDOWN_TIMEOUT_MS', async () => {
+      const port = Number(new URL(await restarted.listening).port);
+      const socket = connect(port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      socket.write(
+        'POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+          'Content-Length: 100\r\n\r\n{"query":',
+      );
+      await new Promise((r) => setTimeout(r, 200));
+      restarted.proc.kill('SIGTERM');
+      const exited = await Promise.race([
+        restarted.exited.then(() => true),
+        new Promise<boolean>((r) => setTimeout(() => r(false), 2000)),
+      ]);
+      socket.destroy();
+      expect(exited).toBe(true);
+    }, 10_000);
+  });
+});
