@@ -1,8 +1,15 @@
 import { Foundation1763800000000 } from './1763800000000-Foundation.js';
 import { Jobs1763800100000 } from './1763800100000-Jobs.js';
+import { Embeddings1763800200000 } from './1763800200000-Embeddings.js';
+import { ModelCalls1763900000000 } from './1763900000000-ModelCalls.js';
 
 /**
  * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
  * ES modules in Jest; `npm run migration:generate` prints the line to add here.
  */
-export const MIGRATIONS = [Foundation1763800000000, Jobs1763800100000];
+export const MIGRATIONS = [
+  Foundation1763800000000,
+  Jobs1763800100000,
+  Embeddings1763800200000,
+  ModelCalls1763900000000,
+];

@@ -4,14 +4,17 @@ import { APP_FILTER } from '@nestjs/core';
 import { GraphQLModule } from '@nestjs/graphql';
 import { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
+import { ContextModule } from './context/context.module.js';
 import { ConversationsModule } from './conversations/conversations.module.js';
 import { DatabaseModule } from './database/database.module.js';
+import { EmbeddingsModule } from './embeddings/embeddings.module.js';
 import { GraphqlExceptionFilter } from './graphql/graphql-exception.filter.js';
 import { graphqlOptions } from './graphql/graphql-options.js';
 import { HealthModule } from './health/health.module.js';
 import { IdentityModule } from './identity/identity.module.js';
 import { JobsModule } from './jobs/jobs.module.js';
 import { LegaciesModule } from './legacies/legacies.module.js';
+import { ModelsModule } from './models/models.module.js';
 import { PubSubModule } from './pubsub/pubsub.module.js';
 
 @Module({})
@@ -25,9 +28,12 @@ export class AppModule {
         PubSubModule,
         IdentityModule,
         JobsModule,
+        ModelsModule,
+        EmbeddingsModule,
         HealthModule,
         LegaciesModule,
         ConversationsModule,
+        ContextModule,
         GraphQLModule.forRoot<ApolloDriverConfig>({
           driver: ApolloDriver,
           ...graphqlOptions(config),

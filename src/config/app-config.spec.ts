@@ -36,4 +36,10 @@ describe('AppConfig', () => {
   it('treats an empty value as unset', () => {
     expect(AppConfig.load({ PORT: '' }).env.PORT).toBe(3000);
   });
+
+  it('checks variables that depend on each other at boot', () => {
+    expect(() => AppConfig.load({ LLM: 'openai', EMBEDDINGS: 'openai' })).toThrow(
+      /LLM=openai needs LLM_MODEL[\s\S]*EMBEDDINGS=openai needs EMBEDDINGS_MODEL|EMBEDDINGS=openai needs EMBEDDINGS_MODEL[\s\S]*LLM=openai needs LLM_MODEL/,
+    );
+  });
 });

@@ -1,5 +1,5 @@
 import { ConfigOf, ConfigParseError, VariableSpecs } from './config-spec.js';
-import { ALL_VARIABLES } from './config.registry.js';
+import { ALL_VARIABLES, CROSS_CHECKS } from './config.registry.js';
 
 export type Env = ConfigOf<typeof ALL_VARIABLES>;
 
@@ -17,7 +17,10 @@ export class AppConfig {
   private constructor(readonly env: Env) {}
 
   static load(source: Record<string, string | undefined> = process.env): AppConfig {
-    return new AppConfig(parseVariables(ALL_VARIABLES, source) as Env);
+    const env = parseVariables(ALL_VARIABLES, source) as Env;
+    const problems = CROSS_CHECKS.flatMap((check) => check(env as never));
+    if (problems.length > 0) throw new ConfigValidationError(problems);
+    return new AppConfig(env);
   }
 
   get embedded(): boolean {

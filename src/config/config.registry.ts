@@ -1,8 +1,9 @@
+import { contextVariables } from '../context/context.config.js';
 import { conversationsVariables } from '../conversations/conversations.config.js';
 import { databaseVariables } from '../database/database.config.js';
 import { identityVariables } from '../identity/identity.config.js';
 import { jobsVariables } from '../jobs/jobs.config.js';
-import { modelsVariables } from '../models/models.config.js';
+import { modelsVariables, validateModelsConfig } from '../models/models.config.js';
 import { serverVariables } from './config.schema.js';
 
 /** Every module's variables, in README order. Add a module's declarations here. */
@@ -11,6 +12,10 @@ export const ALL_VARIABLES = {
   ...databaseVariables,
   ...identityVariables,
   ...conversationsVariables,
+  ...contextVariables,
   ...jobsVariables,
   ...modelsVariables,
 };
+
+/** Checks that span several variables, run after each variable parsed on its own. */
+export const CROSS_CHECKS: ((env: never) => string[])[] = [validateModelsConfig];

@@ -5,6 +5,7 @@ import { JobEntity } from '../jobs/job.entity.js';
 import { LegacyInvitationEntity } from '../legacies/legacy-invitation.entity.js';
 import { LegacyMemberEntity } from '../legacies/legacy-member.entity.js';
 import { LegacyEntity } from '../legacies/legacy.entity.js';
+import { ModelCallEntity } from '../models/model-call.entity.js';
 
 /** Every entity, listed explicitly: globs do not work under ES modules and Jest. */
 export const ENTITIES = [
@@ -15,4 +16,5 @@ export const ENTITIES = [
   ConversationEntity,
   MessageEntity,
   JobEntity,
+  ModelCallEntity,
 ];

@@ -1,0 +1,184 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { AppConfig } from '../config/app-config.js';
+import type { ConversationEntity } from '../conversations/conversation.entity.js';
+import { ConversationsService } from '../conversations/conversations.service.js';
+import type { MessageEntity } from '../conversations/message.entity.js';
+import type { UserEntity } from '../identity/user.entity.js';
+import type { LegacyEntity } from '../legacies/legacy.entity.js';
+import { countTokens } from '../models/tokenizer.js';
+import { MAX_CONTEXT_BUDGET } from './context.config.js';
+import {
+  AssembledContext,
+  AssembledSection,
+  ContextItem,
+  ContextRequest,
+  ContextSectionName,
+  ContextSectionProvider,
+  SECTION_ORDER,
+} from './context.types.js';
+
+export const SECTION_TITLES: Record<ContextSectionName, (legacyName: string) => string> = {
+  facts: (name) => `What the family has shared about ${name}`,
+  memories: () => 'What you remember about the person you are talking with',
+  summaries: () => 'Summaries of earlier conversation',
+  turns: () => 'Relevant earlier turns',
+};
+
+export function defaultPersona(legacy: Pick<LegacyEntity, 'name'>): string {
+  return (
+    `You are Keepsake, a warm and attentive companion helping a family remember ${legacy.name}. ` +
+    `Talk with the user about ${legacy.name}: listen, ask gentle questions, and bring back what ` +
+    'they and their family have shared before. Never invent memories or facts; when you do not ' +
+    'know something, say so and ask.'
+  );
+}
+
+function byScore(a: ContextItem, b: ContextItem): number {
+  return b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/**
+ * Builds what the agent sees for a reply: the persona, the retrieved sections within the token
+ * budget, and the recent window. Sections come from providers that feature modules register,
+ * so the reply path never changes when a new source is added. Items are kept or dropped whole,
+ * in a deterministic order.
+ */
+@Injectable()
+export class ContextAssembler {
+  private readonly logger = new Logger('Context');
+  private readonly providers: ContextSectionProvider[] = [];
+
+  constructor(
+    private readonly conversations: ConversationsService,
+    private readonly config: AppConfig,
+  ) {}
+
+  register(provider: ContextSectionProvider): void {
+    this.providers.push(provider);
+  }
+
+  budget(requested?: number | null): number {
+    const budget = requested ?? this.config.env.CONTEXT_TOKEN_BUDGET;
+    return Math.max(0, Math.min(budget, MAX_CONTEXT_BUDGET));
+  }
+
+  async assemble(input: {
+    user: UserEntity;
+    conversation: ConversationEntity;
+    legacy: LegacyEntity;
+    query: string;
+    budget?: number | null;
+    /** Recent turns up to (and including) this turn index; defaults to the latest. */
+    uptoTurn?: number;
+    now?: Date;
+  }): Promise<AssembledContext> {
+    const budget = this.budget(input.budget);
+    const recent = await this.conversations.recentMessages(
+      input.conversation.id,
+      this.config.env.CONTEXT_RECENT_TURNS,
+      input.uptoTurn === undefined ? undefined : input.uptoTurn + 1,
+    );
+    const request: ContextRequest = {
+      user: input.user,
+      conversation: input.conversation,
+      legacy: input.legacy,
+      query: input.query,
+      recentMessageIds: new Set(recent.map((m) => m.id)),
+      recentStartTurn: recent[0]?.turnIndex ?? input.uptoTurn ?? input.conversation.nextTurnIndex,
+      now: input.now ?? new Date(),
+    };
+    const candidates = new Map<ContextSectionName, ContextItem[]>();
+    for (const provider of this.providers) {
+      const items = await provider.collect(request);
+      candidates.set(provider.section, [...(candidates.get(provider.section) ?? []), ...items]);
+    }
+    const persona = input.legacy.persona?.trim() || defaultPersona(input.legacy);
+    return this.fit(persona, input.legacy.name, candidates, budget, recent);
+  }
+
+  /** Fills the sections in order within the budget and each provider's caps. */
+  fit(
+    persona: string,
+    legacyName: string,
+    candidates: Map<ContextSectionName, ContextItem[]>,
+    budget: number,
+    recent: MessageEntity[],
+  ): AssembledContext {
+    let remaining = budget;
+    let truncated = false;
+    const sections: AssembledSection[] = [];
+    const dropped: AssembledContext['dropped'] = [];
+    for (const name of SECTION_ORDER) {
+      const caps = this.providers.filter((p) => p.section === name);
+      const maxItems = Math.min(...caps.map((p) => p.maxItems ?? Infinity));
+      const maxTokens = Math.min(...caps.map((p) => p.maxTokens ?? Infinity));
+      const seen = new Set<string>();
+      const items: ContextItem[] = [];
+      let tokens = 0;
+      const header = countTokens(`## ${SECTION_TITLES[name](legacyName)}\n`);
+      for (const item of [...(candidates.get(name) ?? [])].sort(byScore)) {
+        const key = `${item.sourceType}:${item.id}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        const cost = item.tokens + 1 + (items.length === 0 ? header : 0);
+        if (items.length >= maxItems) {
+          dropped.push({ item, section: name, reason: `section holds at most ${maxItems} items` });
+          continue;
+        }
+        if (tokens + cost > maxTokens) {
+          dropped.push({
+            item,
+            section: name,
+            reason: `section holds at most ${maxTokens} tokens`,
+          });
+          continue;
+        }
+        if (cost > remaining) {
+          truncated = true;
+          dropped.push({ item, section: name, reason: 'over the token budget' });
+          continue;
+        }
+        items.push(item);
+        tokens += cost;
+        remaining -= cost;
+      }
+      if (items.length > 0) sections.push({ name, items, tokens });
+    }
+    const system = [
+      persona,
+      ...sections.map(
+        (s) => `## ${SECTION_TITLES[s.name](legacyName)}\n${s.items.map((i) => i.text).join('\n')}`,
+      ),
+    ].join('\n\n');
+    return {
+      persona,
+      system,
+      sections,
+      recent,
+      items: sections.flatMap((s) => s.items),
+      tokenCount: budget - remaining,
+      budget,
+      truncated,
+      dropped,
+    };
+  }
+
+  /** Lets each provider record that its items were given to the model. */
+  async markUsed(context: AssembledContext, assistantMessage: MessageEntity): Promise<void> {
+    for (const provider of this.providers) {
+      const mine = context.items.filter((i) =>
+        context.sections.some((s) => s.name === provider.section && s.items.includes(i)),
+      );
+      if (mine.length === 0 || !provider.markUsed) continue;
+      try {
+        await provider.markUsed(mine, assistantMessage);
+      } catch (err) {
+        this.logger.error({
+          msg: 'markUsed failed',
+          section: provider.section,
+          error: (err as Error).message,
+        });
+      }
+    }
+  }
+}

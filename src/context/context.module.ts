@@ -1,0 +1,15 @@
+import { Global, Module } from '@nestjs/common';
+import { ConversationsModule } from '../conversations/conversations.module.js';
+import { ContextAssembler } from './context-assembler.service.js';
+
+/**
+ * The context assembler and its provider registry. Global so that feature modules (facts,
+ * memories, recall) can register section providers without importing the agent.
+ */
+@Global()
+@Module({
+  imports: [ConversationsModule],
+  providers: [ContextAssembler],
+  exports: [ContextAssembler],
+})
+export class ContextModule {}

@@ -1,0 +1,93 @@
+import type { ConversationEntity } from '../conversations/conversation.entity.js';
+import type { MessageEntity } from '../conversations/message.entity.js';
+import type { UserEntity } from '../identity/user.entity.js';
+import type { LegacyEntity } from '../legacies/legacy.entity.js';
+
+export type ContextSourceType = 'FACT' | 'MEMORY' | 'SUMMARY' | 'TURN';
+
+/** Sections of the agent's context, in the order they are rendered and filled. */
+export const SECTION_ORDER = ['facts', 'memories', 'summaries', 'turns'] as const;
+export type ContextSectionName = (typeof SECTION_ORDER)[number];
+
+/** Where an item came from, so that every piece of context can be traced to its source. */
+export interface Provenance {
+  sourceType: ContextSourceType;
+  id: string;
+  conversationId: string | null;
+  /** The turns it came from (a summary or fact cites several). */
+  messageIds: string[];
+  /** Each cited turn's metadata, in the order of messageIds (an import's own ids come back). */
+  messageMetadata: Record<string, unknown>[];
+  turnRange: { start: number; end: number } | null;
+  /** When it was said (turns) or when the item was created. */
+  occurredAt: Date | null;
+  createdAt: Date | null;
+}
+
+export interface ContextItem {
+  sourceType: ContextSourceType;
+  id: string;
+  /** The text given to the model, already formatted for its section. */
+  text: string;
+  /** Tokens of `text`, counted with the tokenizer. */
+  tokens: number;
+  /** The final ranking score (higher first). */
+  score: number;
+  /** The components that produced the score (dense, lexical, recency, ...). */
+  scores: Record<string, number>;
+  provenance: Provenance;
+  /** A code chunk, preferred for code questions. */
+  isCode?: boolean;
+}
+
+export interface ContextRequest {
+  user: UserEntity;
+  conversation: ConversationEntity;
+  legacy: LegacyEntity;
+  /** The current message. */
+  query: string;
+  /** The turns of the recent window (already in the prompt): providers skip them. */
+  recentMessageIds: ReadonlySet<string>;
+  /** The first turn index of the recent window; older turns are retrievable. */
+  recentStartTurn: number;
+  now: Date;
+}
+
+/**
+ * A source of context items. Feature modules register one per section with
+ * ContextAssembler.register() in onModuleInit; the assembler applies the budget.
+ */
+export interface ContextSectionProvider {
+  readonly section: ContextSectionName;
+  /** Caps of this section, inside the overall budget. */
+  readonly maxItems?: number;
+  readonly maxTokens?: number;
+  /** Candidates, best first. */
+  collect(request: ContextRequest): Promise<ContextItem[]>;
+  /** Called once the items given to the model are stored on the assistant turn. */
+  markUsed?(items: ContextItem[], assistantMessage: MessageEntity): Promise<void>;
+}
+
+export interface AssembledSection {
+  name: ContextSectionName;
+  items: ContextItem[];
+  tokens: number;
+}
+
+export interface AssembledContext {
+  persona: string;
+  /** The system prompt: persona followed by the non-empty sections. */
+  system: string;
+  sections: AssembledSection[];
+  /** The recent window, oldest first. */
+  recent: MessageEntity[];
+  /** Every retrieved item that made it in, in section order. */
+  items: ContextItem[];
+  /** Tokens of the retrieved sections (what the budget covers). */
+  tokenCount: number;
+  budget: number;
+  /** True when some candidate was left out for lack of budget. */
+  truncated: boolean;
+  /** Candidates left out, with the reason. */
+  dropped: { item: ContextItem; section: ContextSectionName; reason: string }[];
+}

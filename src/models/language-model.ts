@@ -1,0 +1,117 @@
+import { ModelCall } from './model-usage.js';
+
+/** Nest injection token of the configured `LanguageModel`. */
+export const LANGUAGE_MODEL = Symbol('LANGUAGE_MODEL');
+
+export type ChatRole = 'USER' | 'ASSISTANT';
+
+export interface SummaryTurn {
+  turnIndex: number;
+  role: ChatRole;
+  content: string;
+  occurredAt: Date;
+}
+
+export interface SummarizeTurnsInput {
+  /** The person being remembered. */
+  legacyName: string;
+  turns: SummaryTurn[];
+  /** Facts already stored for the legacy, so they are not extracted again. */
+  existingFacts?: string[];
+}
+
+export const FACT_CATEGORIES = [
+  'PERSONALITY',
+  'HOBBY',
+  'RELATIONSHIP',
+  'MILESTONE',
+  'OCCUPATION',
+  'PREFERENCE',
+  'HABIT',
+  'OTHER',
+] as const;
+export type FactCategory = (typeof FACT_CATEGORIES)[number];
+
+/** A fact about the legacy that the user stated or clearly implied. */
+export interface LegacyFact {
+  content: string;
+  category: FactCategory;
+  /** 0..1 */
+  confidence: number;
+  /** Turns the fact was taken from; always among the input's turn indexes. */
+  sourceTurnIndexes: number[];
+}
+
+export interface StructuredSummary {
+  facts: string[];
+  preferences: string[];
+  decisions: string[];
+  todos: string[];
+  entities: string[];
+}
+
+export interface TurnsSummary {
+  /** 2-4 sentences: key topics and emotional tone. */
+  summary: string;
+  structured: StructuredSummary;
+  facts: LegacyFact[];
+}
+
+export interface ExtractMemoriesInput {
+  userTurn: string;
+  assistantTurn?: string;
+  /** Memories already stored for the user, so they are not extracted again. */
+  existingMemories?: string[];
+}
+
+export const MEMORY_TYPES = [
+  'FACT',
+  'EMOTION',
+  'GOAL',
+  'PATTERN',
+  'RELATIONSHIP',
+  'PREFERENCE',
+] as const;
+export type MemoryType = (typeof MEMORY_TYPES)[number];
+
+/** Something worth remembering about the user (never about the assistant). */
+export interface ExtractedMemory {
+  content: string;
+  type: MemoryType;
+  /** 0..1 */
+  confidence: number;
+}
+
+export interface ExtractedMemories {
+  /** 0-3 memories. */
+  memories: ExtractedMemory[];
+}
+
+export interface ReplyInput {
+  system: string;
+  messages: { role: ChatRole; content: string }[];
+}
+
+export interface Reply {
+  text: string;
+  model: string;
+  usage: { promptTokens: number; completionTokens: number };
+  /** `stop`, `length` (cut at the token limit), ... as reported by the server. */
+  finishReason: string;
+}
+
+/** Every task result carries its usage record (also handed to the ModelUsageRecorder). */
+export type WithCall<T> = T & { call: ModelCall };
+
+/**
+ * Task-level language model. Outputs are validated before they are returned: an answer that
+ * does not conform raises ModelOutputError, an unreachable model ModelUnavailableError.
+ */
+export interface LanguageModel {
+  /** `local:heuristic` or `openai:<model>`. */
+  readonly modelId: string;
+  summarizeTurns(input: SummarizeTurnsInput): Promise<WithCall<TurnsSummary>>;
+  extractMemories(input: ExtractMemoriesInput): Promise<WithCall<ExtractedMemories>>;
+  /** Streams when `onDelta` is given; the result holds the whole text either way. */
+  reply(input: ReplyInput, onDelta?: (text: string) => void): Promise<WithCall<Reply>>;
+}

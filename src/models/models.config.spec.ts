@@ -1,0 +1,55 @@
+import { AppConfig, ConfigValidationError, Env, parseVariables } from '../config/app-config.js';
+import { ALL_VARIABLES } from '../config/config.registry.js';
+import { validateModelsConfig } from './models.config.js';
+
+describe('models configuration', () => {
+  it('defaults to the offline models', () => {
+    const { env } = AppConfig.load({});
+    expect(env.EMBEDDINGS).toBe('local');
+    expect(env.LLM).toBe('local');
+    expect(env.LLM_STRUCTURED_OUTPUT).toBe('json_schema');
+    expect(env.MODEL_TIMEOUT_MS).toBe(60000);
+    expect(env.MODEL_MAX_RETRIES).toBe(3);
+    expect(validateModelsConfig(env)).toEqual([]);
+  });
+
+  it('parses each variable', () => {
+    expect(() => AppConfig.load({ LLM: 'gpt' })).toThrow(ConfigValidationError);
+    expect(() => AppConfig.load({ LLM_BASE_URL: 'localhost:11434' })).toThrow(
+      /LLM_BASE_URL must be an http/,
+    );
+    expect(() => AppConfig.load({ EMBEDDINGS_DIMENSIONS: '0' })).toThrow(/between 1 and 16000/);
+  });
+
+  it('reports what an openai configuration is missing', () => {
+    expect(() => AppConfig.load({ EMBEDDINGS: 'openai', LLM: 'openai' })).toThrow(
+      ConfigValidationError,
+    );
+    const env = parseVariables(ALL_VARIABLES, { EMBEDDINGS: 'openai', LLM: 'openai' }) as Env;
+    expect(validateModelsConfig(env)).toEqual([
+      'EMBEDDINGS=openai needs EMBEDDINGS_MODEL',
+      'EMBEDDINGS=openai needs EMBEDDINGS_DIMENSIONS (the size of the stored vectors)',
+      'EMBEDDINGS=openai needs EMBEDDINGS_BASE_URL or EMBEDDINGS_API_KEY',
+      'LLM=openai needs LLM_MODEL',
+      'LLM=openai needs LLM_BASE_URL or LLM_API_KEY',
+    ]);
+    const complete = AppConfig.load({
+      EMBEDDINGS: 'openai',
+      EMBEDDINGS_MODEL: 'nomic-embed-text',
+      EMBEDDINGS_DIMENSIONS: '768',
+      EMBEDDINGS_BASE_URL: 'http://localhost:11434/v1',
+      LLM: 'openai',
+      LLM_MODEL: 'llama3.1',
+      LLM_BASE_URL: 'http://localhost:11434/v1',
+    });
+    expect(validateModelsConfig(complete.env)).toEqual([]);
+  });
+
+  it('rejects a vector size the local embedder cannot produce', () => {
+    expect(() => AppConfig.load({ EMBEDDINGS_DIMENSIONS: '384' })).toThrow(/512-d vectors/);
+    const env = parseVariables(ALL_VARIABLES, { EMBEDDINGS_DIMENSIONS: '384' }) as Env;
+    expect(validateModelsConfig(env)).toEqual([
+      'EMBEDDINGS=local produces 512-d vectors, but EMBEDDINGS_DIMENSIONS is 384',
+    ]);
+  });
+});

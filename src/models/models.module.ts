@@ -1,0 +1,119 @@
+import {
+  BeforeApplicationShutdown,
+  Global,
+  Inject,
+  Injectable,
+  Module,
+  OnApplicationShutdown,
+} from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../config/app-config.js';
+import { DatabaseUsageRecorder } from './database-usage.recorder.js';
+import { EMBEDDER } from './embedder.js';
+import type { Embedder } from './embedder.js';
+import { LANGUAGE_MODEL, LanguageModel } from './language-model.js';
+import { LocalEmbedder } from './local-embedder.provider.js';
+import { LocalLanguageModel } from './local-llm.provider.js';
+import { LoggingUsageRecorder, MODEL_USAGE_RECORDER } from './model-usage.js';
+import type { ModelUsageRecorder } from './model-usage.js';
+import { ModelsEnv, validateModelsConfig } from './models.config.js';
+import { OpenAiEmbedder } from './openai-embedder.provider.js';
+import { OpenAiLanguageModel } from './openai-llm.provider.js';
+import { MAX_BACKOFF_MS, MAX_RETRY_AFTER_MS } from './openai-transport.js';
+import { RetryPolicy } from './retry.js';
+
+function retryPolicy(env: ModelsEnv): RetryPolicy {
+  return {
+    maxRetries: env.MODEL_MAX_RETRIES,
+    baseMs: env.MODEL_RETRY_BASE_MS,
+    maxDelayMs: MAX_BACKOFF_MS,
+    maxRetryAfterMs: MAX_RETRY_AFTER_MS,
+  };
+}
+
+function assertValid(env: ModelsEnv): void {
+  const problems = validateModelsConfig(env);
+  if (problems.length > 0) throw new Error(`Invalid model configuration: ${problems.join('; ')}`);
+}
+
+/** The embedder EMBEDDINGS selects. Usable without Nest (benchmarks, scripts). */
+export function createEmbedder(config: AppConfig, recorder: ModelUsageRecorder): Embedder {
+  const env = config.env;
+  if (env.EMBEDDINGS === 'local') return new LocalEmbedder();
+  assertValid(env);
+  return new OpenAiEmbedder(
+    {
+      baseURL: env.EMBEDDINGS_BASE_URL,
+      apiKey: env.EMBEDDINGS_API_KEY,
+      model: env.EMBEDDINGS_MODEL as string,
+      dimensions: env.EMBEDDINGS_DIMENSIONS as number,
+      batchSize: env.EMBEDDINGS_BATCH_SIZE,
+      timeoutMs: env.MODEL_TIMEOUT_MS,
+      retry: retryPolicy(env),
+    },
+    recorder,
+  );
+}
+
+/** The language model LLM selects. Usable without Nest (benchmarks, scripts). */
+export function createLanguageModel(
+  config: AppConfig,
+  recorder: ModelUsageRecorder,
+): LanguageModel {
+  const env = config.env;
+  if (env.LLM === 'local') return new LocalLanguageModel(recorder);
+  assertValid(env);
+  return new OpenAiLanguageModel(
+    {
+      baseURL: env.LLM_BASE_URL,
+      apiKey: env.LLM_API_KEY,
+      model: env.LLM_MODEL as string,
+      structuredOutput: env.LLM_STRUCTURED_OUTPUT,
+      timeoutMs: env.MODEL_TIMEOUT_MS,
+      retry: retryPolicy(env),
+    },
+    recorder,
+  );
+}
+
+@Injectable()
+class ModelsLifecycle implements BeforeApplicationShutdown, OnApplicationShutdown {
+  constructor(
+    @Inject(EMBEDDER) private readonly embedder: Embedder,
+    @Inject(MODEL_USAGE_RECORDER) private readonly recorder: ModelUsageRecorder,
+  ) {}
+
+  // Before the database closes (DatabaseModule closes it on application shutdown).
+  async beforeApplicationShutdown(): Promise<void> {
+    if (this.recorder instanceof DatabaseUsageRecorder) await this.recorder.flush();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.embedder.close?.();
+  }
+}
+
+/**
+ * EMBEDDER, LANGUAGE_MODEL and MODEL_USAGE_RECORDER, chosen from AppConfig. Usage goes to the
+ * `model_calls` table when a DataSource is available, to the debug log otherwise.
+ */
+@Global()
+@Module({
+  providers: [
+    {
+      provide: MODEL_USAGE_RECORDER,
+      inject: [{ token: DataSource, optional: true }],
+      useFactory: (dataSource?: DataSource): ModelUsageRecorder =>
+        dataSource ? new DatabaseUsageRecorder(dataSource) : new LoggingUsageRecorder(),
+    },
+    { provide: EMBEDDER, inject: [AppConfig, MODEL_USAGE_RECORDER], useFactory: createEmbedder },
+    {
+      provide: LANGUAGE_MODEL,
+      inject: [AppConfig, MODEL_USAGE_RECORDER],
+      useFactory: createLanguageModel,
+    },
+    ModelsLifecycle,
+  ],
+  exports: [EMBEDDER, LANGUAGE_MODEL, MODEL_USAGE_RECORDER],
+})
+export class ModelsModule {}

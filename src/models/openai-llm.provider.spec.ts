@@ -1,0 +1,337 @@
+import { FakeOpenAiServer, reply } from '../../test/support/fake-openai/fake-openai.server.js';
+import { MemoryUsageRecorder } from '../../test/support/fake-openai/memory-usage.recorder.js';
+import { SummarizeTurnsInput } from './language-model.js';
+import { ModelOutputError, ModelUnavailableError } from './model.errors.js';
+import { OpenAiLanguageModel, OpenAiLanguageModelOptions } from './openai-llm.provider.js';
+import { SCHEMA_NAME } from './prompts.js';
+import { RetryPolicy } from './retry.js';
+import { countTokens } from './tokenizer.js';
+
+const retry: RetryPolicy = {
+  maxRetries: 2,
+  baseMs: 20,
+  maxDelayMs: 200,
+  maxRetryAfterMs: 1000,
+  random: () => 0.5,
+};
+
+const span: SummarizeTurnsInput = {
+  legacyName: 'Joe Miller',
+  turns: [
+    {
+      turnIndex: 3,
+      role: 'USER',
+      content:
+        'Dad worked as a carpenter for thirty years. He built the kitchen table we still eat at. He loved fishing on the lake every summer.',
+      occurredAt: new Date('2025-01-05T10:00:00Z'),
+    },
+    {
+      turnIndex: 4,
+      role: 'ASSISTANT',
+      content: 'That table must hold a lot of memories of him and the lake.',
+      occurredAt: new Date('2025-01-05T10:00:10Z'),
+    },
+  ],
+};
+
+const validSummary = {
+  summary: 'The user remembered their father. The tone was warm.',
+  structured: { facts: [], preferences: [], decisions: [], todos: [], entities: ['Joe Miller'] },
+  facts: [
+    {
+      content: 'Joe Miller worked as a carpenter for thirty years.',
+      category: 'OCCUPATION',
+      confidence: 0.95,
+      sourceTurnIndexes: [3],
+    },
+  ],
+};
+
+describe('OpenAiLanguageModel against the fake server', () => {
+  let fake: FakeOpenAiServer;
+  let recorder: MemoryUsageRecorder;
+
+  const model = (overrides: Partial<OpenAiLanguageModelOptions> = {}) =>
+    new OpenAiLanguageModel(
+      {
+        baseURL: fake.url,
+        apiKey: 'test',
+        model: 'fake-llm',
+        structuredOutput: 'json_schema',
+        timeoutMs: 2000,
+        retry,
+        ...overrides,
+      },
+      recorder,
+    );
+
+  beforeAll(async () => {
+    fake = await FakeOpenAiServer.start();
+  });
+  afterAll(() => fake.close());
+  beforeEach(() => {
+    fake.reset();
+    recorder = new MemoryUsageRecorder();
+  });
+
+  it('asks for strict json_schema output and returns the validated summary (auto mode)', async () => {
+    const result = await model().summarizeTurns(span);
+    const sent = fake.requestsFor('chat')[0].body;
+    expect(sent.response_format?.type).toBe('json_schema');
+    expect(sent.response_format?.json_schema?.name).toBe(SCHEMA_NAME.summarizeTurns);
+    expect(sent.response_format?.json_schema?.strict).toBe(true);
+    expect(result.summary.length).toBeGreaterThan(0);
+    expect(result.facts.map((f) => f.category)).toContain('OCCUPATION');
+    expect(result.facts.every((f) => f.sourceTurnIndexes.every((i) => i === 3))).toBe(true);
+    expect(result.call).toMatchObject({
+      task: 'summarizeTurns',
+      model: 'openai:fake-llm',
+      attempts: 1,
+      ok: true,
+      usageEstimated: false,
+    });
+    expect(result.call.promptTokens).toBeGreaterThan(100);
+    expect(recorder.calls).toEqual([result.call]);
+  });
+
+  it('extracts memories in auto mode', async () => {
+    const result = await model().extractMemories({
+      userTurn: 'I want to write a book about my dad. You are so helpful!',
+    });
+    expect(result.memories).toEqual([
+      { content: 'I want to write a book about my dad.', type: 'GOAL', confidence: 0.72 },
+    ]);
+  });
+
+  it('falls back to json_object when the server rejects json_schema, and remembers it', async () => {
+    fake.rejectJsonSchema = true;
+    const llm = model();
+    const first = await llm.extractMemories({ userTurn: 'I live in Porto.' });
+    expect(first.memories[0]).toMatchObject({ type: 'FACT' });
+    expect(first.call.attempts).toBe(2);
+    expect(llm.structuredOutputMode).toBe('json_object');
+
+    const second = await llm.summarizeTurns(span);
+    expect(second.call.attempts).toBe(1);
+    const formats = fake.requestsFor('chat').map((r) => r.body.response_format?.type);
+    expect(formats).toEqual(['json_schema', 'json_object', 'json_object']);
+    // Without a schema on the wire, the prompt carries it.
+    const system = fake.requestsFor('chat')[2].body.messages?.[0].content ?? '';
+    expect(system).toContain('JSON Schema');
+  });
+
+  it('rejects output that is not JSON, without retrying', async () => {
+    fake.enqueue('chat', reply.content('Sure! Here are the memories: none.'));
+    const err = await model()
+      .extractMemories({ userTurn: 'I live in Porto.' })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ModelOutputError);
+    expect((err as ModelOutputError).attempts).toBe(1);
+    expect((err as ModelOutputError).message).toMatch(/not JSON/);
+    expect(fake.requestsFor('chat')).toHaveLength(1);
+    expect(recorder.last).toMatchObject({ ok: false, attempts: 1 });
+  });
+
+  it('rejects JSON that violates the schema, never using part of it', async () => {
+    fake.enqueue(
+      'chat',
+      reply.object({
+        memories: [
+          { content: 'The user lives in Porto.', type: 'FACT', confidence: 0.9 },
+          { content: 'The user is sad.', type: 'MOOD', confidence: 1.4 },
+        ],
+      }),
+    );
+    const err = (await model()
+      .extractMemories({ userTurn: 'I live in Porto.' })
+      .catch((e: unknown) => e)) as ModelOutputError;
+    expect(err).toBeInstanceOf(ModelOutputError);
+    expect(err.problems).toEqual([
+      '$.memories[1].type: expected one of FACT, EMOTION, GOAL, PATTERN, RELATIONSHIP, PREFERENCE',
+      '$.memories[1].confidence: expected <= 1',
+    ]);
+  });
+
+  it('rejects facts citing turns outside the span', async () => {
+    fake.enqueue(
+      'chat',
+      reply.object({
+        ...validSummary,
+        facts: [{ ...validSummary.facts[0], sourceTurnIndexes: [3, 9] }],
+      }),
+    );
+    const err = (await model()
+      .summarizeTurns(span)
+      .catch((e: unknown) => e)) as ModelOutputError;
+    expect(err).toBeInstanceOf(ModelOutputError);
+    expect(err.problems).toEqual(['$.facts[0].sourceTurnIndexes: turn 9 is not in the span']);
+  });
+
+  it('accepts a fenced JSON answer in json_object mode', async () => {
+    fake.enqueue('chat', reply.content('```json\n' + JSON.stringify(validSummary) + '\n```'));
+    const result = await model({ structuredOutput: 'json_object' }).summarizeTurns(span);
+    expect(result.facts).toEqual(validSummary.facts);
+    expect(fake.requestsFor('chat')[0].body.response_format?.type).toBe('json_object');
+  });
+
+  it('treats a JSON answer cut at the token limit as invalid', async () => {
+    fake.enqueue('chat', reply.content('{"memories": [', { finishReason: 'length' }));
+    await expect(model().extractMemories({ userTurn: 'I live in Porto.' })).rejects.toThrow(
+      /token limit/,
+    );
+  });
+
+  it('retries 5xx with growing backoff, then succeeds', async () => {
+    fake.enqueue('chat', reply.error(500), reply.error(503));
+    const started = Date.now();
+    const result = await model().extractMemories({ userTurn: 'I live in Porto.' });
+    expect(result.call.attempts).toBe(3);
+    // Equal jitter with random=0.5: 15 ms, then 30 ms.
+    const at = fake.requestsFor('chat').map((r) => r.at - started);
+    expect(at[1] - at[0]).toBeGreaterThanOrEqual(12);
+    expect(at[2] - at[1]).toBeGreaterThanOrEqual(25);
+  });
+
+  it('gives up after the retries with ModelUnavailableError', async () => {
+    fake.enqueue('chat', reply.error(500), reply.error(502), reply.error(503));
+    const err = (await model()
+      .extractMemories({ userTurn: 'I live in Porto.' })
+      .catch((e: unknown) => e)) as ModelUnavailableError;
+    expect(err).toBeInstanceOf(ModelUnavailableError);
+    expect(err.attempts).toBe(3);
+    expect(err.retryable).toBe(true);
+    expect(err.message).toMatch(/failed after 3 attempt\(s\): 503/);
+    expect(recorder.last).toMatchObject({ ok: false, attempts: 3 });
+  });
+
+  it('honours Retry-After on 429', async () => {
+    fake.enqueue('chat', reply.rateLimited('0.3'));
+    const started = Date.now();
+    await model().extractMemories({ userTurn: 'I live in Porto.' });
+    const [first, second] = fake.requestsFor('chat');
+    expect(second.at - first.at).toBeGreaterThanOrEqual(290);
+    expect(Date.now() - started).toBeLessThan(1500);
+  });
+
+  it('fails at once when Retry-After is longer than it may wait, passing it on', async () => {
+    fake.enqueue('chat', reply.rateLimited('120'));
+    const err = (await model()
+      .extractMemories({ userTurn: 'I live in Porto.' })
+      .catch((e: unknown) => e)) as ModelUnavailableError;
+    expect(err).toBeInstanceOf(ModelUnavailableError);
+    expect(err.retryAfterSeconds).toBe(120);
+    expect(fake.requestsFor('chat')).toHaveLength(1);
+  });
+
+  it('does not retry a 401', async () => {
+    fake.enqueue('chat', reply.error(401, { message: 'bad key' }));
+    const err = (await model()
+      .extractMemories({ userTurn: 'I live in Porto.' })
+      .catch((e: unknown) => e)) as ModelUnavailableError;
+    expect(err).toBeInstanceOf(ModelUnavailableError);
+    expect(err.retryable).toBe(false);
+    expect(fake.requestsFor('chat')).toHaveLength(1);
+  });
+
+  it('times out a server that never answers, retrying each time', async () => {
+    fake.enqueue('chat', reply.hang(), reply.hang());
+    const started = Date.now();
+    const err = (await model({ timeoutMs: 150, retry: { ...retry, maxRetries: 1 } })
+      .extractMemories({ userTurn: 'I live in Porto.' })
+      .catch((e: unknown) => e)) as ModelUnavailableError;
+    expect(err).toBeInstanceOf(ModelUnavailableError);
+    expect(err.message).toMatch(/no answer within 150 ms/);
+    expect(err.attempts).toBe(2);
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('retries dropped connections and malformed bodies', async () => {
+    fake.enqueue('chat', reply.drop(), reply.raw('{"choices": [{"mess'));
+    const result = await model().extractMemories({ userTurn: 'I live in Porto.' });
+    expect(result.call.attempts).toBe(3);
+  });
+
+  it('estimates usage with the tokenizer when the server sends none', async () => {
+    fake.enqueue('chat', reply.content('{"memories": []}', { usage: null }));
+    const result = await model().extractMemories({ userTurn: 'Hello there.' });
+    expect(result.call.usageEstimated).toBe(true);
+    expect(result.call.promptTokens).toBeGreaterThan(100);
+    expect(result.call.completionTokens).toBe(countTokens('{"memories": []}'));
+  });
+
+  describe('reply', () => {
+    const input = {
+      system: 'You are Keepsake.',
+      messages: [{ role: 'USER' as const, content: 'Tell me about Dad.' }],
+    };
+
+    it('answers without streaming', async () => {
+      const result = await model().reply(input);
+      expect(result.text).toMatch(/fake reply/);
+      expect(result.model).toBe('openai:fake-llm');
+      expect(result.usage.completionTokens).toBeGreaterThan(0);
+      const sent = fake.requestsFor('chat')[0].body;
+      expect(sent.messages).toEqual([
+        { role: 'system', content: 'You are Keepsake.' },
+        { role: 'user', content: 'Tell me about Dad.' },
+      ]);
+      expect(sent.response_format).toBeUndefined();
+    });
+
+    it('streams deltas and takes usage from the final chunk', async () => {
+      fake.enqueue('chat', reply.stream(['He ', 'was ', 'kind.']));
+      const deltas: string[] = [];
+      const result = await model().reply(input, (d) => deltas.push(d));
+      expect(deltas).toEqual(['He ', 'was ', 'kind.']);
+      expect(result.text).toBe('He was kind.');
+      expect(result.finishReason).toBe('stop');
+      expect(result.call.usageEstimated).toBe(false);
+      expect(result.usage.completionTokens).toBe(4);
+      expect(fake.requestsFor('chat')[0].body.stream_options).toEqual({ include_usage: true });
+    });
+
+    it('fails a stream cut after text was delivered, without retrying', async () => {
+      fake.enqueue('chat', reply.stream(['He ', 'was ', 'kind.'], { cutAfter: 2 }));
+      const deltas: string[] = [];
+      const err = (await model()
+        .reply(input, (d) => deltas.push(d))
+        .catch((e: unknown) => e)) as ModelUnavailableError;
+      expect(err).toBeInstanceOf(ModelUnavailableError);
+      expect(err.message).toMatch(/stream broke after 7 characters/);
+      expect(deltas).toEqual(['He ', 'was ']);
+      expect(fake.requestsFor('chat')).toHaveLength(1);
+    });
+
+    it('fails a stream that ends cleanly without finishing', async () => {
+      fake.enqueue('chat', reply.stream(['He ', 'was ', 'kind.'], { cutAfter: 1, cut: 'end' }));
+      await expect(model().reply(input, () => undefined)).rejects.toThrow(
+        /ended before the model finished/,
+      );
+    });
+
+    it('retries a stream cut before any text', async () => {
+      fake.enqueue('chat', reply.stream(['x'], { cutAfter: 0 }));
+      const result = await model().reply(input, () => undefined);
+      expect(result.call.attempts).toBe(2);
+      expect(result.text).toMatch(/fake reply/);
+    });
+
+    it('times out a stalled stream between chunks', async () => {
+      fake.enqueue('chat', reply.stream(['a', 'b'], { chunkDelayMs: 400 }));
+      const err = await model({ timeoutMs: 150, retry: { ...retry, maxRetries: 0 } })
+        .reply(input, () => undefined)
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ModelUnavailableError);
+      expect((err as Error).message).toMatch(/no answer within 150 ms/);
+    });
+
+    it('counts streamed usage with the tokenizer when the server sends none', async () => {
+      fake.setHandler('chat', () =>
+        reply.stream(['Hello ', 'there, ', 'friend.'], { omitUsage: true }),
+      );
+      const result = await model().reply(input, () => undefined);
+      expect(result.call.usageEstimated).toBe(true);
+      expect(result.usage.completionTokens).toBe(countTokens('Hello there, friend.'));
+    });
+  });
+});

@@ -1,0 +1,63 @@
+import { JsonSchema, toWireSchema, validateJson } from './json-schema-lite.js';
+import { MEMORIES_SCHEMA, TURNS_SUMMARY_SCHEMA, parseMemories } from './task-schemas.js';
+
+describe('validateJson', () => {
+  const schema: JsonSchema = {
+    type: 'object',
+    properties: {
+      name: { type: 'string', minLength: 1 },
+      tags: { type: 'array', maxItems: 2, items: { type: 'string', enum: ['a', 'b'] } },
+      score: { type: 'number', minimum: 0, maximum: 1 },
+      count: { type: 'integer' },
+    },
+    required: ['name', 'tags', 'score', 'count'],
+    additionalProperties: false,
+  };
+
+  it('accepts a conforming value', () => {
+    expect(validateJson(schema, { name: 'x', tags: ['a'], score: 0.5, count: 2 })).toEqual([]);
+  });
+
+  it('lists every problem with its path', () => {
+    expect(
+      validateJson(schema, { name: ' ', tags: ['a', 'c', 'b'], score: 2, count: 1.5, extra: true }),
+    ).toEqual([
+      '$.name: expected at least 1 characters',
+      '$.tags: expected at most 2 items',
+      '$.tags[1]: expected one of a, b',
+      '$.score: expected <= 1',
+      '$.count: expected an integer',
+      '$.extra: unexpected property',
+    ]);
+    expect(validateJson(schema, [])).toEqual(['$: expected an object']);
+    expect(validateJson(schema, { tags: [], score: 0, count: 0 })).toEqual(['$.name: missing']);
+  });
+});
+
+describe('toWireSchema', () => {
+  it('keeps structure and enums, drops numeric and length limits', () => {
+    const wire = JSON.stringify(toWireSchema(MEMORIES_SCHEMA));
+    expect(wire).not.toMatch(/maxItems|minimum|maximum|minLength|maxLength/);
+    expect(wire).toContain('"additionalProperties":false');
+    expect(wire).toContain(
+      '"enum":["FACT","EMOTION","GOAL","PATTERN","RELATIONSHIP","PREFERENCE"]',
+    );
+    // Strict structured output needs every property listed as required.
+    const wireSummary = toWireSchema(TURNS_SUMMARY_SCHEMA) as {
+      properties: Record<string, unknown>;
+      required: string[];
+    };
+    expect(wireSummary.required.sort()).toEqual(Object.keys(wireSummary.properties).sort());
+  });
+});
+
+describe('parseMemories', () => {
+  it('accepts bare JSON and one surrounding code fence, nothing else', () => {
+    expect(parseMemories('{"memories": []}')).toEqual({ ok: true, value: { memories: [] } });
+    expect(parseMemories('```json\n{"memories": []}\n```').ok).toBe(true);
+    expect(parseMemories('Here you go: {"memories": []}')).toMatchObject({
+      ok: false,
+      reason: 'not JSON',
+    });
+  });
+});

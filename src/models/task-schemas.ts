@@ -1,0 +1,122 @@
+import { JsonSchema, validateJson } from './json-schema-lite.js';
+import {
+  ExtractedMemories,
+  FACT_CATEGORIES,
+  MEMORY_TYPES,
+  SummarizeTurnsInput,
+  TurnsSummary,
+} from './language-model.js';
+
+const stringList = (maxItems: number): JsonSchema => ({
+  type: 'array',
+  maxItems,
+  items: { type: 'string', minLength: 1, maxLength: 500 },
+});
+
+const confidence: JsonSchema = { type: 'number', minimum: 0, maximum: 1 };
+
+export const TURNS_SUMMARY_SCHEMA: JsonSchema = {
+  type: 'object',
+  properties: {
+    summary: { type: 'string', minLength: 1, maxLength: 2000 },
+    structured: {
+      type: 'object',
+      properties: {
+        facts: stringList(30),
+        preferences: stringList(30),
+        decisions: stringList(30),
+        todos: stringList(30),
+        entities: stringList(50),
+      },
+      required: ['facts', 'preferences', 'decisions', 'todos', 'entities'],
+      additionalProperties: false,
+    },
+    facts: {
+      type: 'array',
+      maxItems: 30,
+      items: {
+        type: 'object',
+        properties: {
+          content: { type: 'string', minLength: 1, maxLength: 500 },
+          category: { type: 'string', enum: FACT_CATEGORIES },
+          confidence,
+          sourceTurnIndexes: { type: 'array', minItems: 1, items: { type: 'integer', minimum: 0 } },
+        },
+        required: ['content', 'category', 'confidence', 'sourceTurnIndexes'],
+        additionalProperties: false,
+      },
+    },
+  },
+  required: ['summary', 'structured', 'facts'],
+  additionalProperties: false,
+};
+
+export const MEMORIES_SCHEMA: JsonSchema = {
+  type: 'object',
+  properties: {
+    memories: {
+      type: 'array',
+      maxItems: 3,
+      items: {
+        type: 'object',
+        properties: {
+          content: { type: 'string', minLength: 1, maxLength: 500 },
+          type: { type: 'string', enum: MEMORY_TYPES },
+          confidence,
+        },
+        required: ['content', 'type', 'confidence'],
+        additionalProperties: false,
+      },
+    },
+  },
+  required: ['memories'],
+  additionalProperties: false,
+};
+
+export type Parsed<T> =
+  { ok: true; value: T } | { ok: false; reason: string; problems: string[]; excerpt: string };
+
+/**
+ * JSON text from a model's message. A single surrounding ```json fence is tolerated (models in
+ * json_object mode add one); anything else around the object is not.
+ */
+function parseJsonText(raw: string): { ok: true; value: unknown } | { ok: false; error: string } {
+  const fenced = /^\s*```(?:json)?\s*\n([\s\S]*?)\n\s*```\s*$/i.exec(raw);
+  const body = fenced ? fenced[1] : raw;
+  try {
+    return { ok: true, value: JSON.parse(body) };
+  } catch (err) {
+    return { ok: false, error: (err as Error).message };
+  }
+}
+
+function parseAgainst<T>(
+  raw: string,
+  schema: JsonSchema,
+  extraChecks: (value: T) => string[] = () => [],
+): Parsed<T> {
+  const excerpt = raw.slice(0, 300);
+  const json = parseJsonText(raw);
+  if (!json.ok) return { ok: false, reason: 'not JSON', problems: [json.error], excerpt };
+  const problems = validateJson(schema, json.value);
+  if (problems.length > 0) return { ok: false, reason: 'schema violation', problems, excerpt };
+  const extra = extraChecks(json.value as T);
+  if (extra.length > 0)
+    return { ok: false, reason: 'inconsistent with the input', problems: extra, excerpt };
+  return { ok: true, value: json.value as T };
+}
+
+export function parseTurnsSummary(raw: string, input: SummarizeTurnsInput): Parsed<TurnsSummary> {
+  const known = new Set(input.turns.map((t) => t.turnIndex));
+  return parseAgainst<TurnsSummary>(raw, TURNS_SUMMARY_SCHEMA, (value) =>
+    value.facts.flatMap((fact, i) =>
+      fact.sourceTurnIndexes
+        .filter((n) => !known.has(n))
+        .map((n) => `$.facts[${i}].sourceTurnIndexes: turn ${n} is not in the span`),
+    ),
+  );
+}
+
+export function parseMemories(raw: string): Parsed<ExtractedMemories> {
+  return parseAgainst<ExtractedMemories>(raw, MEMORIES_SCHEMA);
+}

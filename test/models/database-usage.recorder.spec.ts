@@ -1,0 +1,66 @@
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../../src/config/app-config.js';
+import { openDataSource } from '../../src/database/database.module.js';
+import { EmbeddedPostgres, openEmbeddedPostgres } from '../../src/database/embedded-postgres.js';
+import { DatabaseUsageRecorder } from '../../src/models/database-usage.recorder.js';
+import { LocalLanguageModel } from '../../src/models/local-llm.provider.js';
+import { ModelCallEntity } from '../../src/models/model-call.entity.js';
+import { createTestDatabase } from '../support/test-database.js';
+
+describe('DatabaseUsageRecorder', () => {
+  let db: { dataDir: string; remove: () => void };
+  let embedded: EmbeddedPostgres;
+  let dataSource: DataSource;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const config = AppConfig.load({ DATA_DIR: db.dataDir, JWT_SECRET: 'x'.repeat(32) });
+    embedded = await openEmbeddedPostgres(db.dataDir);
+    dataSource = await openDataSource(config, embedded);
+  });
+
+  afterAll(async () => {
+    await dataSource?.destroy();
+    await embedded?.close();
+    db?.remove();
+  });
+
+  it('writes every call to model_calls', async () => {
+    const recorder = new DatabaseUsageRecorder(dataSource);
+    const llm = new LocalLanguageModel(recorder);
+    await llm.extractMemories({ userTurn: 'I live in Leeds.' });
+    recorder.record({
+      task: 'reply',
+      model: 'openai:fake-llm',
+      promptTokens: 120,
+      completionTokens: 30,
+      durationMs: 812,
+      attempts: 3,
+      ok: false,
+      error: 'openai:fake-llm reply failed after 3 attempt(s): 503',
+      promptVersion: 'reply/1',
+    });
+    await recorder.flush();
+
+    const rows = await dataSource
+      .getRepository(ModelCallEntity)
+      .find({ order: { createdAt: 'ASC', task: 'ASC' } });
+    expect(rows).toHaveLength(2);
+    expect(rows.find((r) => r.task === 'extractMemories')).toMatchObject({
+      model: 'local:heuristic',
+      ok: true,
+      attempts: 1,
+      usageEstimated: true,
+      promptVersion: 'extract-memories/1',
+      error: null,
+    });
+    expect(rows.find((r) => r.task === 'reply')).toMatchObject({
+      promptTokens: 120,
+      completionTokens: 30,
+      durationMs: 812,
+      attempts: 3,
+      ok: false,
+      usageEstimated: false,
+    });
+  });
+});
