@@ -2,6 +2,7 @@ import { ApolloDriver, ApolloDriverConfig } from '@nestjs/apollo';
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { GraphQLModule } from '@nestjs/graphql';
+import { AgentModule } from './agent/agent.module.js';
 import { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { ContextModule } from './context/context.module.js';
@@ -34,6 +35,7 @@ export class AppModule {
         LegaciesModule,
         ConversationsModule,
         ContextModule,
+        AgentModule,
         GraphQLModule.forRoot<ApolloDriverConfig>({
           driver: ApolloDriver,
           ...graphqlOptions(config),

@@ -1,3 +1,4 @@
+import { agentVariables } from '../agent/agent.config.js';
 import { contextVariables } from '../context/context.config.js';
 import { conversationsVariables } from '../conversations/conversations.config.js';
 import { databaseVariables } from '../database/database.config.js';
@@ -13,6 +14,7 @@ export const ALL_VARIABLES = {
   ...identityVariables,
   ...conversationsVariables,
   ...contextVariables,
+  ...agentVariables,
   ...jobsVariables,
   ...modelsVariables,
 };

@@ -4,7 +4,6 @@ import { ConversationRepository } from './conversation.repository.js';
 import { ConversationsResolver } from './conversations.resolver.js';
 import { ConversationsService } from './conversations.service.js';
 import { MessageRepository } from './message.repository.js';
-import { NoReplyService, ReplyService } from './reply.service.js';
 import { TurnEvents } from './turn-events.js';
 
 @Module({
@@ -14,7 +13,6 @@ import { TurnEvents } from './turn-events.js';
     MessageRepository,
     ConversationsService,
     TurnEvents,
-    { provide: ReplyService, useClass: NoReplyService },
     ConversationsResolver,
   ],
   exports: [ConversationsService, TurnEvents],

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { DataSource, QueryFailedError } from 'typeorm';
+import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import {
   Connection,
@@ -27,6 +27,8 @@ export interface AppendTurn {
   clientMessageId?: string | null;
   metadata?: Record<string, unknown> | null;
   occurredAt?: Date | null;
+  /** Writes that must commit with the turn or not at all (the agent's reply record). */
+  inTransaction?: (manager: EntityManager, stored: MessageEntity) => Promise<void>;
 }
 
 export interface ImportedTurn {
@@ -128,6 +130,11 @@ export class ConversationsService {
     return this.messages.recent(conversationId, count, beforeTurn);
   }
 
+  /** The turn stored with this clientMessageId, if any. */
+  findByClientMessageId(conversationId: string, clientMessageId: string) {
+    return this.messages.findByClientId(conversationId, clientMessageId);
+  }
+
   findMessagesByIds(ids: readonly string[]): Promise<MessageEntity[]> {
     return this.messages.findByIds(ids);
   }
@@ -170,6 +177,7 @@ export class ConversationsService {
           clientMessageId,
           occurredAt: turn.occurredAt ?? null,
         });
+        await turn.inTransaction?.(m, stored);
         await this.events.runInTransaction(
           { conversation, messages: [stored], imported: false },
           m,

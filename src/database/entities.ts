@@ -1,3 +1,4 @@
+import { AssistantReplyEntity } from '../agent/assistant-reply.entity.js';
 import { ConversationEntity } from '../conversations/conversation.entity.js';
 import { MessageEntity } from '../conversations/message.entity.js';
 import { UserEntity } from '../identity/user.entity.js';
@@ -17,4 +18,5 @@ export const ENTITIES = [
   MessageEntity,
   JobEntity,
   ModelCallEntity,
+  AssistantReplyEntity,
 ];

@@ -5,6 +5,6 @@ import { LegacyRepository } from './legacy.repository.js';
 
 @Module({
   providers: [LegacyRepository, LegaciesService, LegaciesResolver, LegacyMemberResolver],
-  exports: [LegaciesService],
+  exports: [LegaciesService, LegacyRepository],
 })
 export class LegaciesModule {}

@@ -1,0 +1,181 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { ContextAssembler } from '../context/context-assembler.service.js';
+import type { AssembledContext } from '../context/context.types.js';
+import type { ConversationEntity } from '../conversations/conversation.entity.js';
+import { ConversationsService } from '../conversations/conversations.service.js';
+import { MessageRole } from '../conversations/message-role.enum.js';
+import type { MessageEntity } from '../conversations/message.entity.js';
+import { ReplyService } from '../conversations/reply.service.js';
+import type { UserEntity } from '../identity/user.entity.js';
+import { LegacyRepository } from '../legacies/legacy.repository.js';
+import { LANGUAGE_MODEL } from '../models/language-model.js';
+import type { LanguageModel, Reply, WithCall } from '../models/language-model.js';
+import { ModelErrorCode, ModelOutputError, ModelUnavailableError } from '../models/model.errors.js';
+import { EventBus, topics } from '../pubsub/event-bus.js';
+import { ContextItemRef } from './assistant-reply.entity.js';
+import { AssistantReplyRepository } from './assistant-reply.repository.js';
+
+/** What assistantReplyDelta subscribers receive: chunks in order, then one `done` event. */
+export interface ReplyDelta {
+  conversationId: string;
+  replyToMessageId: string;
+  sequence: number;
+  text: string;
+  done: boolean;
+  messageId: string | null;
+  isError: boolean;
+}
+
+export const REPLY_ERROR_TEXT =
+  "I'm sorry, I couldn't reach the language model just now, so I can't answer this message. " +
+  'Your message is saved; please try again in a moment.';
+
+/** The clientMessageId of the reply to a user turn: retries find the reply already stored. */
+export function replyClientMessageId(userMessageId: string): string {
+  return `reply:${userMessageId}`;
+}
+
+function errorCodeOf(err: unknown): string {
+  if (err instanceof ModelUnavailableError) return ModelErrorCode.MODEL_UNAVAILABLE;
+  if (err instanceof ModelOutputError) return ModelErrorCode.MODEL_OUTPUT_INVALID;
+  return 'INTERNAL';
+}
+
+/**
+ * The agent's turn: context from the assembler, a streamed reply from the language model, and
+ * the assistant turn stored with what it was given. A model that fails after its retries yields
+ * an assistant turn flagged as an error: the user's turn is never lost, and a retried
+ * sendMessage returns the reply already stored instead of asking the model twice.
+ */
+@Injectable()
+export class AgentReplyService extends ReplyService {
+  private readonly logger = new Logger('Agent');
+
+  constructor(
+    private readonly conversations: ConversationsService,
+    private readonly legacies: LegacyRepository,
+    private readonly assembler: ContextAssembler,
+    private readonly replies: AssistantReplyRepository,
+    private readonly bus: EventBus,
+    @Inject(LANGUAGE_MODEL) private readonly llm: LanguageModel,
+  ) {
+    super();
+  }
+
+  async replyTo(
+    user: UserEntity,
+    conversation: ConversationEntity,
+    userMessage: MessageEntity,
+  ): Promise<MessageEntity | null> {
+    const clientMessageId = replyClientMessageId(userMessage.id);
+    const stored = await this.conversations.findByClientMessageId(conversation.id, clientMessageId);
+    if (stored) return stored;
+
+    const started = performance.now();
+    const topic = topics.conversationReplyDeltas(conversation.id);
+    let sequence = 0;
+    // Publishes are chained so subscribers see the chunks in the order the model produced them.
+    let published = Promise.resolve();
+    const emit = (delta: Omit<ReplyDelta, 'conversationId' | 'replyToMessageId' | 'sequence'>) => {
+      const event: ReplyDelta = {
+        conversationId: conversation.id,
+        replyToMessageId: userMessage.id,
+        sequence: sequence++,
+        ...delta,
+      };
+      published = published
+        .then(() => this.bus.publish(topic, event))
+        .catch((err: unknown) =>
+          this.logger.warn({ msg: 'delta not published', error: (err as Error).message }),
+        );
+    };
+
+    let context: AssembledContext | null = null;
+    let reply: WithCall<Reply> | null = null;
+    let failure: unknown = null;
+    try {
+      context = await this.assemble(user, conversation, userMessage);
+      reply = await this.llm.reply(
+        {
+          system: context.system,
+          messages: context.recent.map((m) => ({ role: m.role, content: m.content })),
+        },
+        (text) => {
+          if (text) emit({ text, done: false, messageId: null, isError: false });
+        },
+      );
+      if (reply.text.trim() === '') {
+        throw new ModelOutputError('The model returned an empty reply.', {
+          task: 'reply',
+          model: reply.model,
+          attempts: 1,
+        });
+      }
+    } catch (err) {
+      failure = err;
+      const level = err instanceof ModelUnavailableError ? 'warn' : 'error';
+      this.logger[level]({
+        msg: 'reply failed; storing an error turn',
+        conversationId: conversation.id,
+        error: (err as Error).message,
+      });
+    }
+
+    const items: ContextItemRef[] =
+      context?.sections.flatMap((s) =>
+        s.items.map((i) => ({
+          sourceType: i.sourceType,
+          id: i.id,
+          section: s.name,
+          score: i.score,
+        })),
+      ) ?? [];
+    const ok = failure === null && reply !== null;
+    const { message, created } = await this.conversations.append(conversation, {
+      role: MessageRole.ASSISTANT,
+      content: ok ? reply!.text : REPLY_ERROR_TEXT,
+      clientMessageId,
+      inTransaction: (m, turn) =>
+        this.replies.insert(m, {
+          messageId: turn.id,
+          conversationId: conversation.id,
+          replyToMessageId: userMessage.id,
+          model: reply?.model ?? this.llm.modelId,
+          promptTokens: reply?.usage.promptTokens ?? 0,
+          completionTokens: reply?.usage.completionTokens ?? 0,
+          finishReason: reply?.finishReason ?? null,
+          isError: !ok,
+          errorCode: ok ? null : errorCodeOf(failure),
+          contextItems: items,
+          contextTokens: context?.tokenCount ?? 0,
+          contextTruncated: context?.truncated ?? false,
+          latencyMs: Math.round(performance.now() - started),
+        }),
+    });
+    emit({ text: '', done: true, messageId: message.id, isError: !ok });
+    await published;
+    if (created && ok && context) await this.assembler.markUsed(context, message);
+    return message;
+  }
+
+  /** The assembled context, with earlier error turns kept out of the model's window. */
+  private async assemble(
+    user: UserEntity,
+    conversation: ConversationEntity,
+    userMessage: MessageEntity,
+  ): Promise<AssembledContext> {
+    const legacy = await this.legacies.findById(conversation.legacyId);
+    if (!legacy) throw new Error(`legacy ${conversation.legacyId} is gone`);
+    const context = await this.assembler.assemble({
+      user,
+      conversation,
+      legacy,
+      query: userMessage.content,
+      uptoTurn: userMessage.turnIndex,
+    });
+    const errors = await this.replies.errorMessageIds(context.recent.map((m) => m.id));
+    return errors.size === 0
+      ? context
+      : { ...context, recent: context.recent.filter((m) => !errors.has(m.id)) };
+  }
+}

@@ -1,0 +1,64 @@
+import { UseGuards } from '@nestjs/common';
+import { Args, ID, Parent, ResolveField, Resolver, Subscription } from '@nestjs/graphql';
+import { UuidPipe } from '../common/validation/uuid.pipe.js';
+import { ConversationsService } from '../conversations/conversations.service.js';
+import { MessageModel } from '../conversations/models/conversation.model.js';
+import { Loaders, RequestLoaders, byKey } from '../graphql/loaders.js';
+import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
+import { GqlAuthGuard } from '../identity/guards/gql-auth.guard.js';
+import { UserEntity } from '../identity/user.entity.js';
+import { EventBus, topics } from '../pubsub/event-bus.js';
+import { AssistantReplyEntity } from './assistant-reply.entity.js';
+import { AssistantReplyRepository } from './assistant-reply.repository.js';
+import { MessageGenerationModel, ReplyDeltaModel } from './models/reply.model.js';
+
+@Resolver(() => MessageModel)
+@UseGuards(GqlAuthGuard)
+export class MessageGenerationResolver {
+  constructor(private readonly replies: AssistantReplyRepository) {}
+
+  private load(message: MessageModel, loaders: Loaders): Promise<AssistantReplyEntity | null> {
+    return loaders
+      .for<string, AssistantReplyEntity | null>('message.generation', async (ids) =>
+        byKey(ids, await this.replies.findByMessageIds(ids), (r) => r.messageId),
+      )
+      .load(message.id);
+  }
+
+  @ResolveField(() => MessageGenerationModel, {
+    nullable: true,
+    description:
+      'For assistant turns the agent wrote: model, usage and the context items it was given. Null for other turns.',
+  })
+  generation(@Parent() message: MessageModel, @RequestLoaders() loaders: Loaders) {
+    return this.load(message, loaders);
+  }
+
+  @ResolveField(() => Boolean, {
+    description: 'True for an assistant turn stored because the model failed.',
+  })
+  async isError(@Parent() message: MessageModel, @RequestLoaders() loaders: Loaders) {
+    return (await this.load(message, loaders))?.isError ?? false;
+  }
+}
+
+@Resolver()
+@UseGuards(GqlAuthGuard)
+export class AgentResolver {
+  constructor(
+    private readonly conversations: ConversationsService,
+    private readonly bus: EventBus,
+  ) {}
+
+  @Subscription(() => ReplyDeltaModel, {
+    description: "The agent's reply to your turns in one of your conversations, as it streams.",
+    resolve: (payload: ReplyDeltaModel) => payload,
+  })
+  async assistantReplyDelta(
+    @CurrentUser() user: UserEntity,
+    @Args('conversationId', { type: () => ID }, UuidPipe) conversationId: string,
+  ) {
+    await this.conversations.getOwned(user, conversationId);
+    return this.bus.subscribe(topics.conversationReplyDeltas(conversationId));
+  }
+}

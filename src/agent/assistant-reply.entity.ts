@@ -1,0 +1,55 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+/** A context item given to the model for a reply: enough to trace it back to its source. */
+export interface ContextItemRef {
+  sourceType: string;
+  id: string;
+  section: string;
+  score: number;
+}
+
+/** How one agent-written assistant turn came about. */
+@Entity('assistant_replies')
+export class AssistantReplyEntity {
+  @PrimaryColumn({ name: 'message_id', type: 'uuid' })
+  messageId: string;
+
+  @Column({ name: 'conversation_id', type: 'uuid' })
+  conversationId: string;
+
+  @Column({ name: 'reply_to_message_id', type: 'uuid' })
+  replyToMessageId: string;
+
+  @Column({ type: 'text' })
+  model: string;
+
+  @Column({ name: 'prompt_tokens', type: 'integer' })
+  promptTokens: number;
+
+  @Column({ name: 'completion_tokens', type: 'integer' })
+  completionTokens: number;
+
+  @Column({ name: 'finish_reason', type: 'text', nullable: true })
+  finishReason: string | null;
+
+  @Column({ name: 'is_error', type: 'boolean' })
+  isError: boolean;
+
+  @Column({ name: 'error_code', type: 'text', nullable: true })
+  errorCode: string | null;
+
+  @Column({ name: 'context_items', type: 'jsonb' })
+  contextItems: ContextItemRef[];
+
+  @Column({ name: 'context_tokens', type: 'integer' })
+  contextTokens: number;
+
+  @Column({ name: 'context_truncated', type: 'boolean' })
+  contextTruncated: boolean;
+
+  @Column({ name: 'latency_ms', type: 'integer', nullable: true })
+  latencyMs: number | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  createdAt: Date;
+}

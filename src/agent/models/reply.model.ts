@@ -1,0 +1,89 @@
+import { Field, Float, ID, Int, ObjectType } from '@nestjs/graphql';
+
+@ObjectType('AssistantReplyDelta', {
+  description:
+    'A chunk of the reply being streamed for a user turn. Chunks arrive in sequence order; the last event has done = true, the stored turn id and whether it is an error turn.',
+})
+export class ReplyDeltaModel {
+  @Field(() => ID)
+  conversationId: string;
+
+  @Field(() => ID, { description: 'The user turn being answered.' })
+  replyToMessageId: string;
+
+  @Field(() => Int, { description: '0, 1, 2, ... within one reply.' })
+  sequence: number;
+
+  @Field({ description: 'The next piece of text; empty on the final event.' })
+  text: string;
+
+  @Field()
+  done: boolean;
+
+  @Field(() => ID, {
+    nullable: true,
+    description: 'The stored assistant turn, on the final event.',
+  })
+  messageId: string | null;
+
+  @Field({
+    description: 'True on the final event when the model failed and an error turn was stored.',
+  })
+  isError: boolean;
+}
+
+@ObjectType('ContextItemRef', { description: 'A context item the model was given for a reply.' })
+export class ContextItemRefModel {
+  @Field({ description: 'FACT, MEMORY, SUMMARY or TURN.' })
+  sourceType: string;
+
+  @Field(() => ID)
+  id: string;
+
+  @Field({ description: 'The context section it was placed in.' })
+  section: string;
+
+  @Field(() => Float)
+  score: number;
+}
+
+@ObjectType('MessageGeneration', {
+  description: 'How an assistant turn written by the agent came about.',
+})
+export class MessageGenerationModel {
+  @Field(() => ID, { description: 'The user turn it answers.' })
+  replyToMessageId: string;
+
+  @Field({ description: 'The language model, such as openai:gpt-4o-mini or local:heuristic.' })
+  model: string;
+
+  @Field(() => Int)
+  promptTokens: number;
+
+  @Field(() => Int)
+  completionTokens: number;
+
+  @Field(() => String, { nullable: true })
+  finishReason: string | null;
+
+  @Field()
+  isError: boolean;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'MODEL_UNAVAILABLE, MODEL_OUTPUT_INVALID or INTERNAL on an error turn.',
+  })
+  errorCode: string | null;
+
+  @Field(() => [ContextItemRefModel])
+  contextItems: ContextItemRefModel[];
+
+  @Field(() => Int, { description: 'Tokens of the retrieved context sections.' })
+  contextTokens: number;
+
+  @Field({ description: 'True when some retrieved item was left out for lack of budget.' })
+  contextTruncated: boolean;
+
+  @Field(() => Int, { nullable: true })
+  latencyMs: number | null;
+}
