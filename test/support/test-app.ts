@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { INestApplication } from '@nestjs/common';
 import { createClient, Client } from 'graphql-ws';
 import { SignJWT } from 'jose';
@@ -55,8 +56,17 @@ export async function signToken(
  * The real application on a private copy of the migrated template database, listening on a
  * random loopback port, with helpers that call it the way the frontend does.
  */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
-  const db = await createTestDatabase();
+export async function startTestApp(
+  env: Record<string, string> = {},
+  /** keepData: leave the data directory on close, to restart on it (pass DATA_DIR in env). */
+  options: { keepData?: boolean } = {},
+): Promise<TestApp> {
+  const db = env.DATA_DIR
+    ? {
+        dataDir: env.DATA_DIR,
+        remove: () => rmSync(env.DATA_DIR, { recursive: true, force: true }),
+      }
+    : await createTestDatabase();
   const config = AppConfig.load({
     DATA_DIR: db.dataDir,
     JWT_SECRET: TEST_JWT_SECRET,
@@ -114,7 +124,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     async close() {
       await Promise.all(clients.map((c) => c.dispose()));
       await app.close();
-      db.remove();
+      if (!options.keepData) db.remove();
     },
   };
 }
