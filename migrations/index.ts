@@ -2,6 +2,7 @@ import { Foundation1763800000000 } from './1763800000000-Foundation.js';
 import { Jobs1763800100000 } from './1763800100000-Jobs.js';
 import { Embeddings1763800200000 } from './1763800200000-Embeddings.js';
 import { AgentReplies1763800300000 } from './1763800300000-AgentReplies.js';
+import { EventPayloads1763800310000 } from './1763800310000-EventPayloads.js';
 import { ModelCalls1763900000000 } from './1763900000000-ModelCalls.js';
 
 /**
@@ -13,5 +14,6 @@ export const MIGRATIONS = [
   Jobs1763800100000,
   Embeddings1763800200000,
   AgentReplies1763800300000,
+  EventPayloads1763800310000,
   ModelCalls1763900000000,
 ];

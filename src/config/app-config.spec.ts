@@ -42,4 +42,11 @@ describe('AppConfig', () => {
       /LLM=openai needs LLM_MODEL[\s\S]*EMBEDDINGS=openai needs EMBEDDINGS_MODEL|EMBEDDINGS=openai needs EMBEDDINGS_MODEL[\s\S]*LLM=openai needs LLM_MODEL/,
     );
   });
+
+  it('refuses a PostgreSQL event bus without a PostgreSQL server', () => {
+    expect(() => AppConfig.load({ EVENT_BUS: 'postgres' })).toThrow(
+      /EVENT_BUS=postgres needs DATABASE_URL/,
+    );
+    expect(AppConfig.load({}).env.EVENT_BUS).toBe('auto');
+  });
 });

@@ -3,6 +3,7 @@ import { contextVariables } from '../context/context.config.js';
 import { conversationsVariables } from '../conversations/conversations.config.js';
 import { databaseVariables } from '../database/database.config.js';
 import { identityVariables } from '../identity/identity.config.js';
+import { pubsubVariables } from '../pubsub/pubsub.config.js';
 import { jobsVariables } from '../jobs/jobs.config.js';
 import { modelsVariables, validateModelsConfig } from '../models/models.config.js';
 import { serverVariables } from './config.schema.js';
@@ -11,6 +12,7 @@ import { serverVariables } from './config.schema.js';
 export const ALL_VARIABLES = {
   ...serverVariables,
   ...databaseVariables,
+  ...pubsubVariables,
   ...identityVariables,
   ...conversationsVariables,
   ...contextVariables,
@@ -20,4 +22,10 @@ export const ALL_VARIABLES = {
 };
 
 /** Checks that span several variables, run after each variable parsed on its own. */
-export const CROSS_CHECKS: ((env: never) => string[])[] = [validateModelsConfig];
+export const CROSS_CHECKS: ((env: never) => string[])[] = [
+  validateModelsConfig,
+  (env: { EVENT_BUS: string; DATABASE_URL?: string }) =>
+    env.EVENT_BUS === 'postgres' && !env.DATABASE_URL
+      ? ['EVENT_BUS=postgres needs DATABASE_URL']
+      : [],
+];

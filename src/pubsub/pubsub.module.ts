@@ -1,10 +1,38 @@
-import { Global, Module } from '@nestjs/common';
+import { Global, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../config/app-config.js';
 import { EventBus } from './event-bus.js';
 import { InProcessEventBus } from './in-process-event-bus.js';
+import { PgNotifyTransport } from './notify-transport.js';
+import { PostgresEventBus } from './postgres-event-bus.js';
+
+async function createEventBus(config: AppConfig, dataSource: DataSource): Promise<EventBus> {
+  const mode = config.env.EVENT_BUS;
+  const url = config.env.DATABASE_URL;
+  if (mode === 'memory' || (mode === 'auto' && !url)) return new InProcessEventBus();
+  if (!url) throw new Error('EVENT_BUS=postgres needs DATABASE_URL');
+  const bus = new PostgresEventBus(
+    new PgNotifyTransport(dataSource, url, config.env.DB_CONNECT_TIMEOUT_MS),
+  );
+  await bus.start();
+  return bus;
+}
+
+@Injectable()
+class EventBusLifecycle implements OnApplicationShutdown {
+  constructor(@Inject(EventBus) private readonly bus: EventBus) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.bus instanceof PostgresEventBus) await this.bus.close();
+  }
+}
 
 @Global()
 @Module({
-  providers: [{ provide: EventBus, useClass: InProcessEventBus }],
+  providers: [
+    { provide: EventBus, inject: [AppConfig, DataSource], useFactory: createEventBus },
+    EventBusLifecycle,
+  ],
   exports: [EventBus],
 })
 export class PubSubModule {}

@@ -1,0 +1,106 @@
+import { Logger } from '@nestjs/common';
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+
+/** The database side of the PostgreSQL event bus: NOTIFY, LISTEN and parked payloads. */
+export interface NotifyTransport {
+  notify(channel: string, payload: string): Promise<void>;
+  /** Calls onPayload for every notification on the channel until the returned stop is called. */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  park(body: string): Promise<string>;
+  fetchParked(id: string): Promise<string | null>;
+  pruneParked(olderThanSeconds: number): Promise<void>;
+}
+
+type Query = (sql: string, params: unknown[]) => Promise<Record<string, unknown>[]>;
+
+/** The SQL shared by every transport: statements run through whatever connection is at hand. */
+abstract class SqlNotifyTransport implements NotifyTransport {
+  protected abstract run: Query;
+
+  abstract listen(
+    channel: string,
+    onPayload: (payload: string) => void,
+  ): Promise<() => Promise<void>>;
+
+  async notify(channel: string, payload: string): Promise<void> {
+    await this.run('SELECT pg_notify($1, $2)', [channel, payload]);
+  }
+
+  async park(body: string): Promise<string> {
+    const [row] = await this.run('INSERT INTO event_payloads (body) VALUES ($1) RETURNING id', [
+      body,
+    ]);
+    return row.id as string;
+  }
+
+  async fetchParked(id: string): Promise<string | null> {
+    const [row] = await this.run('SELECT body FROM event_payloads WHERE id = $1', [id]);
+    return (row?.body as string | undefined) ?? null;
+  }
+
+  async pruneParked(olderThanSeconds: number): Promise<void> {
+    await this.run(
+      `DELETE FROM event_payloads WHERE created_at < now() - make_interval(secs => $1)`,
+      [olderThanSeconds],
+    );
+  }
+}
+
+/**
+ * A real PostgreSQL server: statements through the application's pool, LISTEN on a dedicated
+ * connection that reconnects (and listens again) after it drops.
+ */
+export class PgNotifyTransport extends SqlNotifyTransport {
+  private readonly logger = new Logger('EventBus');
+  protected run: Query;
+
+  constructor(
+    dataSource: DataSource,
+    private readonly connectionString: string,
+    private readonly connectTimeoutMs: number,
+  ) {
+    super();
+    this.run = (sql, params) => dataSource.query(sql, params);
+  }
+
+  async listen(channel: string, onPayload: (payload: string) => void) {
+    let client: pg.Client | null = null;
+    let stopped = false;
+    let retryMs = 500;
+    const connect = async (): Promise<void> => {
+      const next = new pg.Client({
+        connectionString: this.connectionString,
+        connectionTimeoutMillis: this.connectTimeoutMs,
+      });
+      next.on('notification', (n) => {
+        if (n.channel === channel && n.payload !== undefined) onPayload(n.payload);
+      });
+      next.on('error', (err) => {
+        this.logger.warn({ msg: 'listener connection lost', error: err.message });
+        void next.end().catch(() => undefined);
+        if (!stopped) reconnect();
+      });
+      await next.connect();
+      await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      client = next;
+      retryMs = 500;
+    };
+    const reconnect = () => {
+      client = null;
+      setTimeout(() => {
+        if (stopped) return;
+        connect().catch((err: Error) => {
+          this.logger.warn({ msg: 'listener reconnect failed', error: err.message, retryMs });
+          retryMs = Math.min(retryMs * 2, 30_000);
+          reconnect();
+        });
+      }, retryMs).unref();
+    };
+    await connect();
+    return async () => {
+      stopped = true;
+      await (client as pg.Client | null)?.end().catch(() => undefined);
+    };
+  }
+}
