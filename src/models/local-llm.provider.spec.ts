@@ -241,6 +241,12 @@ describe('LocalLanguageModel (offline heuristics)', () => {
       expect(result.usage.completionTokens).toBeGreaterThan(0);
     });
 
+    it('does not pass the persona off as something retrieved', async () => {
+      const result = await llm.reply({ ...input, system: 'You are Keepsake, remembering Joe.' });
+      expect(result.text).toContain('Nothing has been retrieved for this message yet.');
+      expect(result.text).not.toContain('remembering Joe');
+    });
+
     it('streams the same text in a few deltas', async () => {
       const deltas: string[] = [];
       const result = await llm.reply(input, (d) => deltas.push(d));

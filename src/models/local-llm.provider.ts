@@ -168,9 +168,9 @@ const clip = (text: string, max: number) =>
  */
 export function localReplyText(input: ReplyInput): string {
   const lines: string[] = [NO_MODEL_NOTICE, ''];
-  let sections = sectionsOf(input.system);
-  if (sections.some((s) => s.headed)) sections = sections.filter((s) => s.headed);
-  if (sections.length === 0) lines.push('- Nothing was retrieved for this conversation.');
+  // The text before the first heading is the persona: instructions, not something retrieved.
+  const sections = sectionsOf(input.system).filter((s) => s.headed);
+  if (sections.length === 0) lines.push('Nothing has been retrieved for this message yet.');
   for (const section of sections) {
     const items = section.lines.map((l) => l.replace(/^([-*•]|\d+[.)])\s+/, ''));
     lines.push(`${section.title}:`);
