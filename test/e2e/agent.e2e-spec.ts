@@ -1,3 +1,4 @@
+import type { ReplyDelta } from '../../src/agent/agent-reply.service.js';
 import { FakeOpenAiServer, reply } from '../support/fake-openai/fake-openai.server.js';
 import { startTestApp, subscribe, TestApp, TestUser } from '../support/test-app.js';
 
@@ -47,15 +48,7 @@ interface Sent {
   };
 }
 interface Delta {
-  assistantReplyDelta: {
-    conversationId: string;
-    replyToMessageId: string;
-    sequence: number;
-    text: string;
-    done: boolean;
-    messageId: string | null;
-    isError: boolean;
-  };
+  assistantReplyDelta: ReplyDelta;
 }
 
 async function setup(t: TestApp, sub: string, persona?: string) {
