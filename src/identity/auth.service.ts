@@ -76,7 +76,9 @@ export class AuthService {
     const issuerPrefix = this.config.env.JWT_ISSUER ? '' : payload.iss ? `${payload.iss}|` : '';
     return {
       subject: `${issuerPrefix}${payload.sub}`,
-      email: claim('email')?.toLowerCase() ?? null,
+      // An address the identity provider says is unproven must not claim invitations or be
+      // found by addLegacyMember: it is ignored.
+      email: payload.email_verified === false ? null : (claim('email')?.toLowerCase() ?? null),
       name: claim('name'),
       admin: payload.admin === true,
     };

@@ -116,6 +116,23 @@ describe('Keepsake foundation (HTTP and WebSocket)', () => {
       alice,
     );
     expect(invite.data!.addLegacyMember.invitation).toMatchObject({ email: 'carol@example.com' });
+    // Someone else whose provider has not verified that address gets nothing from it.
+    const mallory = await signToken('mallory', {
+      email: 'carol@example.com',
+      email_verified: false,
+    });
+    const malloryMe = await t.gql<{ me: { email: string | null } }>(
+      '{ me { email } }',
+      {},
+      mallory,
+    );
+    expect(malloryMe.data!.me.email).toBeNull();
+    const malloryView = await t.gql(
+      `query($id: ID!) { legacy(id: $id) { viewerRole } }`,
+      { id: legacyId },
+      mallory,
+    );
+    expect(malloryView.errors![0].extensions!.code).toBe('NOT_FOUND');
     const carol = await t.user('carol', { email: 'carol@example.com' });
     const carolView = await t.gql<{ legacy: { viewerRole: string } }>(
       `query($id: ID!) { legacy(id: $id) { viewerRole } }`,
