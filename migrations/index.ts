@@ -3,6 +3,8 @@ import { Jobs1763800100000 } from './1763800100000-Jobs.js';
 import { Embeddings1763800200000 } from './1763800200000-Embeddings.js';
 import { AgentReplies1763800300000 } from './1763800300000-AgentReplies.js';
 import { EventPayloads1763800310000 } from './1763800310000-EventPayloads.js';
+import { ConversationChunks1763800400000 } from './1763800400000-ConversationChunks.js';
+import { Facts1763800410000 } from './1763800410000-Facts.js';
 import { ModelCalls1763900000000 } from './1763900000000-ModelCalls.js';
 
 /**
@@ -15,5 +17,7 @@ export const MIGRATIONS = [
   Embeddings1763800200000,
   AgentReplies1763800300000,
   EventPayloads1763800310000,
+  ConversationChunks1763800400000,
+  Facts1763800410000,
   ModelCalls1763900000000,
 ];

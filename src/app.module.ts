@@ -9,6 +9,7 @@ import { ContextModule } from './context/context.module.js';
 import { ConversationsModule } from './conversations/conversations.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { EmbeddingsModule } from './embeddings/embeddings.module.js';
+import { FactsModule } from './facts/facts.module.js';
 import { GraphqlExceptionFilter } from './graphql/graphql-exception.filter.js';
 import { graphqlOptions } from './graphql/graphql-options.js';
 import { HealthModule } from './health/health.module.js';
@@ -17,6 +18,7 @@ import { JobsModule } from './jobs/jobs.module.js';
 import { LegaciesModule } from './legacies/legacies.module.js';
 import { ModelsModule } from './models/models.module.js';
 import { PubSubModule } from './pubsub/pubsub.module.js';
+import { SummariesModule } from './summaries/summaries.module.js';
 
 @Module({})
 export class AppModule {
@@ -36,6 +38,8 @@ export class AppModule {
         ConversationsModule,
         ContextModule,
         AgentModule,
+        FactsModule,
+        SummariesModule,
         GraphQLModule.forRoot<ApolloDriverConfig>({
           driver: ApolloDriver,
           ...graphqlOptions(config),

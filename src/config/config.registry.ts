@@ -2,10 +2,12 @@ import { agentVariables } from '../agent/agent.config.js';
 import { contextVariables } from '../context/context.config.js';
 import { conversationsVariables } from '../conversations/conversations.config.js';
 import { databaseVariables } from '../database/database.config.js';
+import { factsVariables } from '../facts/facts.config.js';
 import { identityVariables } from '../identity/identity.config.js';
 import { pubsubVariables } from '../pubsub/pubsub.config.js';
 import { jobsVariables } from '../jobs/jobs.config.js';
 import { modelsVariables, validateModelsConfig } from '../models/models.config.js';
+import { summariesVariables } from '../summaries/summaries.config.js';
 import { serverVariables } from './config.schema.js';
 
 /** Every module's variables, in README order. Add a module's declarations here. */
@@ -18,6 +20,8 @@ export const ALL_VARIABLES = {
   ...contextVariables,
   ...agentVariables,
   ...jobsVariables,
+  ...summariesVariables,
+  ...factsVariables,
   ...modelsVariables,
 };
 

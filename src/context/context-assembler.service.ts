@@ -2,6 +2,8 @@ import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
 import type { ConversationEntity } from '../conversations/conversation.entity.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
+import { EmbeddingService } from '../embeddings/embedding.service.js';
+import type { QueryVector } from '../embeddings/embedding.service.js';
 import type { MessageEntity } from '../conversations/message.entity.js';
 import type { UserEntity } from '../identity/user.entity.js';
 import type { LegacyEntity } from '../legacies/legacy.entity.js';
@@ -10,7 +12,9 @@ import { MAX_CONTEXT_BUDGET } from './context.config.js';
 import {
   AssembledContext,
   AssembledSection,
+  AssemblyObserver,
   ContextItem,
+  ContextPurpose,
   ContextRequest,
   ContextSectionName,
   ContextSectionProvider,
@@ -47,14 +51,21 @@ function byScore(a: ContextItem, b: ContextItem): number {
 export class ContextAssembler {
   private readonly logger = new Logger('Context');
   private readonly providers: ContextSectionProvider[] = [];
+  private readonly observers: AssemblyObserver[] = [];
 
   constructor(
     private readonly conversations: ConversationsService,
     private readonly config: AppConfig,
+    private readonly embeddings: EmbeddingService,
   ) {}
 
   register(provider: ContextSectionProvider): void {
     this.providers.push(provider);
+  }
+
+  /** Observers see every assembly when it is done (the search module records metrics). */
+  observe(observer: AssemblyObserver): void {
+    this.observers.push(observer);
   }
 
   budget(requested?: number | null): number {
@@ -71,29 +82,64 @@ export class ContextAssembler {
     /** Recent turns up to (and including) this turn index; defaults to the latest. */
     uptoTurn?: number;
     now?: Date;
+    /** Defaults to REPLY (sendMessage). */
+    purpose?: ContextPurpose;
+    /** Per-assembly state the caller wants to read back (the debug view). */
+    shared?: Map<string, unknown>;
   }): Promise<AssembledContext> {
+    const started = performance.now();
     const budget = this.budget(input.budget);
     const recent = await this.conversations.recentMessages(
       input.conversation.id,
       this.config.env.CONTEXT_RECENT_TURNS,
       input.uptoTurn === undefined ? undefined : input.uptoTurn + 1,
     );
+    const now = input.now ?? new Date();
+    let vector: Promise<QueryVector | null> | null = null;
     const request: ContextRequest = {
+      purpose: input.purpose ?? 'REPLY',
       user: input.user,
       conversation: input.conversation,
       legacy: input.legacy,
       query: input.query,
       recentMessageIds: new Set(recent.map((m) => m.id)),
       recentStartTurn: recent[0]?.turnIndex ?? input.uptoTurn ?? input.conversation.nextTurnIndex,
-      now: input.now ?? new Date(),
+      now,
+      clock: recent.at(-1)?.occurredAt ?? now,
+      shared: input.shared ?? new Map(),
+      queryVector: () => (vector ??= this.embeddings.embedQuery(input.query)),
     };
     const candidates = new Map<ContextSectionName, ContextItem[]>();
+    const failures: { section: ContextSectionName; message: string }[] = [];
     for (const provider of this.providers) {
-      const items = await provider.collect(request);
+      let items: ContextItem[];
+      try {
+        items = await provider.collect(request);
+      } catch (err) {
+        // A failing source costs its section, never the reply.
+        const message = (err as Error).message;
+        failures.push({ section: provider.section, message });
+        this.logger.error({
+          msg: 'context provider failed',
+          section: provider.section,
+          error: message,
+        });
+        continue;
+      }
       candidates.set(provider.section, [...(candidates.get(provider.section) ?? []), ...items]);
     }
     const persona = input.legacy.persona?.trim() || defaultPersona(input.legacy);
-    return this.fit(persona, input.legacy.name, candidates, budget, recent);
+    const context = this.fit(persona, input.legacy.name, candidates, budget, recent);
+    context.failures = failures;
+    context.totalMs = performance.now() - started;
+    for (const observer of this.observers) {
+      try {
+        await observer.assembled(request, context);
+      } catch (err) {
+        this.logger.warn({ msg: 'assembly observer failed', error: (err as Error).message });
+      }
+    }
+    return context;
   }
 
   /** Fills the sections in order within the budget and each provider's caps. */

@@ -1,4 +1,5 @@
 import type { ConversationEntity } from '../conversations/conversation.entity.js';
+import type { QueryVector } from '../embeddings/embedding.service.js';
 import type { MessageEntity } from '../conversations/message.entity.js';
 import type { UserEntity } from '../identity/user.entity.js';
 import type { LegacyEntity } from '../legacies/legacy.entity.js';
@@ -40,7 +41,12 @@ export interface ContextItem {
   isCode?: boolean;
 }
 
+/** Why the context is assembled: a reply, the `context` query, or the debug view. */
+export type ContextPurpose = 'REPLY' | 'CONTEXT' | 'DEBUG';
+
 export interface ContextRequest {
+  /** Set by the assembler (REPLY when not given). */
+  purpose?: ContextPurpose;
   user: UserEntity;
   conversation: ConversationEntity;
   legacy: LegacyEntity;
@@ -51,6 +57,19 @@ export interface ContextRequest {
   /** The first turn index of the recent window; older turns are retrievable. */
   recentStartTurn: number;
   now: Date;
+  /**
+   * The conversation's clock, which "yesterday" or "last week" are relative to: when its latest
+   * turn was said (an imported conversation lives in its own time), else now. Set by the
+   * assembler; `now` when not given.
+   */
+  clock?: Date;
+  /** State the caller of one assembly reads back after it (the debug view). */
+  shared?: Map<string, unknown>;
+  /**
+   * The query's vector, embedded once per assembly and shared by every provider (null when the
+   * embedding model is down). Set by the assembler.
+   */
+  queryVector?: () => Promise<QueryVector | null>;
 }
 
 /**
@@ -90,4 +109,13 @@ export interface AssembledContext {
   truncated: boolean;
   /** Candidates left out, with the reason. */
   dropped: { item: ContextItem; section: ContextSectionName; reason: string }[];
+  /** Providers that failed; their sections are assembled without them. */
+  failures?: { section: ContextSectionName; message: string }[];
+  /** Milliseconds the assembly took. */
+  totalMs?: number;
+}
+
+/** Told about every assembly once it is done (retrieval metrics). Must not throw. */
+export interface AssemblyObserver {
+  assembled(request: ContextRequest, context: AssembledContext): Promise<void>;
 }

@@ -1,12 +1,14 @@
 import { AssistantReplyEntity } from '../agent/assistant-reply.entity.js';
 import { ConversationEntity } from '../conversations/conversation.entity.js';
 import { MessageEntity } from '../conversations/message.entity.js';
+import { FactEntity, FactHistoryEntity, FactSourceEntity } from '../facts/fact.entity.js';
 import { UserEntity } from '../identity/user.entity.js';
 import { JobEntity } from '../jobs/job.entity.js';
 import { LegacyInvitationEntity } from '../legacies/legacy-invitation.entity.js';
 import { LegacyMemberEntity } from '../legacies/legacy-member.entity.js';
 import { LegacyEntity } from '../legacies/legacy.entity.js';
 import { ModelCallEntity } from '../models/model-call.entity.js';
+import { ConversationChunkEntity } from '../summaries/conversation-chunk.entity.js';
 
 /** Every entity, listed explicitly: globs do not work under ES modules and Jest. */
 export const ENTITIES = [
@@ -19,4 +21,8 @@ export const ENTITIES = [
   JobEntity,
   ModelCallEntity,
   AssistantReplyEntity,
+  ConversationChunkEntity,
+  FactEntity,
+  FactSourceEntity,
+  FactHistoryEntity,
 ];

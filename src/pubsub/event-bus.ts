@@ -12,4 +12,5 @@ export const topics = {
   conversationMessages: (conversationId: string) => `conversation:${conversationId}:messages`,
   conversationReplyDeltas: (conversationId: string) =>
     `conversation:${conversationId}:reply-deltas`,
+  legacyFacts: (legacyId: string) => `legacy:${legacyId}:facts`,
 };

@@ -1,0 +1,74 @@
+import { Field, ID, InputType } from '@nestjs/graphql';
+import { IsEnum, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { FactCategory, FactStatus, FactVisibility } from '../fact.enums.js';
+
+@InputType()
+export class AddFactInput {
+  @Field(() => ID)
+  @IsUUID()
+  legacyId: string;
+
+  @Field({ description: 'One sentence about the legacy, at most 500 characters.' })
+  @IsString()
+  @MaxLength(2000)
+  content: string;
+
+  @Field(() => FactCategory)
+  @IsEnum(FactCategory)
+  category: FactCategory;
+
+  @Field(() => FactVisibility, { nullable: true, description: 'PRIVATE unless given.' })
+  @IsOptional()
+  @IsEnum(FactVisibility)
+  visibility?: FactVisibility;
+}
+
+@InputType()
+export class UpdateFactInput {
+  @Field(() => ID)
+  @IsUUID()
+  id: string;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  content?: string;
+
+  @Field(() => FactCategory, { nullable: true })
+  @IsOptional()
+  @IsEnum(FactCategory)
+  category?: FactCategory;
+}
+
+@InputType()
+export class FactFilter {
+  @Field(() => FactVisibility, { nullable: true })
+  @IsOptional()
+  @IsEnum(FactVisibility)
+  visibility?: FactVisibility;
+
+  @Field(() => FactCategory, { nullable: true })
+  @IsOptional()
+  @IsEnum(FactCategory)
+  category?: FactCategory;
+
+  @Field(() => ID, { nullable: true })
+  @IsOptional()
+  @IsUUID()
+  authorId?: string;
+
+  @Field(() => FactStatus, { nullable: true, description: 'ACTIVE unless given.' })
+  @IsOptional()
+  @IsEnum(FactStatus)
+  status?: FactStatus;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'Matches by keywords and by meaning; results come best first.',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  search?: string;
+}

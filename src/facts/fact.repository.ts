@@ -1,0 +1,486 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import type { QueryVector } from '../embeddings/embedding.service.js';
+import { denseTerms, vectorText } from '../embeddings/embedding.repository.js';
+import { FactEntity, FactHistoryEntity, FactSourceEntity } from './fact.entity.js';
+import {
+  FactAction,
+  FactCategory,
+  FactSourceKind,
+  FactStatus,
+  FactVisibility,
+} from './fact.enums.js';
+
+export const FACT_KIND = 'fact';
+
+/**
+ * A fact matches a search by meaning when it is close to the query (FACT_SEARCH_MIN_SIMILARITY)
+ * and within this much of the closest fact: sentence vectors of facts about the same person
+ * all sit fairly close to each other, so an absolute cut alone lets too much through.
+ */
+const MEANING_MARGIN = 0.1;
+
+const COLUMNS = `f.id, f.legacy_id AS "legacyId", f.author_id AS "authorId", f.category, f.content,
+  f.normalized, f.visibility, f.status, f.confidence, f.mention_count AS "mentionCount",
+  f.source_conversation_id AS "sourceConversationId", f.source_range_start AS "sourceRangeStart",
+  f.source_range_end AS "sourceRangeEnd", f.source_message_ids AS "sourceMessageIds",
+  f.valid_from AS "validFrom", f.valid_to AS "validTo", f.superseded_by AS "supersededBy",
+  f.deleted_at AS "deletedAt", f.deleted_by AS "deletedBy", f.created_at AS "createdAt",
+  f.updated_at AS "updatedAt"`;
+
+const SOURCE_COLUMNS = `id, fact_id AS "factId", kind, conversation_id AS "conversationId",
+  chunk_id AS "chunkId", range_start AS "rangeStart", range_end AS "rangeEnd",
+  message_ids AS "messageIds", added_by AS "addedBy", occurred_at AS "occurredAt",
+  created_at AS "createdAt"`;
+
+const HISTORY_COLUMNS = `id, fact_id AS "factId", action, actor_id AS "actorId", content, category,
+  visibility, status, mention_count AS "mentionCount", related_fact_id AS "relatedFactId",
+  conversation_id AS "conversationId", detail, created_at AS "createdAt"`;
+
+/** Who may see a fact: its author always; other members while it is shared and not deleted. */
+const VISIBLE = (viewer: string) =>
+  `(f.author_id = ${viewer} OR (f.visibility = 'SHARED' AND f.status <> 'DELETED'))`;
+
+export interface NewFact {
+  legacyId: string;
+  authorId: string;
+  category: FactCategory;
+  content: string;
+  normalized: string;
+  visibility: FactVisibility;
+  status: FactStatus;
+  confidence: number;
+  sourceConversationId: string | null;
+  sourceRangeStart: number | null;
+  sourceRangeEnd: number | null;
+  sourceMessageIds: string[];
+  validFrom: Date;
+  validTo: Date | null;
+  supersededBy: string | null;
+}
+
+export interface NewSource {
+  factId: string;
+  kind: FactSourceKind;
+  conversationId: string | null;
+  chunkId: string | null;
+  rangeStart: number | null;
+  rangeEnd: number | null;
+  messageIds: string[];
+  addedBy: string | null;
+  occurredAt: Date;
+}
+
+export interface HistoryExtra {
+  actorId?: string | null;
+  relatedFactId?: string | null;
+  conversationId?: string | null;
+  detail?: string | null;
+}
+
+export interface FactFilterSql {
+  visibility?: FactVisibility | null;
+  category?: FactCategory | null;
+  authorId?: string | null;
+  status?: FactStatus | null;
+}
+
+export interface SearchSql {
+  text: string;
+  vector: QueryVector | null;
+  minSimilarity: number;
+}
+
+export type RankedFact = FactEntity & { score: number };
+
+/** Rows of an UPDATE ... RETURNING: TypeORM answers [rows, count] for UPDATE. */
+function updated<T>(result: unknown): T[] {
+  return (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as T[];
+}
+
+/** `%`, `_` and `\` taken literally in ILIKE. */
+function likeEscape(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+@Injectable()
+export class FactRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  private m(manager?: EntityManager): EntityManager {
+    return manager ?? this.dataSource.manager;
+  }
+
+  async findById(id: string, manager?: EntityManager): Promise<FactEntity | null> {
+    const rows: FactEntity[] = await this.m(manager).query(
+      `SELECT ${COLUMNS} FROM facts f WHERE f.id = $1`,
+      [id],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** The row, locked until the transaction ends. */
+  async lockById(manager: EntityManager, id: string): Promise<FactEntity | null> {
+    const rows: FactEntity[] = await manager.query(
+      `SELECT ${COLUMNS} FROM facts f WHERE f.id = $1 FOR UPDATE`,
+      [id],
+    );
+    return rows[0] ?? null;
+  }
+
+  findByIds(ids: readonly string[]): Promise<FactEntity[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.m().query(`SELECT ${COLUMNS} FROM facts f WHERE f.id = ANY($1::uuid[])`, [ids]);
+  }
+
+  /** Serializes fact writes of one member about one legacy (dedupe reads, then writes). */
+  async lockAuthor(manager: EntityManager, legacyId: string, authorId: string): Promise<void> {
+    await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
+      `facts:${legacyId}:${authorId}`,
+    ]);
+  }
+
+  /** The member's active and deleted facts about the legacy: what a new fact is checked against. */
+  comparable(manager: EntityManager, legacyId: string, authorId: string): Promise<FactEntity[]> {
+    return manager.query(
+      `SELECT ${COLUMNS} FROM facts f
+        WHERE f.legacy_id = $1 AND f.author_id = $2 AND f.status IN ('ACTIVE', 'DELETED')
+        ORDER BY f.created_at, f.id`,
+      [legacyId, authorId],
+    );
+  }
+
+  /**
+   * Cosine similarity of a vector to the member's active and deleted facts, most similar first.
+   * An exact scan over that member's facts (not the HNSW index, which filters after the fact).
+   */
+  async similarities(
+    manager: EntityManager,
+    legacyId: string,
+    authorId: string,
+    q: QueryVector,
+    limit: number,
+  ): Promise<Map<string, number>> {
+    const { filter, distance } = denseTerms(q, FACT_KIND, '$1');
+    const rows: { id: string; similarity: number }[] = await manager.query(
+      `WITH candidates AS MATERIALIZED (
+         SELECT f.id, ${distance} AS d FROM facts f
+           JOIN embeddings e ON e.item_id = f.id AND ${filter}
+          WHERE f.legacy_id = $2 AND f.author_id = $3 AND f.status IN ('ACTIVE', 'DELETED'))
+       SELECT id, 1 - d AS similarity FROM candidates ORDER BY d, id LIMIT $4`,
+      [vectorText(q.vector), legacyId, authorId, limit],
+    );
+    return new Map(rows.map((r) => [r.id, Number(r.similarity)]));
+  }
+
+  /** A superseded fact of the member that says exactly this, most recently superseded first. */
+  async supersededTwin(
+    manager: EntityManager,
+    legacyId: string,
+    authorId: string,
+    normalized: string,
+  ): Promise<FactEntity | null> {
+    const rows: FactEntity[] = await manager.query(
+      `SELECT ${COLUMNS} FROM facts f
+        WHERE f.legacy_id = $1 AND f.author_id = $2 AND f.normalized = $3
+          AND f.status = 'SUPERSEDED'
+        ORDER BY f.valid_to DESC, f.id LIMIT 1 FOR UPDATE`,
+      [legacyId, authorId, normalized],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** A superseded fact said again: active once more. */
+  async reactivate(manager: EntityManager, id: string): Promise<FactEntity> {
+    const result: unknown = await manager.query(
+      `UPDATE facts f SET status = 'ACTIVE', valid_to = NULL, superseded_by = NULL,
+              updated_at = now()
+        WHERE f.id = $1 RETURNING ${COLUMNS}`,
+      [id],
+    );
+    return updated<FactEntity>(result)[0];
+  }
+
+  async insert(manager: EntityManager, fact: NewFact): Promise<FactEntity> {
+    const rows: FactEntity[] = await manager.query(
+      `INSERT INTO facts AS f (legacy_id, author_id, category, content, normalized, visibility,
+                               status, confidence, source_conversation_id, source_range_start,
+                               source_range_end, source_message_ids, valid_from, valid_to,
+                               superseded_by)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::uuid[], $13, $14, $15)
+       RETURNING ${COLUMNS}`,
+      [
+        fact.legacyId,
+        fact.authorId,
+        fact.category,
+        fact.content,
+        fact.normalized,
+        fact.visibility,
+        fact.status,
+        fact.confidence,
+        fact.sourceConversationId,
+        fact.sourceRangeStart,
+        fact.sourceRangeEnd,
+        fact.sourceMessageIds,
+        fact.validFrom,
+        fact.validTo,
+        fact.supersededBy,
+      ],
+    );
+    return rows[0];
+  }
+
+  /** Adds a mention; false when this range already gave this fact one. */
+  async addSource(manager: EntityManager, source: NewSource): Promise<boolean> {
+    const rows: unknown[] = await manager.query(
+      `INSERT INTO fact_sources (fact_id, kind, conversation_id, chunk_id, range_start, range_end,
+                                 message_ids, added_by, occurred_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::uuid[], $8, $9)
+       ON CONFLICT (fact_id, chunk_id) WHERE chunk_id IS NOT NULL DO NOTHING
+       RETURNING id`,
+      [
+        source.factId,
+        source.kind,
+        source.conversationId,
+        source.chunkId,
+        source.rangeStart,
+        source.rangeEnd,
+        source.messageIds,
+        source.addedBy,
+        source.occurredAt,
+      ],
+    );
+    return rows.length > 0;
+  }
+
+  /** One more mention; a stronger statement raises the confidence. */
+  async mention(manager: EntityManager, id: string, confidence: number): Promise<FactEntity> {
+    const result: unknown = await manager.query(
+      `UPDATE facts f SET mention_count = f.mention_count + 1,
+              confidence = GREATEST(f.confidence, $2), updated_at = now()
+        WHERE f.id = $1 RETURNING ${COLUMNS}`,
+      [id, confidence],
+    );
+    return updated<FactEntity>(result)[0];
+  }
+
+  async supersede(
+    manager: EntityManager,
+    id: string,
+    newerId: string,
+    validTo: Date,
+  ): Promise<FactEntity> {
+    const result: unknown = await manager.query(
+      `UPDATE facts f SET status = 'SUPERSEDED', superseded_by = $2,
+              valid_to = GREATEST($3::timestamptz, f.valid_from), updated_at = now()
+        WHERE f.id = $1 RETURNING ${COLUMNS}`,
+      [id, newerId, validTo],
+    );
+    return updated<FactEntity>(result)[0];
+  }
+
+  /** Carries the older fact's mentions over to the fact that restates it with more detail. */
+  async setMentionCount(manager: EntityManager, id: string, count: number): Promise<FactEntity> {
+    const result: unknown = await manager.query(
+      `UPDATE facts f SET mention_count = $2, updated_at = now() WHERE f.id = $1 RETURNING ${COLUMNS}`,
+      [id, count],
+    );
+    return updated<FactEntity>(result)[0];
+  }
+
+  async update(
+    manager: EntityManager,
+    id: string,
+    changes: { content: string; normalized: string; category: FactCategory },
+  ): Promise<FactEntity> {
+    const result: unknown = await manager.query(
+      `UPDATE facts f SET content = $2, normalized = $3, category = $4, updated_at = now()
+        WHERE f.id = $1 RETURNING ${COLUMNS}`,
+      [id, changes.content, changes.normalized, changes.category],
+    );
+    return updated<FactEntity>(result)[0];
+  }
+
+  async setVisibility(
+    manager: EntityManager,
+    id: string,
+    visibility: FactVisibility,
+  ): Promise<FactEntity> {
+    const result: unknown = await manager.query(
+      `UPDATE facts f SET visibility = $2, updated_at = now() WHERE f.id = $1 RETURNING ${COLUMNS}`,
+      [id, visibility],
+    );
+    return updated<FactEntity>(result)[0];
+  }
+
+  async softDelete(manager: EntityManager, id: string, actorId: string): Promise<FactEntity> {
+    const result: unknown = await manager.query(
+      `UPDATE facts f SET status = 'DELETED', deleted_at = now(), deleted_by = $2, updated_at = now()
+        WHERE f.id = $1 RETURNING ${COLUMNS}`,
+      [id, actorId],
+    );
+    return updated<FactEntity>(result)[0];
+  }
+
+  /** Back to what it was before the delete: superseded if a newer fact replaced it. */
+  async restore(manager: EntityManager, id: string): Promise<FactEntity> {
+    const result: unknown = await manager.query(
+      `UPDATE facts f
+          SET status = CASE WHEN f.superseded_by IS NOT NULL AND f.valid_to IS NOT NULL
+                            THEN 'SUPERSEDED' ELSE 'ACTIVE' END,
+              valid_to = CASE WHEN f.superseded_by IS NOT NULL THEN f.valid_to END,
+              deleted_at = NULL, deleted_by = NULL, updated_at = now()
+        WHERE f.id = $1 RETURNING ${COLUMNS}`,
+      [id],
+    );
+    return updated<FactEntity>(result)[0];
+  }
+
+  async addHistory(
+    manager: EntityManager,
+    fact: FactEntity,
+    action: FactAction,
+    extra: HistoryExtra = {},
+  ): Promise<void> {
+    await manager.query(
+      `INSERT INTO fact_history (fact_id, action, actor_id, content, category, visibility, status,
+                                 mention_count, related_fact_id, conversation_id, detail)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+      [
+        fact.id,
+        action,
+        extra.actorId ?? null,
+        fact.content,
+        fact.category,
+        fact.visibility,
+        fact.status,
+        fact.mentionCount,
+        extra.relatedFactId ?? null,
+        extra.conversationId ?? null,
+        extra.detail ?? null,
+      ],
+    );
+  }
+
+  /** Oldest first. `sharedOnly`: the entries made while the fact was shared. */
+  history(factId: string, sharedOnly: boolean): Promise<FactHistoryEntity[]> {
+    return this.m().query(
+      `SELECT ${HISTORY_COLUMNS} FROM fact_history
+        WHERE fact_id = $1 AND ($2 = false OR visibility = 'SHARED')
+        ORDER BY created_at, id`,
+      [factId, sharedOnly],
+    );
+  }
+
+  sourcesOf(factIds: readonly string[]): Promise<FactSourceEntity[]> {
+    if (factIds.length === 0) return Promise.resolve([]);
+    return this.m().query(
+      `SELECT ${SOURCE_COLUMNS} FROM fact_sources WHERE fact_id = ANY($1::uuid[])
+        ORDER BY created_at, id`,
+      [factIds],
+    );
+  }
+
+  /**
+   * A page of the facts `viewerId` may see in a legacy. Without a search: newest first, cursor
+   * (created_at, id). With one: facts matching by keywords (full text, substring, trigram word
+   * similarity) or by meaning (cosine to the query vector), best first, cursor (score, id).
+   */
+  async page(
+    legacyId: string,
+    viewerId: string,
+    filter: FactFilterSql,
+    limit: number,
+    after: (string | number)[] | undefined,
+    search: SearchSql | null,
+  ): Promise<(FactEntity & { cursorKey: string | number })[]> {
+    const params: unknown[] = [legacyId, viewerId];
+    const where = [`f.legacy_id = $1`, VISIBLE('$2')];
+    const bind = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    where.push(`f.status = ${bind(filter.status ?? FactStatus.ACTIVE)}`);
+    if (filter.visibility) where.push(`f.visibility = ${bind(filter.visibility)}`);
+    if (filter.category) where.push(`f.category = ${bind(filter.category)}`);
+    if (filter.authorId) where.push(`f.author_id = ${bind(filter.authorId)}::uuid`);
+
+    if (!search) {
+      if (after)
+        where.push(
+          `(f.created_at, f.id) < (${bind(after[0])}::timestamptz, ${bind(after[1])}::uuid)`,
+        );
+      return this.m().query(
+        `SELECT ${COLUMNS}, f.created_at::text AS "cursorKey" FROM facts f
+          WHERE ${where.join(' AND ')}
+          ORDER BY f.created_at DESC, f.id DESC LIMIT ${bind(limit)}`,
+        params,
+      );
+    }
+    const text = bind(search.text);
+    const lexical = `GREATEST(word_similarity(${text}, f.content),
+                              CASE WHEN f.search_tsv @@ websearch_to_tsquery('simple', ${text})
+                                     OR f.content ILIKE '%' || ${bind(likeEscape(search.text))} || '%'
+                                   THEN 1 ELSE 0 END)`;
+    let join = '';
+    let dense = 'NULL::float8';
+    if (search.vector) {
+      const terms = denseTerms(search.vector, FACT_KIND, bind(vectorText(search.vector.vector)));
+      join = `LEFT JOIN embeddings e ON e.item_id = f.id AND ${terms.filter}`;
+      dense = `(1 - ${terms.distance})`;
+    }
+    const minSimilarity = bind(search.minSimilarity);
+    const cursor = after
+      ? `WHERE (score, id) < (${bind(Number(after[0]))}::float8, ${bind(after[1])}::uuid)`
+      : '';
+    return this.m().query(
+      `WITH matched AS (
+         SELECT ${COLUMNS}, ${lexical} AS lexical, ${dense} AS dense
+           FROM facts f ${join}
+          WHERE ${where.join(' AND ')}),
+       best AS (SELECT max(dense) AS top FROM matched),
+       scored AS (
+         SELECT matched.*, (0.6 * COALESCE(dense, 0) + 0.4 * lexical)::float8 AS score
+           FROM matched, best
+          WHERE lexical >= 0.6
+             OR (dense >= ${minSimilarity} AND dense >= best.top - ${MEANING_MARGIN}))
+       SELECT *, score AS "cursorKey" FROM scored ${cursor}
+        ORDER BY score DESC, id DESC LIMIT ${bind(limit)}`,
+      params,
+    );
+  }
+
+  /**
+   * The legacy's active facts the viewer may see, for the agent's context: most relevant to the
+   * query and most mentioned first.
+   */
+  async forContext(
+    legacyId: string,
+    viewerId: string,
+    query: string,
+    vector: QueryVector | null,
+    limit: number,
+  ): Promise<(RankedFact & { dense: number | null; lexical: number; mentions: number })[]> {
+    const params: unknown[] = [legacyId, viewerId, query, limit];
+    let join = '';
+    let dense = 'NULL::float8';
+    if (vector) {
+      params.push(vectorText(vector.vector));
+      const terms = denseTerms(vector, FACT_KIND, `$${params.length}`);
+      join = `LEFT JOIN embeddings e ON e.item_id = f.id AND ${terms.filter}`;
+      dense = `(1 - ${terms.distance})`;
+    }
+    return this.m().query(
+      `WITH visible AS (
+         SELECT ${COLUMNS}, ${dense} AS dense,
+                CASE WHEN $3 = '' THEN 0 ELSE word_similarity($3, f.content) END AS lexical,
+                LEAST(ln(f.mention_count::float8) / ln(10), 1) AS mentions
+           FROM facts f ${join}
+          WHERE f.legacy_id = $1 AND f.status = 'ACTIVE' AND ${VISIBLE('$2')})
+       SELECT *, (0.55 * COALESCE(dense, lexical) + 0.15 * lexical + 0.2 * mentions
+                  + 0.1 * confidence)::float8 AS score
+         FROM visible ORDER BY score DESC, id LIMIT $4`,
+      params,
+    );
+  }
+}

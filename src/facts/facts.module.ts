@@ -1,0 +1,42 @@
+import { Module, OnModuleInit } from '@nestjs/common';
+import { ContextAssembler } from '../context/context-assembler.service.js';
+import { ConversationsModule } from '../conversations/conversations.module.js';
+import { EmbeddingService } from '../embeddings/embedding.service.js';
+import { LegaciesModule } from '../legacies/legacies.module.js';
+import { FACT_KIND, FactRepository } from './fact.repository.js';
+import { FactsContextProvider } from './facts-context.provider.js';
+import { FactHistoryResolver, FactsResolver } from './facts.resolver.js';
+import { FactsService } from './facts.service.js';
+
+/** Facts about legacies: dedupe, supersession, family review, factChanged, the context section. */
+@Module({
+  imports: [LegaciesModule, ConversationsModule],
+  providers: [
+    FactRepository,
+    FactsService,
+    FactsResolver,
+    FactHistoryResolver,
+    FactsContextProvider,
+  ],
+  exports: [FactsService, FactRepository],
+})
+export class FactsModule implements OnModuleInit {
+  constructor(
+    private readonly embeddings: EmbeddingService,
+    private readonly assembler: ContextAssembler,
+    private readonly contextProvider: FactsContextProvider,
+  ) {}
+
+  onModuleInit(): void {
+    // Every status keeps its vector: superseded facts are searchable history, and deleted ones
+    // are compared with new facts (so a deleted fact is not extracted again) and may be restored.
+    this.embeddings.registerKind({
+      kind: FACT_KIND,
+      table: 'facts',
+      textSql: 'i.content',
+      legacyColumn: 'legacy_id',
+      userColumn: 'author_id',
+    });
+    this.assembler.register(this.contextProvider);
+  }
+}

@@ -1,0 +1,262 @@
+import { UseGuards } from '@nestjs/common';
+import {
+  Args,
+  ID,
+  Mutation,
+  Parent,
+  Query,
+  ResolveField,
+  Resolver,
+  Subscription,
+} from '@nestjs/graphql';
+import { ForwardPageArgs } from '../common/pagination/connection.js';
+import { UuidPipe } from '../common/validation/uuid.pipe.js';
+import { Loaders, RequestLoaders, byKey, groupByKey } from '../graphql/loaders.js';
+import type { RequestContext } from '../graphql/request-context.js';
+import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
+import { GqlAuthGuard } from '../identity/guards/gql-auth.guard.js';
+import { UserModel } from '../identity/models/user.model.js';
+import { UserEntity } from '../identity/user.entity.js';
+import { UsersService } from '../identity/users.service.js';
+import { EventBus, topics } from '../pubsub/event-bus.js';
+import { AddFactInput, FactFilter, UpdateFactInput } from './dto/fact.inputs.js';
+import { FactEntity } from './fact.entity.js';
+import { FactVisibility } from './fact.enums.js';
+import { FactEvent, FactsService } from './facts.service.js';
+import {
+  FactChangedEventModel,
+  FactConnection,
+  FactHistoryEntryModel,
+  FactModel,
+  FactSourceModel,
+} from './models/fact.model.js';
+
+/**
+ * The events of `source` that `map` turns into a value (null drops one), in order. Ending it
+ * (the client unsubscribes) ends the source, even while it waits for the next event.
+ */
+function filterMap<T, U>(
+  source: AsyncIterableIterator<T>,
+  map: (value: T) => Promise<U | null>,
+): AsyncIterableIterator<U> {
+  const done = (): IteratorResult<U> => ({ done: true, value: undefined });
+  return {
+    async next() {
+      for (;;) {
+        const item = await source.next();
+        if (item.done) return done();
+        const mapped = await map(item.value).catch(() => null);
+        if (mapped !== null) return { done: false, value: mapped };
+      }
+    },
+    async return() {
+      await source.return?.();
+      return done();
+    },
+    async throw(err: unknown) {
+      await source.return?.();
+      throw err;
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}
+
+/** A fact as `viewerId` sees it: where it was said is its author's business only. */
+export function toFactModel(fact: FactEntity, viewerId: string): FactModel {
+  const mine = fact.authorId === viewerId;
+  return {
+    ...fact,
+    sourceConversationId: mine ? fact.sourceConversationId : null,
+    sourceRangeStart: mine ? fact.sourceRangeStart : null,
+    sourceRangeEnd: mine ? fact.sourceRangeEnd : null,
+    sourceMessageIds: mine ? fact.sourceMessageIds : [],
+  };
+}
+
+@Resolver(() => FactModel)
+@UseGuards(GqlAuthGuard)
+export class FactsResolver {
+  constructor(
+    private readonly service: FactsService,
+    private readonly users: UsersService,
+    private readonly bus: EventBus,
+  ) {}
+
+  @Query(() => FactConnection, {
+    description:
+      "The legacy's facts you may see: your own (any visibility) and those other members shared. Newest first, or best first with a search.",
+  })
+  async facts(
+    @CurrentUser() user: UserEntity,
+    @Args('legacyId', { type: () => ID }, UuidPipe) legacyId: string,
+    @Args('filter', { type: () => FactFilter, nullable: true }) filter: FactFilter | null,
+    @Args() page: ForwardPageArgs,
+  ) {
+    const connection = await this.service.list(user, legacyId, filter, page);
+    return {
+      ...connection,
+      nodes: connection.nodes.map((f) => toFactModel(f, user.id)),
+      edges: connection.edges.map((e) => ({
+        cursor: e.cursor,
+        node: toFactModel(e.node, user.id),
+      })),
+    };
+  }
+
+  @Query(() => [FactHistoryEntryModel], {
+    description:
+      "A fact's changes, oldest first. Other members see the changes made while it was shared.",
+  })
+  factHistory(
+    @CurrentUser() user: UserEntity,
+    @Args('id', { type: () => ID }, UuidPipe) id: string,
+  ) {
+    return this.service.history(user, id);
+  }
+
+  @Mutation(() => FactModel, {
+    description:
+      'Write a fact by hand (private unless visibility is SHARED). Restating one of your facts raises its mention count instead.',
+  })
+  async addFact(@CurrentUser() user: UserEntity, @Args('input') input: AddFactInput) {
+    return toFactModel(await this.service.add(user, input), user.id);
+  }
+
+  @Mutation(() => FactModel, { description: 'Its author changes its content or category.' })
+  async updateFact(@CurrentUser() user: UserEntity, @Args('input') input: UpdateFactInput) {
+    return toFactModel(await this.service.update(user, input), user.id);
+  }
+
+  @Mutation(() => FactModel, {
+    description:
+      'Its author shares or unshares it; an owner or admin can take a shared fact back to private.',
+  })
+  async setFactVisibility(
+    @CurrentUser() user: UserEntity,
+    @Args('id', { type: () => ID }, UuidPipe) id: string,
+    @Args('visibility', { type: () => FactVisibility }) visibility: FactVisibility,
+  ) {
+    return toFactModel(await this.service.setVisibility(user, id, visibility), user.id);
+  }
+
+  @Mutation(() => FactModel, {
+    description: 'A soft delete, by its author or an owner or admin; restoreFact undoes it.',
+  })
+  async deleteFact(
+    @CurrentUser() user: UserEntity,
+    @Args('id', { type: () => ID }, UuidPipe) id: string,
+  ) {
+    return toFactModel(await this.service.delete(user, id), user.id);
+  }
+
+  @Mutation(() => FactModel, {
+    description: 'Undoes deleteFact: its author, or the owner or admin who deleted it.',
+  })
+  async restoreFact(
+    @CurrentUser() user: UserEntity,
+    @Args('id', { type: () => ID }, UuidPipe) id: string,
+  ) {
+    return toFactModel(await this.service.restore(user, id), user.id);
+  }
+
+  @Subscription(() => FactChangedEventModel, {
+    description:
+      "Changes to the legacy's facts you may see. A fact that stops being visible to you (unshared, deleted) arrives as REMOVED.",
+    resolve(
+      this: FactsResolver,
+      view: FactChangedEventModel,
+      _args: unknown,
+      context: RequestContext,
+    ) {
+      // The context lives as long as the subscription: fresh loaders, so no event sees the
+      // sources or facts cached for an earlier one.
+      context.loaders = new Loaders();
+      return view;
+    },
+  })
+  async factChanged(
+    @CurrentUser() user: UserEntity,
+    @Args('legacyId', { type: () => ID }, UuidPipe) legacyId: string,
+  ) {
+    await this.service.requireMember(user, legacyId);
+    // Filtered here rather than with the decorator's `filter`, which turns a refusal above
+    // into a broken stream instead of an error result.
+    return filterMap(this.bus.subscribe<FactEvent>(topics.legacyFacts(legacyId)), async (event) => {
+      if (!(await this.service.deliverable(event, user))) return null;
+      const view = this.service.viewOf(event, user.id);
+      return { ...view, fact: view.fact && toFactModel(view.fact, user.id) };
+    });
+  }
+
+  @ResolveField(() => UserModel, { nullable: true })
+  author(@Parent() fact: FactModel, @RequestLoaders() loaders: Loaders) {
+    return loaders
+      .for<string, UserModel | null>('user.byId', async (ids) =>
+        byKey(ids, await this.users.findByIds(ids), (u) => u.id),
+      )
+      .load(fact.authorId);
+  }
+
+  @ResolveField(() => FactModel, {
+    nullable: true,
+    description: 'The newer fact that superseded it, when you may see that one.',
+  })
+  async supersededBy(
+    @CurrentUser() user: UserEntity,
+    @Parent() fact: FactModel,
+    @RequestLoaders() loaders: Loaders,
+  ) {
+    if (!fact.supersededBy) return null;
+    const newer = await this.visibleFact(loaders, user.id).load(fact.supersededBy);
+    return newer && toFactModel(newer, user.id);
+  }
+
+  @ResolveField(() => [FactSourceModel], {
+    description: 'Every mention of it, oldest first (its author only; empty for others).',
+  })
+  async sources(
+    @CurrentUser() user: UserEntity,
+    @Parent() fact: FactModel,
+    @RequestLoaders() loaders: Loaders,
+  ) {
+    if (fact.authorId !== user.id) return [];
+    return loaders
+      .for<string, FactSourceModel[]>('fact.sources', async (ids) =>
+        groupByKey(ids, await this.service.sourcesOf(ids), (s) => s.factId),
+      )
+      .load(fact.id);
+  }
+
+  /** Facts by id that this viewer may see, batched per request. */
+  private visibleFact(loaders: Loaders, viewerId: string) {
+    return loaders.for<string, FactEntity | null>('fact.visibleById', async (ids) =>
+      byKey(ids, await this.service.findVisibleByIds(viewerId, ids), (f) => f.id),
+    );
+  }
+}
+
+@Resolver(() => FactHistoryEntryModel)
+@UseGuards(GqlAuthGuard)
+export class FactHistoryResolver {
+  constructor(private readonly service: FactsService) {}
+
+  @ResolveField(() => FactModel, {
+    nullable: true,
+    description: 'The fact that superseded this one or that it superseded, when you may see it.',
+  })
+  async relatedFact(
+    @CurrentUser() user: UserEntity,
+    @Parent() entry: FactHistoryEntryModel,
+    @RequestLoaders() loaders: Loaders,
+  ) {
+    if (!entry.relatedFactId) return null;
+    const related = await loaders
+      .for<string, FactEntity | null>('fact.visibleById', async (ids) =>
+        byKey(ids, await this.service.findVisibleByIds(user.id, ids), (f) => f.id),
+      )
+      .load(entry.relatedFactId);
+    return related && toFactModel(related, user.id);
+  }
+}

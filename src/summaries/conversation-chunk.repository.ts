@@ -1,0 +1,158 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import type { MessageRole } from '../conversations/message-role.enum.js';
+import type { StructuredSummary } from '../models/language-model.js';
+import { ConversationChunkEntity } from './conversation-chunk.entity.js';
+
+export const SUMMARY_KIND = 'summary';
+
+const COLUMNS = `k.id, k.conversation_id AS "conversationId", k.legacy_id AS "legacyId",
+  k.user_id AS "userId", k.range_start AS "rangeStart", k.range_end AS "rangeEnd", k.content,
+  k.structured, k.turn_count AS "turnCount", k.token_count AS "tokenCount", k.model,
+  k.prompt_version AS "promptVersion", k.first_occurred_at AS "firstOccurredAt",
+  k.last_occurred_at AS "lastOccurredAt", k.created_at AS "createdAt"`;
+
+/** How far a conversation is summarized. */
+export interface SummaryProgress {
+  conversationId: string;
+  legacyId: string;
+  userId: string;
+  /** Turns stored so far. */
+  turnCount: number;
+  /** The first turn no chunk covers yet. */
+  nextStart: number;
+}
+
+export interface ChunkTurn {
+  id: string;
+  turnIndex: number;
+  role: MessageRole;
+  content: string;
+  occurredAt: Date;
+}
+
+export interface NewChunk {
+  conversationId: string;
+  legacyId: string;
+  userId: string;
+  rangeStart: number;
+  rangeEnd: number;
+  content: string;
+  structured: StructuredSummary;
+  turnCount: number;
+  tokenCount: number;
+  model: string;
+  promptVersion: string | null;
+  firstOccurredAt: Date;
+  lastOccurredAt: Date;
+}
+
+@Injectable()
+export class ConversationChunkRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  private m(manager?: EntityManager): EntityManager {
+    return manager ?? this.dataSource.manager;
+  }
+
+  async progress(conversationId: string, manager?: EntityManager): Promise<SummaryProgress | null> {
+    const rows: SummaryProgress[] = await this.m(manager).query(
+      `SELECT c.id AS "conversationId", c.legacy_id AS "legacyId", c.user_id AS "userId",
+              c.next_turn_index AS "turnCount",
+              COALESCE((SELECT max(k.range_end) + 1 FROM conversation_chunks k
+                         WHERE k.conversation_id = c.id), 0) AS "nextStart"
+         FROM conversations c WHERE c.id = $1`,
+      [conversationId],
+    );
+    return rows[0] ? { ...rows[0], nextStart: Number(rows[0].nextStart) } : null;
+  }
+
+  /** Unsummarized turns of each conversation (0 for unknown ids). */
+  async pendingTurns(conversationIds: readonly string[]): Promise<Map<string, number>> {
+    if (conversationIds.length === 0) return new Map();
+    const rows: { id: string; pending: string }[] = await this.m().query(
+      `SELECT c.id, c.next_turn_index - COALESCE((SELECT max(k.range_end) + 1
+                 FROM conversation_chunks k WHERE k.conversation_id = c.id), 0) AS pending
+         FROM conversations c WHERE c.id = ANY($1::uuid[])`,
+      [conversationIds],
+    );
+    return new Map(rows.map((r) => [r.id, Number(r.pending)]));
+  }
+
+  /** Serializes summarization of one conversation without blocking its appends. */
+  async lock(manager: EntityManager, conversationId: string): Promise<void> {
+    await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
+      `summaries:${conversationId}`,
+    ]);
+  }
+
+  /** Turns `start..end` (inclusive), in order. */
+  turns(conversationId: string, start: number, end: number): Promise<ChunkTurn[]> {
+    return this.m().query(
+      `SELECT id, turn_index AS "turnIndex", role, content, occurred_at AS "occurredAt"
+         FROM messages WHERE conversation_id = $1 AND turn_index BETWEEN $2 AND $3
+        ORDER BY turn_index`,
+      [conversationId, start, end],
+    );
+  }
+
+  /** The new chunk, or null when this range (or one starting there) is already summarized. */
+  async insert(manager: EntityManager, chunk: NewChunk): Promise<ConversationChunkEntity | null> {
+    const rows: ConversationChunkEntity[] = await manager.query(
+      `INSERT INTO conversation_chunks AS k (conversation_id, legacy_id, user_id, range_start,
+                                             range_end, content, structured, turn_count,
+                                             token_count, model, prompt_version,
+                                             first_occurred_at, last_occurred_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+       ON CONFLICT DO NOTHING
+       RETURNING ${COLUMNS}`,
+      [
+        chunk.conversationId,
+        chunk.legacyId,
+        chunk.userId,
+        chunk.rangeStart,
+        chunk.rangeEnd,
+        chunk.content,
+        JSON.stringify(chunk.structured),
+        chunk.turnCount,
+        chunk.tokenCount,
+        chunk.model,
+        chunk.promptVersion,
+        chunk.firstOccurredAt,
+        chunk.lastOccurredAt,
+      ],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Chunks of each conversation, in range order. */
+  async forConversations(conversationIds: readonly string[]): Promise<ConversationChunkEntity[]> {
+    if (conversationIds.length === 0) return [];
+    return this.m().query(
+      `SELECT ${COLUMNS} FROM conversation_chunks k WHERE k.conversation_id = ANY($1::uuid[])
+        ORDER BY k.conversation_id, k.range_start`,
+      [conversationIds],
+    );
+  }
+
+  /** Chunks by id, for retrieval. Callers scope them to what the viewer may see. */
+  findByIds(ids: readonly string[]): Promise<ConversationChunkEntity[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.m().query(
+      `SELECT ${COLUMNS} FROM conversation_chunks k WHERE k.id = ANY($1::uuid[])`,
+      [ids],
+    );
+  }
+
+  /** Conversations holding more than `threshold` unsummarized turns, most behind first. */
+  overThreshold(threshold: number, limit: number): Promise<{ id: string; pending: number }[]> {
+    return this.m().query(
+      `SELECT id, pending FROM (
+         SELECT c.id, c.next_turn_index - COALESCE((SELECT max(k.range_end) + 1
+                  FROM conversation_chunks k WHERE k.conversation_id = c.id), 0) AS pending
+           FROM conversations c WHERE c.next_turn_index > $1) p
+        WHERE pending > $1 ORDER BY pending DESC, id LIMIT $2`,
+      [threshold, limit],
+    );
+  }
+}

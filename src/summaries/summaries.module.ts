@@ -1,0 +1,55 @@
+import { Module, OnModuleInit } from '@nestjs/common';
+import { AppConfig } from '../config/app-config.js';
+import { ConversationsModule } from '../conversations/conversations.module.js';
+import { TurnEvents } from '../conversations/turn-events.js';
+import { EmbeddingService } from '../embeddings/embedding.service.js';
+import { FactsModule } from '../facts/facts.module.js';
+import { JobsService } from '../jobs/jobs.service.js';
+import { ScheduledTasks } from '../jobs/scheduled-tasks.service.js';
+import { LegaciesModule } from '../legacies/legacies.module.js';
+import { ConversationChunkRepository, SUMMARY_KIND } from './conversation-chunk.repository.js';
+import { ConversationSummariesResolver, SummariesResolver } from './summaries.resolver.js';
+import { SUMMARIZE_JOB, SummariesService, SummarizeJobPayload } from './summaries.service.js';
+
+/** Rolling summarization of conversations into chunks, with the facts found in them. */
+@Module({
+  imports: [ConversationsModule, LegaciesModule, FactsModule],
+  providers: [
+    ConversationChunkRepository,
+    SummariesService,
+    SummariesResolver,
+    ConversationSummariesResolver,
+  ],
+  exports: [SummariesService, ConversationChunkRepository],
+})
+export class SummariesModule implements OnModuleInit {
+  constructor(
+    private readonly summaries: SummariesService,
+    private readonly turns: TurnEvents,
+    private readonly jobs: JobsService,
+    private readonly tasks: ScheduledTasks,
+    private readonly embeddings: EmbeddingService,
+    private readonly config: AppConfig,
+  ) {}
+
+  onModuleInit(): void {
+    this.embeddings.registerKind({
+      kind: SUMMARY_KIND,
+      table: 'conversation_chunks',
+      textSql: 'i.content',
+      legacyColumn: 'legacy_id',
+      userColumn: 'user_id',
+    });
+    this.jobs.register<SummarizeJobPayload>(SUMMARIZE_JOB, (payload) =>
+      this.summaries.runJob(payload),
+    );
+    // Committed with the turn (or an import): the check cannot be lost between the two.
+    this.turns.onStoredInTransaction(async (event, manager) => {
+      await this.summaries.enqueue(event.conversation.id, { manager });
+    });
+    this.turns.onStored(() => this.jobs.nudge());
+    this.tasks.register('summaries-sweep', this.config.env.SUMMARIZATION_SWEEP_CRON, async () => {
+      await this.summaries.sweep();
+    });
+  }
+}

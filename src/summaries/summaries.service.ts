@@ -1,0 +1,326 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { AppConfig } from '../config/app-config.js';
+import type { ConversationEntity } from '../conversations/conversation.entity.js';
+import { ConversationsService } from '../conversations/conversations.service.js';
+import { EmbeddingService } from '../embeddings/embedding.service.js';
+import { FactCategory } from '../facts/fact.enums.js';
+import { ExtractedFact, FactEvent, FactsService } from '../facts/facts.service.js';
+import type { UserEntity } from '../identity/user.entity.js';
+import { JobDeferred } from '../jobs/jobs.exception.js';
+import { JobsService } from '../jobs/jobs.service.js';
+import { LegacyRepository } from '../legacies/legacy.repository.js';
+import { LANGUAGE_MODEL } from '../models/language-model.js';
+import type { LanguageModel, TurnsSummary } from '../models/language-model.js';
+import { ModelOutputError, ModelUnavailableError, isModelError } from '../models/model.errors.js';
+import { countTokens } from '../models/tokenizer.js';
+import { ConversationChunkEntity } from './conversation-chunk.entity.js';
+import {
+  ChunkTurn,
+  ConversationChunkRepository,
+  SUMMARY_KIND,
+  SummaryProgress,
+} from './conversation-chunk.repository.js';
+
+export const SUMMARIZE_JOB = 'summaries:summarize';
+
+/**
+ * Batches summarizeNow writes before answering (each is a model call); anything beyond goes on
+ * in the background. Below the threshold there are at most two batches' worth of turns.
+ */
+const SUMMARIZE_NOW_INLINE_BATCHES = 2;
+
+export interface SummarizeJobPayload {
+  conversationId: string;
+  /** summarizeNow: summarize every unsummarized turn, below the threshold too. */
+  force?: boolean;
+}
+
+/** The embedding model could not embed the summary or its facts: try the range again later. */
+export class EmbeddingsUnavailable extends Error {
+  constructor() {
+    super('embeddings unavailable: summarization waits for the embedding model');
+  }
+}
+
+export interface SummarizeNowResult {
+  conversation: ConversationEntity;
+  chunks: ConversationChunkEntity[];
+  unsummarizedTurns: number;
+  /** The model failed: the pass continues in the background when it is back. */
+  deferred: boolean;
+}
+
+/**
+ * Rolling summarization. After each stored turn a job checks the conversation; while more than
+ * SUMMARIZATION_THRESHOLD turns are unsummarized, the oldest SUMMARIZATION_BATCH are summarized
+ * with one model call into a conversation chunk, written with the facts found in those turns in
+ * one transaction. Progress is derived from the chunks themselves (the next range starts after
+ * the last one), so a failure stores nothing and the same range is tried again: no turn is ever
+ * skipped or summarized twice.
+ */
+@Injectable()
+export class SummariesService {
+  private readonly logger = new Logger('Summaries');
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly chunks: ConversationChunkRepository,
+    private readonly conversations: ConversationsService,
+    private readonly legacies: LegacyRepository,
+    private readonly facts: FactsService,
+    private readonly embeddings: EmbeddingService,
+    private readonly jobs: JobsService,
+    @Inject(LANGUAGE_MODEL) private readonly llm: LanguageModel,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** Asks for a check of the conversation; coalesces with a check already waiting. */
+  enqueue(
+    conversationId: string,
+    options: { force?: boolean; manager?: EntityManager; runAt?: Date } = {},
+  ): Promise<boolean> {
+    const payload: SummarizeJobPayload = {
+      conversationId,
+      ...(options.force ? { force: true } : {}),
+    };
+    return this.jobs.enqueue(
+      SUMMARIZE_JOB,
+      options.force ? `${conversationId}:now` : conversationId,
+      payload as unknown as Record<string, unknown>,
+      { manager: options.manager, runAt: options.runAt },
+    );
+  }
+
+  /** The job: summarize while the conversation is over the threshold (or forced), in bounds. */
+  async runJob(payload: SummarizeJobPayload): Promise<void> {
+    const force = payload.force === true;
+    try {
+      for (let i = 0; i < this.config.env.SUMMARIZATION_BATCHES_PER_JOB; i++) {
+        if (!(await this.summarizeNext(payload.conversationId, force))) return;
+      }
+    } catch (err) {
+      throw this.asJobError(err);
+    }
+    // A long backlog (an import) continues in a follow-up job, so no job runs for long.
+    if (await this.due(payload.conversationId, force)) {
+      await this.enqueue(payload.conversationId, { force });
+    }
+  }
+
+  /** The sweeper: conversations over the threshold that no job is handling get one. */
+  async sweep(limit = 1000): Promise<number> {
+    const behind = await this.chunks.overThreshold(this.config.env.SUMMARIZATION_THRESHOLD, limit);
+    let enqueued = 0;
+    for (const { id } of behind) if (await this.enqueue(id)) enqueued++;
+    if (enqueued > 0) this.logger.log({ msg: 'summarization sweep', enqueued });
+    return enqueued;
+  }
+
+  /**
+   * summarizeNow: the owner forces a pass below the threshold. Every unsummarized turn is
+   * summarized, in batches; a long backlog or a model failure continues in the background.
+   */
+  async summarizeNow(user: UserEntity, conversationId: string): Promise<SummarizeNowResult> {
+    const conversation = await this.conversations.getOwned(user, conversationId);
+    const created: ConversationChunkEntity[] = [];
+    let deferred = false;
+    try {
+      for (let i = 0; i < SUMMARIZE_NOW_INLINE_BATCHES; i++) {
+        const chunk = await this.summarizeNext(conversation.id, true);
+        if (!chunk) break;
+        created.push(chunk);
+      }
+    } catch (err) {
+      if (!isModelError(err) && !(err instanceof EmbeddingsUnavailable)) throw err;
+      this.logger.warn({
+        msg: 'summarizeNow deferred',
+        conversationId,
+        error: (err as Error).message,
+      });
+      deferred = true;
+    }
+    const unsummarizedTurns = (await this.chunks.pendingTurns([conversation.id])).get(
+      conversation.id,
+    )!;
+    if (unsummarizedTurns > 0 && (deferred || created.length > 0)) {
+      const wait = deferred ? this.config.env.SUMMARIZATION_RETRY_MS : 0;
+      await this.enqueue(conversation.id, {
+        force: true,
+        runAt: new Date(Date.now() + wait),
+      });
+    }
+    const current = await this.conversations.getOwned(user, conversationId);
+    return { conversation: current, chunks: created, unsummarizedTurns, deferred };
+  }
+
+  /** Whether the conversation has turns to summarize now. */
+  private async due(conversationId: string, force: boolean): Promise<boolean> {
+    const progress = await this.chunks.progress(conversationId);
+    return progress !== null && this.batchFor(progress, force) !== null;
+  }
+
+  /** The next range to summarize, or null when there is none (yet). */
+  private batchFor(
+    progress: SummaryProgress,
+    force: boolean,
+  ): { start: number; end: number } | null {
+    const pending = progress.turnCount - progress.nextStart;
+    if (pending <= 0) return null;
+    if (!force && pending <= this.config.env.SUMMARIZATION_THRESHOLD) return null;
+    const count = Math.min(this.config.env.SUMMARIZATION_BATCH, pending);
+    return { start: progress.nextStart, end: progress.nextStart + count - 1 };
+  }
+
+  /**
+   * Summarizes the next range of the conversation, if one is due. Returns the chunk written, or
+   * null when nothing was due or another worker wrote this range first. Model and embedding
+   * failures propagate, with nothing stored.
+   */
+  async summarizeNext(
+    conversationId: string,
+    force: boolean,
+  ): Promise<ConversationChunkEntity | null> {
+    const progress = await this.chunks.progress(conversationId);
+    if (!progress) return null;
+    const range = this.batchFor(progress, force);
+    if (!range) return null;
+    const turns = await this.chunks.turns(conversationId, range.start, range.end);
+    if (turns.length !== range.end - range.start + 1) {
+      throw new Error(
+        `conversation ${conversationId} misses turns in ${range.start}..${range.end}`,
+      );
+    }
+    const legacy = await this.legacies.findById(progress.legacyId);
+    if (!legacy) return null;
+
+    // The model call and the embeddings happen before the transaction, which stays short.
+    const summary = await this.llm.summarizeTurns({
+      legacyName: legacy.name,
+      turns: turns.map((t) => ({
+        turnIndex: t.turnIndex,
+        role: t.role,
+        content: t.content,
+        occurredAt: new Date(t.occurredAt),
+      })),
+      // Facts are compared with the stored ones here, so a restatement counts as a mention.
+      existingFacts: [],
+    });
+    const content = summary.summary.trim();
+    if (!content) {
+      throw new ModelOutputError('The summary is empty.', {
+        task: 'summarizeTurns',
+        model: summary.call.model,
+        attempts: summary.call.attempts,
+      });
+    }
+    const facts = this.factsOf(summary, turns);
+    const chunkVectors = await this.embeddings.embedForStorage([content]);
+    const prepared = await this.facts.prepare(facts.map((f) => f.content));
+    const searchModel = (await this.embeddings.searchModel()).model;
+    if (
+      !chunkVectors.some((e) => e.model === searchModel) ||
+      (facts.length > 0 && !prepared.comparison)
+    ) {
+      throw new EmbeddingsUnavailable();
+    }
+
+    let events: FactEvent[] = [];
+    const chunk = await this.dataSource.transaction(async (m) => {
+      await this.chunks.lock(m, conversationId);
+      const current = await this.chunks.progress(conversationId, m);
+      if (!current || current.nextStart !== range.start) return null;
+      const stored = await this.chunks.insert(m, {
+        conversationId,
+        legacyId: progress.legacyId,
+        userId: progress.userId,
+        rangeStart: range.start,
+        rangeEnd: range.end,
+        content,
+        structured: summary.structured,
+        turnCount: turns.length,
+        tokenCount: countTokens(content),
+        model: summary.call.model,
+        promptVersion: summary.call.promptVersion ?? null,
+        firstOccurredAt: turns[0].occurredAt,
+        lastOccurredAt: turns[turns.length - 1].occurredAt,
+      });
+      if (!stored) return null;
+      await this.embeddings.store(
+        SUMMARY_KIND,
+        [{ id: stored.id, legacyId: stored.legacyId, userId: stored.userId }],
+        chunkVectors,
+        m,
+      );
+      events = await this.facts.applyExtracted(
+        m,
+        {
+          legacyId: progress.legacyId,
+          legacyName: legacy.name,
+          authorId: progress.userId,
+          conversationId,
+          chunkId: stored.id,
+        },
+        facts,
+        prepared,
+      );
+      return stored;
+    });
+    if (chunk) await this.facts.publish(events);
+    return chunk;
+  }
+
+  /** The model's facts worth keeping, with the turns they came from. */
+  private factsOf(summary: TurnsSummary, turns: ChunkTurn[]): ExtractedFact[] {
+    const byIndex = new Map(turns.map((t) => [t.turnIndex, t]));
+    const out: ExtractedFact[] = [];
+    for (const fact of this.facts.keepExtracted(summary.facts)) {
+      const sources = [...new Set(fact.sourceTurnIndexes)]
+        .map((i) => byIndex.get(i))
+        .filter((t): t is ChunkTurn => t !== undefined)
+        .sort((a, b) => a.turnIndex - b.turnIndex);
+      if (sources.length === 0) continue;
+      out.push({
+        content: fact.content,
+        category: fact.category as FactCategory,
+        confidence: fact.confidence,
+        rangeStart: sources[0].turnIndex,
+        rangeEnd: sources[sources.length - 1].turnIndex,
+        messageIds: sources.map((t) => t.id),
+        occurredAt: new Date(Math.max(...sources.map((t) => new Date(t.occurredAt).getTime()))),
+      });
+    }
+    // In the order they were said, so a later correction supersedes an earlier statement.
+    return out.sort(
+      (a, b) => a.occurredAt.getTime() - b.occurredAt.getTime() || a.rangeEnd - b.rangeEnd,
+    );
+  }
+
+  /** Outages wait without spending attempts; invalid output is retried with backoff. */
+  private asJobError(err: unknown): unknown {
+    const wait = this.config.env.SUMMARIZATION_RETRY_MS;
+    if (err instanceof EmbeddingsUnavailable) return new JobDeferred(wait, err.message);
+    if (err instanceof ModelUnavailableError && err.retryable) {
+      return new JobDeferred(
+        Math.max(wait, (err.retryAfterSeconds ?? 0) * 1000),
+        `language model unavailable: ${err.message}`,
+      );
+    }
+    return err;
+  }
+
+  // ---- reads ------------------------------------------------------------------------------
+
+  chunksOf(conversationIds: readonly string[]): Promise<ConversationChunkEntity[]> {
+    return this.chunks.forConversations(conversationIds);
+  }
+
+  pendingTurns(conversationIds: readonly string[]): Promise<Map<string, number>> {
+    return this.chunks.pendingTurns(conversationIds);
+  }
+
+  /** Chunks by id, for retrieval by other modules; they scope them to the viewer. */
+  findChunksByIds(ids: readonly string[]): Promise<ConversationChunkEntity[]> {
+    return this.chunks.findByIds(ids);
+  }
+}
