@@ -5,6 +5,7 @@ import { AgentReplies1763800300000 } from './1763800300000-AgentReplies.js';
 import { EventPayloads1763800310000 } from './1763800310000-EventPayloads.js';
 import { ConversationChunks1763800400000 } from './1763800400000-ConversationChunks.js';
 import { Facts1763800410000 } from './1763800410000-Facts.js';
+import { Memories1763800500000 } from './1763800500000-Memories.js';
 import { ModelCalls1763900000000 } from './1763900000000-ModelCalls.js';
 
 /**
@@ -19,5 +20,6 @@ export const MIGRATIONS = [
   EventPayloads1763800310000,
   ConversationChunks1763800400000,
   Facts1763800410000,
+  Memories1763800500000,
   ModelCalls1763900000000,
 ];

@@ -16,6 +16,7 @@ import { HealthModule } from './health/health.module.js';
 import { IdentityModule } from './identity/identity.module.js';
 import { JobsModule } from './jobs/jobs.module.js';
 import { LegaciesModule } from './legacies/legacies.module.js';
+import { MemoriesModule } from './memories/memories.module.js';
 import { ModelsModule } from './models/models.module.js';
 import { PubSubModule } from './pubsub/pubsub.module.js';
 import { SummariesModule } from './summaries/summaries.module.js';
@@ -38,6 +39,7 @@ export class AppModule {
         ConversationsModule,
         ContextModule,
         AgentModule,
+        MemoriesModule,
         FactsModule,
         SummariesModule,
         GraphQLModule.forRoot<ApolloDriverConfig>({

@@ -6,6 +6,7 @@ import { factsVariables } from '../facts/facts.config.js';
 import { identityVariables } from '../identity/identity.config.js';
 import { pubsubVariables } from '../pubsub/pubsub.config.js';
 import { jobsVariables } from '../jobs/jobs.config.js';
+import { memoriesVariables } from '../memories/memories.config.js';
 import { modelsVariables, validateModelsConfig } from '../models/models.config.js';
 import { summariesVariables } from '../summaries/summaries.config.js';
 import { serverVariables } from './config.schema.js';
@@ -22,6 +23,7 @@ export const ALL_VARIABLES = {
   ...jobsVariables,
   ...summariesVariables,
   ...factsVariables,
+  ...memoriesVariables,
   ...modelsVariables,
 };
 

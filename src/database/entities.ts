@@ -7,6 +7,11 @@ import { JobEntity } from '../jobs/job.entity.js';
 import { LegacyInvitationEntity } from '../legacies/legacy-invitation.entity.js';
 import { LegacyMemberEntity } from '../legacies/legacy-member.entity.js';
 import { LegacyEntity } from '../legacies/legacy.entity.js';
+import {
+  MemoryEntity,
+  MemoryExtractionEntity,
+  MemoryUseEntity,
+} from '../memories/memory.entity.js';
 import { ModelCallEntity } from '../models/model-call.entity.js';
 import { ConversationChunkEntity } from '../summaries/conversation-chunk.entity.js';
 
@@ -25,4 +30,7 @@ export const ENTITIES = [
   FactEntity,
   FactSourceEntity,
   FactHistoryEntity,
+  MemoryEntity,
+  MemoryExtractionEntity,
+  MemoryUseEntity,
 ];

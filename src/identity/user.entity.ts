@@ -24,8 +24,17 @@ export class UserEntity {
   @Column({ type: 'text', default: 'UTC' })
   timezone: string;
 
-  @Column({ name: 'remember_by_default', type: 'boolean', default: true })
+  /** Consent is opt-in: off until the user turns it on. */
+  @Column({ name: 'remember_by_default', type: 'boolean', default: false })
   rememberByDefault: boolean;
+
+  /** While paused, no memory is created from conversations and none is used in replies. */
+  @Column({ name: 'memory_paused', type: 'boolean', default: false })
+  memoryPaused: boolean;
+
+  /** Keeps memories out of the retention rule that archives old, unreferenced ones. */
+  @Column({ name: 'long_term_memory', type: 'boolean', default: false })
+  longTermMemory: boolean;
 
   @Column({ name: 'is_platform_admin', type: 'boolean', default: false })
   isPlatformAdmin: boolean;

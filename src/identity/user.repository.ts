@@ -6,6 +6,8 @@ export interface UserChanges {
   displayName?: string | null;
   timezone?: string;
   rememberByDefault?: boolean;
+  memoryPaused?: boolean;
+  longTermMemory?: boolean;
 }
 
 @Injectable()

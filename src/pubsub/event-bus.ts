@@ -13,4 +13,5 @@ export const topics = {
   conversationReplyDeltas: (conversationId: string) =>
     `conversation:${conversationId}:reply-deltas`,
   legacyFacts: (legacyId: string) => `legacy:${legacyId}:facts`,
+  userMemories: (userId: string) => `user:${userId}:memories`,
 };

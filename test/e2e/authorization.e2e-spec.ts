@@ -112,7 +112,8 @@ describe('Authorization matrix', () => {
     ]);
     const { startConversation } = await ok<{ startConversation: { id: string } }>(
       `mutation($input: StartConversationInput!) { startConversation(input: $input) { id } }`,
-      { input: { legacyId, title: `Conversation ${secret}` } },
+      // remember on, so that switching it off (setConversationRemember) is observable.
+      { input: { legacyId, title: `Conversation ${secret}`, remember: true } },
       users.member,
     );
     const conversationId = startConversation.id;

@@ -270,7 +270,8 @@ describe('Keepsake foundation (HTTP and WebSocket)', () => {
         erin,
       );
       conversationId = started.data!.startConversation.id;
-      expect(started.data!.startConversation.remember).toBe(true);
+      // Memory is opt-in: rememberByDefault starts off.
+      expect(started.data!.startConversation.remember).toBe(false);
     });
 
     it('stores turns with token counts and makes clientMessageId idempotent', async () => {

@@ -18,4 +18,20 @@ export class UpdateMeInput {
   @IsOptional()
   @IsBoolean()
   rememberByDefault?: boolean;
+
+  @Field(() => Boolean, {
+    nullable: true,
+    description: 'Pause memory: nothing new is remembered and no memory is used in replies.',
+  })
+  @IsOptional()
+  @IsBoolean()
+  memoryPaused?: boolean;
+
+  @Field(() => Boolean, {
+    nullable: true,
+    description: 'Keep memories older than two years even when they are not referenced.',
+  })
+  @IsOptional()
+  @IsBoolean()
+  longTermMemory?: boolean;
 }

@@ -19,8 +19,23 @@ export class MeModel extends UserModel {
   @Field()
   timezone: string;
 
-  @Field({ description: 'Whether new conversations remember things about you by default.' })
+  @Field({
+    description:
+      'Whether new conversations remember things about you by default (off until you turn it on).',
+  })
   rememberByDefault: boolean;
+
+  @Field({
+    description:
+      'Memory paused: nothing new is remembered and no memory is used in replies (rememberThis still works).',
+  })
+  memoryPaused: boolean;
+
+  @Field({
+    description:
+      'Long-term memory: memories older than two years are kept active even when not referenced for six months.',
+  })
+  longTermMemory: boolean;
 
   @Field()
   isPlatformAdmin: boolean;

@@ -1,0 +1,205 @@
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { AppConfig } from '../config/app-config.js';
+import { MessageRole } from '../conversations/message-role.enum.js';
+import { TurnEvents, TurnsStored } from '../conversations/turn-events.js';
+import { JobDeferred } from '../jobs/jobs.exception.js';
+import { JobsService, retryDelayMs } from '../jobs/jobs.service.js';
+import { MEMORY_CONFIDENCE } from '../models/heuristics/memory-patterns.js';
+import { isMedicalOrFinancial } from '../models/heuristics/text.js';
+import { LANGUAGE_MODEL } from '../models/language-model.js';
+import type { ExtractedMemory, LanguageModel } from '../models/language-model.js';
+import { ModelUnavailableError } from '../models/model.errors.js';
+import { MemoryClock } from './memory-clock.js';
+import { ConversationMode, MemorySaveOutcome, MemorySource, MemoryType } from './memory.enums.js';
+import { MemoryRepository } from './memory.repository.js';
+import { MemoryWriter } from './memory-writer.service.js';
+
+export const EXTRACT_JOB = 'memories:extract';
+
+export interface ExtractPayload {
+  /** The user's turn: the source of the memories and the job's idempotency key. */
+  userMessageId: string;
+  /** The assistant turn that answered it (context for the model, never a source). */
+  assistantMessageId: string;
+}
+
+const MAX_PER_EXCHANGE = 3;
+const RATE_WINDOW_MS = 60_000;
+
+/** Why a run stored nothing, or what it did; for logs and tests. */
+export type ExtractionOutcome =
+  | 'gone'
+  | 'not-own-turn'
+  | 'no-consent'
+  | 'already-done'
+  | { proposed: number; belowThreshold: number; saved: number };
+
+/**
+ * Memory extraction after each assistant turn. Consent is checked when the turn is stored and
+ * again when the job runs (switching `remember` off or pausing memory stops pending work at
+ * once). One ledger row per user turn makes the job idempotent and carries the per-user rate
+ * limit: past MEMORY_EXTRACTIONS_PER_MINUTE the job is deferred, never dropped. A model outage
+ * defers the job too (no attempt spent); invalid model output is retried like any failure and
+ * kept as FAILED for review if it never succeeds.
+ */
+@Injectable()
+export class MemoryExtraction implements OnModuleInit {
+  private readonly logger = new Logger('Memories');
+
+  constructor(
+    private readonly turns: TurnEvents,
+    private readonly jobs: JobsService,
+    private readonly repo: MemoryRepository,
+    private readonly writer: MemoryWriter,
+    private readonly clock: MemoryClock,
+    private readonly config: AppConfig,
+    @Inject(LANGUAGE_MODEL) private readonly llm: LanguageModel,
+  ) {}
+
+  onModuleInit(): void {
+    this.jobs.register<ExtractPayload>(EXTRACT_JOB, async (payload) => {
+      await this.run(payload);
+    });
+    this.turns.onStoredInTransaction((event, manager) => this.enqueue(event, manager));
+  }
+
+  /** Enqueues extraction with the turn, so the job exists exactly when the turn does. */
+  private async enqueue(event: TurnsStored, manager: EntityManager): Promise<void> {
+    if (event.imported) return;
+    for (const message of event.messages) {
+      if (message.role !== MessageRole.ASSISTANT) continue;
+      const consent = await this.repo.consent(manager, event.conversation.id);
+      if (!consent || !consent.remember || consent.memoryPaused) continue;
+      const userMessageId = await this.repo.answeredUserTurn(
+        manager,
+        event.conversation.id,
+        message.turnIndex,
+      );
+      if (!userMessageId) continue;
+      const payload: ExtractPayload = { userMessageId, assistantMessageId: message.id };
+      await this.jobs.enqueue(EXTRACT_JOB, userMessageId, { ...payload }, { manager });
+    }
+  }
+
+  async run(payload: ExtractPayload): Promise<ExtractionOutcome> {
+    const ex = await this.repo.exchange(payload.assistantMessageId, payload.userMessageId);
+    // The conversation was deleted meanwhile: there is nothing left to remember.
+    if (!ex || !ex.userMessageId || ex.userContent === null) return 'gone';
+    // Only the conversation owner's own turns, for that owner.
+    if (ex.userMessageUserId !== ex.conversationUserId) return 'not-own-turn';
+    const userId = ex.conversationUserId;
+    const ledger = {
+      sourceMessageId: ex.userMessageId,
+      userId,
+      conversationId: ex.conversationId,
+      assistantMessageId: ex.assistantMessageId,
+    };
+    const now = this.clock.now();
+
+    if (!ex.remember || ex.memoryPaused) {
+      await this.repo.transaction((m) => this.repo.recordNoConsent(m, { ...ledger, now }));
+      return 'no-consent';
+    }
+
+    const attempts = await this.repo.transaction(async (m) => {
+      await this.repo.lockUser(m, userId);
+      const row = await this.repo.ledgerForUpdate(m, ledger.sourceMessageId);
+      if (row?.completedAt) return null;
+      const limit = this.config.env.MEMORY_EXTRACTIONS_PER_MINUTE;
+      const recent = await this.repo.recentExtractions(
+        m,
+        userId,
+        new Date(now.getTime() - RATE_WINDOW_MS),
+        ledger.sourceMessageId,
+      );
+      if (recent.count >= limit) {
+        const frees = (recent.oldest?.getTime() ?? now.getTime()) + RATE_WINDOW_MS;
+        throw new JobDeferred(
+          Math.max(1000, frees - now.getTime()),
+          `memory extraction limit of ${limit} per minute reached`,
+        );
+      }
+      return this.repo.startExtraction(m, { ...ledger, now });
+    });
+    if (attempts === null) return 'already-done';
+
+    // Stored memories are deliberately not shown to the model: a restatement must reach the
+    // duplicate check, so that it counts as one more reference to the memory already held.
+    let proposed: ExtractedMemory[];
+    try {
+      const extracted = await this.llm.extractMemories({
+        userTurn: ex.userContent,
+        assistantTurn: ex.assistantContent,
+      });
+      proposed = extracted.memories.slice(0, MAX_PER_EXCHANGE);
+    } catch (err) {
+      if (err instanceof ModelUnavailableError && err.retryable) {
+        const delay = Math.max(
+          retryDelayMs(attempts, this.config.env.JOBS_RETRY_BASE_MS),
+          (err.retryAfterSeconds ?? 0) * 1000,
+        );
+        this.logger.warn({
+          msg: 'memory extraction deferred: model unavailable',
+          sourceMessageId: ledger.sourceMessageId,
+          retryInMs: delay,
+        });
+        throw new JobDeferred(delay, `model unavailable: ${err.message}`);
+      }
+      throw err;
+    }
+
+    const min = this.config.env.MEMORY_MIN_CONFIDENCE;
+    const kept = proposed
+      .map((p) => ({
+        ...p,
+        content: p.content.trim(),
+        // Medical and financial claims stay below the default threshold whatever the model said.
+        confidence: isMedicalOrFinancial(p.content)
+          ? Math.min(p.confidence, MEMORY_CONFIDENCE.sensitiveCap)
+          : p.confidence,
+      }))
+      .filter((p) => p.content.length > 0 && p.confidence >= min);
+
+    const mode = ex.agentWrote ? ConversationMode.AGENT : ConversationMode.CLIENT;
+    const batch = await this.writer.save(
+      userId,
+      ex.legacyId,
+      kept.map((p) => ({
+        type: p.type as MemoryType,
+        content: p.content,
+        confidence: p.confidence,
+        source: MemorySource.CHAT,
+        conversationId: ex.conversationId,
+        sourceMessageId: ex.userMessageId,
+        sourceTurnIndex: ex.userTurnIndex,
+        conversationMode: mode,
+        validFrom: ex.userOccurredAt,
+      })),
+      {
+        guard: async (m) =>
+          !(await this.repo.ledgerForUpdate(m, ledger.sourceMessageId))?.completedAt,
+        complete: (m, saved) => {
+          const count = (o: MemorySaveOutcome) =>
+            saved.results.filter((r) => r.outcome === o).length;
+          return this.repo.completeExtraction(m, ledger.sourceMessageId, {
+            outcome: 'EXTRACTED',
+            model: this.llm.modelId,
+            proposed: proposed.length,
+            belowThreshold: proposed.length - kept.length,
+            created: count(MemorySaveOutcome.CREATED) + count(MemorySaveOutcome.SUPERSEDED),
+            merged: count(MemorySaveOutcome.MERGED),
+            superseded: saved.results.reduce((n, r) => n + r.superseded.length, 0),
+            now,
+          });
+        },
+      },
+    );
+    if (!batch) return 'already-done';
+    return {
+      proposed: proposed.length,
+      belowThreshold: proposed.length - kept.length,
+      saved: batch.results.length,
+    };
+  }
+}

@@ -1,0 +1,999 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { sqlLiteral, vectorText } from '../embeddings/embedding.repository.js';
+import { MemoryEntity, MemoryHistoryEntry } from './memory.entity.js';
+import {
+  ArchiveReason,
+  ConversationMode,
+  MemoryHistoryAction,
+  MemorySource,
+  MemoryStatus,
+  MemoryType,
+} from './memory.enums.js';
+
+export const MEMORY_KIND = 'memory';
+
+function columns(alias = 'm'): string {
+  const a = `${alias}.`;
+  return `${a}id, ${a}user_id AS "userId", ${a}legacy_id AS "legacyId", ${a}type, ${a}content,
+    ${a}normalized, ${a}slot_key AS "slotKey", ${a}slot_value AS "slotValue", ${a}confidence,
+    ${a}source, ${a}conversation_id AS "conversationId", ${a}source_message_id AS "sourceMessageId",
+    ${a}source_turn_index AS "sourceTurnIndex", ${a}conversation_mode AS "conversationMode",
+    ${a}source_reference AS "sourceReference", ${a}reference_count AS "referenceCount",
+    ${a}last_referenced_at AS "lastReferencedAt", ${a}status, ${a}valid_from AS "validFrom",
+    ${a}valid_to AS "validTo", ${a}superseded_by AS "supersededBy", ${a}archived_at AS "archivedAt",
+    ${a}archive_reason AS "archiveReason", ${a}deleted_at AS "deletedAt", ${a}history,
+    ${a}created_at AS "createdAt", ${a}updated_at AS "updatedAt"`;
+}
+
+/** Rows of an UPDATE/DELETE ... RETURNING: TypeORM answers [rows, count] for those. */
+function returned<T>(result: unknown): T[] {
+  return (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as T[];
+}
+
+function history(entry: MemoryHistoryEntry): string {
+  return JSON.stringify([entry]);
+}
+
+/**
+ * Joins each memory (alias `m`) to its vector in the query's model, and the cosine distance to
+ * the query vector `qv.v` (parsed once in a CTE: parsing a vector is the main cost on WASM).
+ * The model is compared as an expression so that the planner looks the vector up by the
+ * primary key (kind, item_id, ...) even without statistics: the embedded database never
+ * analyzes its tables, and the (model, kind) index then looked cheaper and cost a scan of every
+ * vector per memory. The scan stays exact over the user's own memories, never the HNSW index.
+ */
+function vectorJoin(q: { model: string; dimensions: number }): { on: string; distance: string } {
+  return {
+    on: `e.kind = ${sqlLiteral(MEMORY_KIND)} AND e.item_id = m.id AND (e.model || '') = ${sqlLiteral(q.model)}`,
+    distance: `(e.embedding::vector(${q.dimensions}) <=> qv.v)`,
+  };
+}
+
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/** A stored memory's vector search inputs, in the active model. */
+export interface QueryVector {
+  model: string;
+  dimensions: number;
+  vector: number[];
+}
+
+export interface NewMemory {
+  userId: string;
+  legacyId: string | null;
+  type: MemoryType;
+  content: string;
+  normalized: string;
+  slotKey: string | null;
+  slotValue: string | null;
+  confidence: number;
+  source: MemorySource;
+  conversationId: string | null;
+  sourceMessageId: string | null;
+  sourceTurnIndex: number | null;
+  conversationMode: ConversationMode | null;
+  sourceReference: string | null;
+  referenceCount: number;
+  lastReferencedAt: Date | null;
+  status: MemoryStatus;
+  validFrom: Date;
+  validTo: Date | null;
+  archivedAt: Date | null;
+  archiveReason: ArchiveReason | null;
+  history: MemoryHistoryEntry[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface MemoryListFilter {
+  type?: MemoryType | null;
+  legacyId?: string | null;
+  conversationId?: string | null;
+  /** Empty: ACTIVE and ARCHIVED. */
+  statuses: MemoryStatus[];
+  from?: Date | null;
+  to?: Date | null;
+}
+
+export interface ContextCandidateRow {
+  id: string;
+  type: MemoryType;
+  content: string;
+  confidence: number;
+  referenceCount: number;
+  lastReferencedAt: Date | null;
+  createdAt: Date;
+  conversationId: string | null;
+  sourceMessageId: string | null;
+  sourceTurnIndex: number | null;
+  messageMetadata: Record<string, unknown> | null;
+  occurredAt: Date | null;
+  typeWeight: number;
+  recency: number;
+  similarity: number | null;
+  base: number;
+  score: number;
+}
+
+export interface LedgerRow {
+  sourceMessageId: string;
+  attempts: number;
+  startedAt: Date;
+  completedAt: Date | null;
+}
+
+export interface ExchangeRow {
+  conversationId: string;
+  legacyId: string;
+  conversationUserId: string;
+  remember: boolean;
+  memoryPaused: boolean;
+  assistantMessageId: string;
+  assistantContent: string;
+  assistantTurnIndex: number;
+  userMessageId: string | null;
+  userContent: string | null;
+  userTurnIndex: number | null;
+  userMessageUserId: string | null;
+  userOccurredAt: Date | null;
+  agentWrote: boolean;
+}
+
+export interface MemoryCounts {
+  type: MemoryType;
+  status: MemoryStatus;
+  count: number;
+}
+
+/** All SQL of the memories module. Every query is scoped by the owning user in SQL. */
+@Injectable()
+export class MemoryRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  private m(manager?: EntityManager): EntityManager {
+    return manager ?? this.dataSource.manager;
+  }
+
+  transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction(work);
+  }
+
+  /** Serializes writes to one user's memories (dedupe, caps and the rate limit stay exact). */
+  async lockUser(manager: EntityManager, userId: string): Promise<void> {
+    await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended('memories:' || $1, 0))`, [
+      userId,
+    ]);
+  }
+
+  // ---- reads -------------------------------------------------------------------------------
+
+  async findOwned(
+    userId: string,
+    id: string,
+    manager?: EntityManager,
+  ): Promise<MemoryEntity | null> {
+    const rows: MemoryEntity[] = await this.m(manager).query(
+      `SELECT ${columns()} FROM memories m WHERE m.id = $1 AND m.user_id = $2`,
+      [id, userId],
+    );
+    return rows[0] ?? null;
+  }
+
+  findOwnedMany(
+    userId: string,
+    ids: readonly string[],
+    manager?: EntityManager,
+  ): Promise<MemoryEntity[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.m(manager).query(
+      `SELECT ${columns()} FROM memories m WHERE m.id = ANY($1::uuid[]) AND m.user_id = $2`,
+      [ids, userId],
+    );
+  }
+
+  private listConditions(userId: string, filter: MemoryListFilter, params: unknown[]): string[] {
+    params.push(userId);
+    const where = [`m.user_id = $${params.length}`];
+    params.push(
+      filter.statuses.length > 0 ? filter.statuses : [MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED],
+    );
+    where.push(`m.status = ANY($${params.length}::text[])`);
+    if (filter.type) {
+      params.push(filter.type);
+      where.push(`m.type = $${params.length}`);
+    }
+    if (filter.legacyId) {
+      params.push(filter.legacyId);
+      where.push(`m.legacy_id = $${params.length}`);
+    }
+    if (filter.conversationId) {
+      params.push(filter.conversationId);
+      where.push(`m.conversation_id = $${params.length}`);
+    }
+    if (filter.from) {
+      params.push(filter.from);
+      where.push(`m.created_at >= $${params.length}`);
+    }
+    if (filter.to) {
+      params.push(filter.to);
+      where.push(`m.created_at < $${params.length}`);
+    }
+    return where;
+  }
+
+  /** Newest first, keyset-paged on (created_at, id). */
+  page(
+    userId: string,
+    filter: MemoryListFilter,
+    limit: number,
+    after?: { createdAt: string; id: string },
+  ): Promise<MemoryEntity[]> {
+    const params: unknown[] = [];
+    const where = this.listConditions(userId, filter, params);
+    if (after) {
+      params.push(after.createdAt, after.id);
+      where.push(`(m.created_at, m.id) < ($${params.length - 1}::timestamptz, $${params.length})`);
+    }
+    params.push(limit);
+    return this.m().query(
+      `SELECT ${columns()} FROM memories m WHERE ${where.join(' AND ')}
+        ORDER BY m.created_at DESC, m.id DESC LIMIT $${params.length}`,
+      params,
+    );
+  }
+
+  /**
+   * Keyword or meaning: full-text matches rank first (1 + ts_rank), then substring and
+   * trigram word similarity (typos, partial words), then cosine similarity to the query.
+   */
+  search(
+    userId: string,
+    filter: MemoryListFilter,
+    text: string,
+    q: QueryVector | null,
+    minSimilarity: number,
+    limit: number,
+    offset: number,
+  ): Promise<(MemoryEntity & { rank: number })[]> {
+    const params: unknown[] = [];
+    const where = this.listConditions(userId, filter, params);
+    params.push(text);
+    const s = `$${params.length}`;
+    params.push(`%${escapeLike(text)}%`);
+    const like = `$${params.length}`;
+    let dense = 'NULL::float8';
+    let join = '';
+    if (q) {
+      params.push(vectorText(q.vector));
+      const { on, distance } = vectorJoin(q);
+      join = `CROSS JOIN qv LEFT JOIN embeddings e ON ${on}`;
+      dense = `1 - ${distance}`;
+    }
+    params.push(minSimilarity, limit, offset);
+    const n = params.length;
+    const qv = q ? `$${n - 3}::vector(${q.dimensions})` : 'NULL::vector';
+    return this.m().query(
+      `WITH qv AS MATERIALIZED (SELECT ${qv} AS v)
+       SELECT ${columns('x')}, x.rank FROM (
+         SELECT y.*, GREATEST(y.fulltext, y.substring, y.words, y.dense) AS rank,
+                (y.fulltext > 0 OR y.substring > 0 OR y.words >= 0.5
+                   OR y.dense >= $${n - 2}) AS hit
+           FROM (
+             SELECT m.*,
+                    CASE WHEN m.search_tsv @@ plainto_tsquery('simple', ${s})
+                         THEN 1 + ts_rank(m.search_tsv, plainto_tsquery('simple', ${s}))
+                         ELSE 0 END AS fulltext,
+                    CASE WHEN m.content ILIKE ${like} THEN 1 ELSE 0 END AS substring,
+                    word_similarity(${s}, m.content) AS words,
+                    COALESCE(${dense}, 0) AS dense
+               FROM memories m ${join}
+              WHERE ${where.join(' AND ')}) y) x
+        WHERE x.hit
+        ORDER BY x.rank DESC, x.created_at DESC, x.id DESC
+        LIMIT $${n - 1} OFFSET $${n}`,
+      params,
+    );
+  }
+
+  /** Memories given to the model for these assistant turns, still visible to their owner. */
+  usedByMessages(
+    userId: string,
+    messageIds: readonly string[],
+  ): Promise<(MemoryEntity & { messageId: string })[]> {
+    if (messageIds.length === 0) return Promise.resolve([]);
+    return this.m().query(
+      `SELECT u.message_id AS "messageId", ${columns()}
+         FROM memory_uses u JOIN memories m ON m.id = u.memory_id
+        WHERE u.message_id = ANY($1::uuid[]) AND u.user_id = $2 AND m.user_id = $2
+          AND m.status <> 'DELETED'
+        ORDER BY u.used_at, m.id`,
+      [messageIds, userId],
+    );
+  }
+
+  /** Everything the user has (active and archived), oldest first. */
+  exportRows(userId: string): Promise<MemoryEntity[]> {
+    return this.m().query(
+      `SELECT ${columns()} FROM memories m WHERE m.user_id = $1 AND m.status <> 'DELETED'
+        ORDER BY m.created_at, m.id`,
+      [userId],
+    );
+  }
+
+  /**
+   * The user's most useful active memories in scope (the legacy's and global ones):
+   * type weight x confidence x recency + 0.1 x references, plus relevanceWeight x cosine
+   * similarity to the query; recency = 1 / (1 + days since last referenced, at most 30).
+   */
+  contextCandidates(input: {
+    userId: string;
+    legacyId: string;
+    now: Date;
+    typeWeights: Record<string, number>;
+    q: QueryVector | null;
+    relevanceWeight: number;
+    limit: number;
+  }): Promise<ContextCandidateRow[]> {
+    const params: unknown[] = [
+      input.userId,
+      input.legacyId,
+      JSON.stringify(input.typeWeights),
+      input.now,
+      input.relevanceWeight,
+      input.limit,
+    ];
+    let similarity = 'NULL::float8';
+    let join = '';
+    let qv = 'NULL::vector';
+    if (input.q) {
+      params.push(vectorText(input.q.vector));
+      qv = `$${params.length}::vector(${input.q.dimensions})`;
+      const { on, distance } = vectorJoin(input.q);
+      join = `CROSS JOIN qv LEFT JOIN embeddings e ON ${on}`;
+      similarity = `GREATEST(0, 1 - ${distance})`;
+    }
+    return this.m().query(
+      `WITH qv AS MATERIALIZED (SELECT ${qv} AS v)
+       SELECT c.*, c.base + $5 * COALESCE(c.similarity, 0) AS score FROM (
+         SELECT m.id, m.type, m.content, m.confidence, m.reference_count AS "referenceCount",
+                m.last_referenced_at AS "lastReferencedAt", m.created_at AS "createdAt",
+                m.conversation_id AS "conversationId", m.source_message_id AS "sourceMessageId",
+                m.source_turn_index AS "sourceTurnIndex", msg.metadata AS "messageMetadata",
+                msg.occurred_at AS "occurredAt", w.weight AS "typeWeight", r.recency,
+                ${similarity} AS similarity,
+                w.weight * m.confidence * r.recency + 0.1 * m.reference_count AS base
+           FROM memories m
+           LEFT JOIN messages msg ON msg.id = m.source_message_id
+           CROSS JOIN LATERAL (SELECT COALESCE(($3::jsonb ->> m.type)::float8, 1) AS weight) w
+           CROSS JOIN LATERAL (
+             SELECT 1.0 / (1 + LEAST(30, GREATEST(0, extract(epoch FROM
+                      ($4::timestamptz - COALESCE(m.last_referenced_at, m.created_at))) / 86400.0)))
+                    AS recency) r
+           ${join}
+          WHERE m.user_id = $1 AND m.status = 'ACTIVE'
+            AND (m.legacy_id = $2 OR m.legacy_id IS NULL)) c
+        ORDER BY score DESC, c.id
+        LIMIT $6`,
+      params,
+    );
+  }
+
+  async counts(userId: string): Promise<MemoryCounts[]> {
+    const rows: { type: MemoryType; status: MemoryStatus; n: string }[] = await this.m().query(
+      `SELECT type, status, count(*) AS n FROM memories WHERE user_id = $1 GROUP BY type, status`,
+      [userId],
+    );
+    return rows.map((r) => ({ type: r.type, status: r.status, count: Number(r.n) }));
+  }
+
+  async extractionTotals(userId: string) {
+    const rows: Record<string, string>[] = await this.m().query(
+      `SELECT count(*) AS turns, COALESCE(sum(proposed_count), 0) AS proposed,
+              COALESCE(sum(created_count), 0) AS created, COALESCE(sum(merged_count), 0) AS merged,
+              COALESCE(sum(superseded_count), 0) AS superseded,
+              COALESCE(sum(below_threshold_count), 0) AS "belowThreshold"
+         FROM memory_extractions WHERE user_id = $1 AND outcome = 'EXTRACTED'`,
+      [userId],
+    );
+    const r = rows[0];
+    return {
+      turns: Number(r.turns),
+      proposed: Number(r.proposed),
+      created: Number(r.created),
+      merged: Number(r.merged),
+      superseded: Number(r.superseded),
+      belowThreshold: Number(r.belowThreshold),
+    };
+  }
+
+  async replyTotals(userId: string): Promise<{ replies: number; withMemories: number }> {
+    const rows: { replies: string; used: string }[] = await this.m().query(
+      `SELECT (SELECT count(*) FROM messages WHERE user_id = $1 AND role = 'ASSISTANT') AS replies,
+              (SELECT count(DISTINCT message_id) FROM memory_uses WHERE user_id = $1) AS used`,
+      [userId],
+    );
+    return { replies: Number(rows[0].replies), withMemories: Number(rows[0].used) };
+  }
+
+  // ---- extraction --------------------------------------------------------------------------
+
+  /** Consent as it stands now, read inside the turn's transaction. */
+  async consent(
+    manager: EntityManager,
+    conversationId: string,
+  ): Promise<{ remember: boolean; memoryPaused: boolean } | null> {
+    const rows: { remember: boolean; memoryPaused: boolean }[] = await manager.query(
+      `SELECT c.remember, u.memory_paused AS "memoryPaused"
+         FROM conversations c JOIN users u ON u.id = c.user_id WHERE c.id = $1`,
+      [conversationId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** The user turn an assistant turn answers: the latest USER turn before it. */
+  async answeredUserTurn(
+    manager: EntityManager,
+    conversationId: string,
+    beforeTurn: number,
+  ): Promise<string | null> {
+    const rows: { id: string }[] = await manager.query(
+      `SELECT id FROM messages WHERE conversation_id = $1 AND turn_index < $2 AND role = 'USER'
+        ORDER BY turn_index DESC LIMIT 1`,
+      [conversationId, beforeTurn],
+    );
+    return rows[0]?.id ?? null;
+  }
+
+  /** An exchange with the consent that applies to it now. */
+  async exchange(assistantMessageId: string, userMessageId: string): Promise<ExchangeRow | null> {
+    const rows: ExchangeRow[] = await this.m().query(
+      `SELECT c.id AS "conversationId", c.legacy_id AS "legacyId", c.user_id AS "conversationUserId",
+              c.remember, u.memory_paused AS "memoryPaused",
+              a.id AS "assistantMessageId", a.content AS "assistantContent",
+              a.turn_index AS "assistantTurnIndex",
+              q.id AS "userMessageId", q.content AS "userContent", q.turn_index AS "userTurnIndex",
+              q.user_id AS "userMessageUserId", q.occurred_at AS "userOccurredAt",
+              EXISTS (SELECT 1 FROM assistant_replies r WHERE r.message_id = a.id) AS "agentWrote"
+         FROM messages a
+         JOIN conversations c ON c.id = a.conversation_id
+         JOIN users u ON u.id = c.user_id
+         LEFT JOIN messages q ON q.id = $2 AND q.conversation_id = a.conversation_id
+                              AND q.role = 'USER'
+        WHERE a.id = $1 AND a.role = 'ASSISTANT'`,
+      [assistantMessageId, userMessageId],
+    );
+    return rows[0] ?? null;
+  }
+
+  async ledgerForUpdate(manager: EntityManager, sourceMessageId: string) {
+    const rows: LedgerRow[] = await manager.query(
+      `SELECT source_message_id AS "sourceMessageId", attempts, started_at AS "startedAt",
+              completed_at AS "completedAt"
+         FROM memory_extractions WHERE source_message_id = $1 FOR UPDATE`,
+      [sourceMessageId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Extractions this user started since `since` (other than this one), and the oldest. */
+  async recentExtractions(
+    manager: EntityManager,
+    userId: string,
+    since: Date,
+    exclude: string,
+  ): Promise<{ count: number; oldest: Date | null }> {
+    const rows: { n: string; oldest: Date | null }[] = await manager.query(
+      `SELECT count(*) AS n, min(started_at) AS oldest FROM memory_extractions
+        WHERE user_id = $1 AND started_at > $2 AND source_message_id <> $3`,
+      [userId, since, exclude],
+    );
+    return { count: Number(rows[0].n), oldest: rows[0].oldest };
+  }
+
+  async startExtraction(
+    manager: EntityManager,
+    row: {
+      sourceMessageId: string;
+      userId: string;
+      conversationId: string;
+      assistantMessageId: string;
+      now: Date;
+    },
+  ): Promise<number> {
+    const rows: { attempts: number }[] = await manager.query(
+      `INSERT INTO memory_extractions
+         (source_message_id, user_id, conversation_id, assistant_message_id, attempts, started_at)
+       VALUES ($1, $2, $3, $4, 1, $5)
+       ON CONFLICT (source_message_id) DO UPDATE
+         SET attempts = memory_extractions.attempts + 1, started_at = EXCLUDED.started_at
+       RETURNING attempts`,
+      [row.sourceMessageId, row.userId, row.conversationId, row.assistantMessageId, row.now],
+    );
+    return rows[0].attempts;
+  }
+
+  async completeExtraction(
+    manager: EntityManager,
+    sourceMessageId: string,
+    result: {
+      outcome: 'EXTRACTED' | 'NO_CONSENT';
+      model: string | null;
+      proposed: number;
+      belowThreshold: number;
+      created: number;
+      merged: number;
+      superseded: number;
+      now: Date;
+    },
+  ): Promise<void> {
+    await manager.query(
+      `UPDATE memory_extractions SET outcome = $2, model = $3, proposed_count = $4,
+              below_threshold_count = $5, created_count = $6, merged_count = $7,
+              superseded_count = $8, completed_at = $9
+        WHERE source_message_id = $1`,
+      [
+        sourceMessageId,
+        result.outcome,
+        result.model,
+        result.proposed,
+        result.belowThreshold,
+        result.created,
+        result.merged,
+        result.superseded,
+        result.now,
+      ],
+    );
+  }
+
+  /** Records that a turn was examined without consent, so it is never extracted later. */
+  async recordNoConsent(
+    manager: EntityManager,
+    row: {
+      sourceMessageId: string;
+      userId: string;
+      conversationId: string;
+      assistantMessageId: string;
+      now: Date;
+    },
+  ): Promise<void> {
+    await manager.query(
+      `INSERT INTO memory_extractions (source_message_id, user_id, conversation_id,
+              assistant_message_id, outcome, started_at, completed_at)
+       VALUES ($1, $2, $3, $4, 'NO_CONSENT', $5, $5)
+       ON CONFLICT (source_message_id) DO NOTHING`,
+      [row.sourceMessageId, row.userId, row.conversationId, row.assistantMessageId, row.now],
+    );
+  }
+
+  // ---- writes ------------------------------------------------------------------------------
+
+  async insert(manager: EntityManager, memory: NewMemory): Promise<MemoryEntity> {
+    const rows = await this.insertMany(manager, [memory]);
+    return rows[0];
+  }
+
+  /** One statement for many rows (imports): parsing is the main cost on the embedded database. */
+  async insertMany(manager: EntityManager, memories: NewMemory[]): Promise<MemoryEntity[]> {
+    if (memories.length === 0) return [];
+    const ids = memories.map(() => randomUUID());
+    const rows = memories.map((m, i) => ({
+      id: ids[i],
+      user_id: m.userId,
+      legacy_id: m.legacyId,
+      type: m.type,
+      content: m.content,
+      normalized: m.normalized,
+      slot_key: m.slotKey,
+      slot_value: m.slotValue,
+      confidence: m.confidence,
+      source: m.source,
+      conversation_id: m.conversationId,
+      source_message_id: m.sourceMessageId,
+      source_turn_index: m.sourceTurnIndex,
+      conversation_mode: m.conversationMode,
+      source_reference: m.sourceReference,
+      reference_count: m.referenceCount,
+      last_referenced_at: m.lastReferencedAt?.toISOString() ?? null,
+      status: m.status,
+      valid_from: m.validFrom.toISOString(),
+      valid_to: m.validTo?.toISOString() ?? null,
+      archived_at: m.archivedAt?.toISOString() ?? null,
+      archive_reason: m.archiveReason,
+      history: m.history,
+      created_at: m.createdAt.toISOString(),
+      updated_at: m.updatedAt.toISOString(),
+    }));
+    const inserted: MemoryEntity[] = await manager.query(
+      `WITH ins AS (
+         INSERT INTO memories (id, user_id, legacy_id, type, content, normalized, slot_key,
+                slot_value, confidence, source, conversation_id, source_message_id,
+                source_turn_index, conversation_mode, source_reference, reference_count,
+                last_referenced_at, status, valid_from, valid_to, archived_at, archive_reason,
+                history, created_at, updated_at)
+         SELECT * FROM jsonb_to_recordset($1::jsonb) AS t(
+           id uuid, user_id uuid, legacy_id uuid, type text, content text, normalized text,
+           slot_key text, slot_value text, confidence real, source text, conversation_id uuid,
+           source_message_id uuid, source_turn_index integer, conversation_mode text,
+           source_reference text, reference_count integer, last_referenced_at timestamptz,
+           status text, valid_from timestamptz, valid_to timestamptz, archived_at timestamptz,
+           archive_reason text, history jsonb, created_at timestamptz, updated_at timestamptz)
+         RETURNING *)
+       SELECT ${columns('ins')} FROM ins`,
+      [JSON.stringify(rows)],
+    );
+    const byId = new Map(inserted.map((r) => [r.id, r]));
+    return ids.map((id) => byId.get(id)!);
+  }
+
+  /** An active or archived memory in scope with the same normalized text (not superseded). */
+  async findSameText(
+    manager: EntityManager,
+    userId: string,
+    legacyId: string | null,
+    normalized: string,
+  ): Promise<MemoryEntity | null> {
+    const rows: MemoryEntity[] = await manager.query(
+      `SELECT ${columns()} FROM memories m
+        WHERE m.user_id = $1 AND (m.legacy_id IS NULL OR m.legacy_id = $2)
+          AND m.normalized = $3 AND m.status <> 'DELETED' AND m.superseded_by IS NULL
+        ORDER BY m.status, m.created_at LIMIT 1`,
+      [userId, legacyId, normalized],
+    );
+    return rows[0] ?? null;
+  }
+
+  /**
+   * The most similar active or archived memory in scope, if at least `min` (cosine). An exact
+   * scan of the user's vectors: ordering by similarity rather than distance keeps the planner
+   * off the global HNSW index, whose candidate list could miss this user's rows.
+   */
+  async findSimilar(
+    manager: EntityManager,
+    userId: string,
+    legacyId: string | null,
+    q: QueryVector,
+    min: number,
+  ): Promise<(MemoryEntity & { similarity: number }) | null> {
+    const { on, distance } = vectorJoin(q);
+    const rows: (MemoryEntity & { similarity: number })[] = await manager.query(
+      `WITH qv AS MATERIALIZED (SELECT $3::vector(${q.dimensions}) AS v)
+       SELECT * FROM (
+         SELECT ${columns()}, 1 - ${distance} AS similarity
+           FROM memories m CROSS JOIN qv JOIN embeddings e ON ${on}
+          WHERE m.user_id = $1 AND (m.legacy_id IS NULL OR m.legacy_id = $2)
+            AND m.status <> 'DELETED' AND m.superseded_by IS NULL) s
+        WHERE s.similarity >= $4
+        ORDER BY s.similarity DESC, s.id LIMIT 1`,
+      [userId, legacyId, vectorText(q.vector), min],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Active memories in scope that set this slot (to any value). */
+  findSlot(
+    manager: EntityManager,
+    userId: string,
+    legacyId: string | null,
+    key: string,
+  ): Promise<MemoryEntity[]> {
+    return manager.query(
+      `SELECT ${columns()} FROM memories m
+        WHERE m.user_id = $1 AND (m.legacy_id IS NULL OR m.legacy_id = $2)
+          AND m.status = 'ACTIVE' AND m.slot_key = $3
+        ORDER BY m.created_at, m.id`,
+      [userId, legacyId, key],
+    );
+  }
+
+  /** Active or archived memories (not superseded) with any of these normalized texts. */
+  findByNormalized(
+    manager: EntityManager,
+    userId: string,
+    normalized: readonly string[],
+  ): Promise<MemoryEntity[]> {
+    if (normalized.length === 0) return Promise.resolve([]);
+    return manager.query(
+      `SELECT ${columns()} FROM memories m
+        WHERE m.user_id = $1 AND m.normalized = ANY($2::text[])
+          AND m.status <> 'DELETED' AND m.superseded_by IS NULL
+        ORDER BY m.status, m.created_at, m.id`,
+      [userId, normalized],
+    );
+  }
+
+  /**
+   * A restatement: one more reference. An archived memory (cap or retention) that is stated
+   * again becomes active again.
+   */
+  async reference(manager: EntityManager, id: string, now: Date, by = 1): Promise<MemoryEntity> {
+    const result: unknown = await manager.query(
+      `UPDATE memories m SET reference_count = reference_count + $3,
+              last_referenced_at = GREATEST(last_referenced_at, $2::timestamptz),
+              history = CASE WHEN status = 'ARCHIVED' THEN history || $4::jsonb ELSE history END,
+              archived_at = CASE WHEN status = 'ARCHIVED' THEN NULL ELSE archived_at END,
+              archive_reason = CASE WHEN status = 'ARCHIVED' THEN NULL ELSE archive_reason END,
+              updated_at = CASE WHEN status = 'ARCHIVED' THEN $2 ELSE updated_at END,
+              status = CASE WHEN status = 'ARCHIVED' THEN 'ACTIVE' ELSE status END
+        WHERE id = $1
+        RETURNING ${columns()}`,
+      [
+        id,
+        now,
+        by,
+        history({
+          at: now.toISOString(),
+          action: MemoryHistoryAction.REACTIVATED,
+          fromStatus: MemoryStatus.ARCHIVED,
+          reason: 'stated again',
+        }),
+      ],
+    );
+    return returned<MemoryEntity>(result)[0];
+  }
+
+  /** Merges an imported copy: its references add up, the latest reference time wins. */
+  async mergeImported(
+    manager: EntityManager,
+    id: string,
+    references: number,
+    lastReferencedAt: Date | null,
+  ): Promise<MemoryEntity> {
+    const result: unknown = await manager.query(
+      `UPDATE memories m SET reference_count = reference_count + $2,
+              last_referenced_at = CASE WHEN $3::timestamptz IS NULL THEN last_referenced_at
+                                        ELSE GREATEST(last_referenced_at, $3::timestamptz) END
+        WHERE id = $1 RETURNING ${columns()}`,
+      [id, references, lastReferencedAt],
+    );
+    return returned<MemoryEntity>(result)[0];
+  }
+
+  async supersede(
+    manager: EntityManager,
+    oldIds: string[],
+    newId: string,
+    now: Date,
+  ): Promise<void> {
+    if (oldIds.length === 0) return;
+    await manager.query(
+      `UPDATE memories SET status = 'ARCHIVED', archive_reason = 'SUPERSEDED', archived_at = $3,
+              valid_to = $3, superseded_by = $2, updated_at = $3,
+              history = history || jsonb_build_array(jsonb_build_object(
+                'at', $4::text, 'action', 'SUPERSEDED', 'fromStatus', status,
+                'relatedMemoryId', $5::text))
+        WHERE id = ANY($1::uuid[])`,
+      [oldIds, newId, now, now.toISOString(), newId],
+    );
+  }
+
+  /** Past the cap, archives the least referenced, oldest active memories of one scope. */
+  async archiveOverCap(
+    manager: EntityManager,
+    userId: string,
+    legacyId: string | null,
+    cap: number,
+    keep: readonly string[],
+    now: Date,
+  ): Promise<string[]> {
+    const result: unknown = await manager.query(
+      `WITH over AS (
+         SELECT id FROM memories
+          WHERE user_id = $1 AND legacy_id IS NOT DISTINCT FROM $2 AND status = 'ACTIVE'
+          ORDER BY (id = ANY($4::uuid[])) DESC, reference_count DESC, created_at DESC, id DESC
+          OFFSET $3)
+       UPDATE memories m SET status = 'ARCHIVED', archive_reason = 'CAP', archived_at = $5,
+              updated_at = $5,
+              history = history || jsonb_build_array(jsonb_build_object(
+                'at', $6::text, 'action', 'ARCHIVED', 'fromStatus', 'ACTIVE',
+                'reason', 'over the limit of active memories'))
+         FROM over WHERE m.id = over.id
+       RETURNING m.id`,
+      [userId, legacyId, cap, keep, now, now.toISOString()],
+    );
+    return returned<{ id: string }>(result).map((r) => r.id);
+  }
+
+  /** Soft delete: restorable during the undo window. */
+  async forget(
+    userId: string,
+    where: { ids?: string[]; conversationId?: string; sourceMessageId?: string },
+    now: Date,
+  ): Promise<MemoryEntity[]> {
+    const params: unknown[] = [userId, now, now.toISOString()];
+    const conditions = [`m.user_id = $1`, `m.status <> 'DELETED'`];
+    if (where.ids) {
+      params.push(where.ids);
+      conditions.push(`m.id = ANY($${params.length}::uuid[])`);
+    }
+    if (where.conversationId) {
+      params.push(where.conversationId);
+      conditions.push(`m.conversation_id = $${params.length}`);
+    }
+    if (where.sourceMessageId) {
+      params.push(where.sourceMessageId);
+      conditions.push(`m.source_message_id = $${params.length}`);
+    }
+    const result: unknown = await this.m().query(
+      `UPDATE memories m SET status = 'DELETED', deleted_at = $2, updated_at = $2,
+              history = history || jsonb_build_array(jsonb_build_object(
+                'at', $3::text, 'action', 'FORGOTTEN', 'fromStatus', status))
+        WHERE ${conditions.join(' AND ')}
+        RETURNING ${columns()}`,
+      params,
+    );
+    return returned<MemoryEntity>(result);
+  }
+
+  async restore(
+    manager: EntityManager,
+    userId: string,
+    id: string,
+    to: MemoryStatus,
+    now: Date,
+  ): Promise<MemoryEntity | null> {
+    const result: unknown = await manager.query(
+      `UPDATE memories m SET status = $3, deleted_at = NULL, updated_at = $4,
+              archived_at = CASE WHEN $3 = 'ARCHIVED' THEN archived_at END,
+              archive_reason = CASE WHEN $3 = 'ARCHIVED' THEN archive_reason END,
+              superseded_by = CASE WHEN $3 = 'ACTIVE' THEN NULL ELSE superseded_by END,
+              valid_to = CASE WHEN $3 = 'ACTIVE' THEN NULL ELSE valid_to END,
+              history = history || jsonb_build_array(jsonb_build_object(
+                'at', $5::text, 'action', 'RESTORED', 'fromStatus', status))
+        WHERE id = $2 AND user_id = $1
+        RETURNING ${columns()}`,
+      [userId, id, to, now, now.toISOString()],
+    );
+    return returned<MemoryEntity>(result)[0] ?? null;
+  }
+
+  /** Hard delete of everything the user has, now (vectors go with the rows, by trigger). */
+  async deleteAll(userId: string): Promise<string[]> {
+    const result: unknown = await this.m().query(
+      `DELETE FROM memories WHERE user_id = $1 RETURNING id`,
+      [userId],
+    );
+    return returned<{ id: string }>(result).map((r) => r.id);
+  }
+
+  /** Hard-deletes memories forgotten before `before`, in batches; returns how many. */
+  async purgeForgotten(before: Date, batch = 500): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const result: unknown = await this.m().query(
+        `DELETE FROM memories WHERE id IN (
+           SELECT id FROM memories WHERE status = 'DELETED' AND deleted_at <= $1
+            ORDER BY deleted_at LIMIT $2)
+         RETURNING id`,
+        [before, batch],
+      );
+      const n = returned(result).length;
+      total += n;
+      if (n < batch) return total;
+    }
+  }
+
+  /**
+   * Archives active memories created more than `ageMonths` ago and not referenced for
+   * `unreferencedMonths`, for users who did not choose long-term memory.
+   */
+  async archiveForRetention(
+    now: Date,
+    ageMonths: number,
+    unreferencedMonths: number,
+  ): Promise<{ id: string; userId: string }[]> {
+    const result: unknown = await this.m().query(
+      `UPDATE memories m SET status = 'ARCHIVED', archive_reason = 'RETENTION', archived_at = $1,
+              updated_at = $1,
+              history = m.history || jsonb_build_array(jsonb_build_object(
+                'at', $4::text, 'action', 'ARCHIVED', 'fromStatus', 'ACTIVE',
+                'reason', 'not referenced for a long time'))
+         FROM users u
+        WHERE u.id = m.user_id AND NOT u.long_term_memory AND m.status = 'ACTIVE'
+          AND m.created_at < $1::timestamptz - make_interval(months => $2)
+          AND COALESCE(m.last_referenced_at, m.created_at) < $1::timestamptz - make_interval(months => $3)
+       RETURNING m.id, m.user_id AS "userId"`,
+      [now, ageMonths, unreferencedMonths, now.toISOString()],
+    );
+    return returned<{ id: string; userId: string }>(result);
+  }
+
+  /**
+   * Records which memories an assistant turn was given and counts one reference for each,
+   * once per turn whatever the retries.
+   */
+  async recordUses(
+    messageId: string,
+    userId: string,
+    memoryIds: readonly string[],
+    now: Date,
+  ): Promise<string[]> {
+    if (memoryIds.length === 0) return [];
+    const result: unknown = await this.m().query(
+      `WITH ins AS (
+         INSERT INTO memory_uses (message_id, memory_id, user_id, used_at)
+         SELECT $1, m.id, m.user_id, $4 FROM memories m
+          WHERE m.id = ANY($3::uuid[]) AND m.user_id = $2
+         ON CONFLICT DO NOTHING RETURNING memory_id)
+       UPDATE memories SET reference_count = reference_count + 1,
+              last_referenced_at = GREATEST(last_referenced_at, $4::timestamptz)
+        WHERE id IN (SELECT memory_id FROM ins)
+       RETURNING id`,
+      [messageId, userId, memoryIds, now],
+    );
+    return returned<{ id: string }>(result).map((r) => r.id);
+  }
+
+  // ---- imports -----------------------------------------------------------------------------
+
+  async memberLegacies(userId: string, legacyIds: readonly string[]): Promise<Set<string>> {
+    if (legacyIds.length === 0) return new Set();
+    const rows: { id: string }[] = await this.m().query(
+      `SELECT legacy_id AS id FROM legacy_members WHERE user_id = $1 AND legacy_id = ANY($2::uuid[])`,
+      [userId, legacyIds],
+    );
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /** Of these conversations and turns, the ones the user owns (imports link them back). */
+  async ownedSources(
+    userId: string,
+    conversationIds: readonly string[],
+    messageIds: readonly string[],
+  ): Promise<{ conversations: Map<string, string>; messages: Map<string, string> }> {
+    const conversations: { id: string; legacyId: string }[] = conversationIds.length
+      ? await this.m().query(
+          `SELECT id, legacy_id AS "legacyId" FROM conversations
+            WHERE user_id = $1 AND id = ANY($2::uuid[])`,
+          [userId, conversationIds],
+        )
+      : [];
+    const messages: { id: string; conversationId: string }[] = messageIds.length
+      ? await this.m().query(
+          `SELECT id, conversation_id AS "conversationId" FROM messages
+            WHERE user_id = $1 AND id = ANY($2::uuid[])`,
+          [userId, messageIds],
+        )
+      : [];
+    return {
+      conversations: new Map(conversations.map((c) => [c.id, c.legacyId])),
+      messages: new Map(messages.map((m) => [m.id, m.conversationId])),
+    };
+  }
+
+  /** Memories this user already has that an import names: by their id or their source reference. */
+  async knownReferences(
+    manager: EntityManager,
+    userId: string,
+    refs: readonly string[],
+  ): Promise<Map<string, MemoryEntity>> {
+    if (refs.length === 0) return new Map();
+    const rows: MemoryEntity[] = await manager.query(
+      `SELECT ${columns()} FROM memories m
+        WHERE m.user_id = $1 AND m.status <> 'DELETED'
+          AND (m.id::text = ANY($2::text[]) OR m.source_reference = ANY($2::text[]))`,
+      [userId, refs],
+    );
+    const out = new Map<string, MemoryEntity>();
+    for (const row of rows) {
+      out.set(row.id, row);
+      if (row.sourceReference) out.set(row.sourceReference, row);
+    }
+    return out;
+  }
+
+  async linkSupersession(
+    manager: EntityManager,
+    pairs: { id: string; supersededBy: string }[],
+  ): Promise<void> {
+    if (pairs.length === 0) return;
+    await manager.query(
+      `UPDATE memories m SET superseded_by = p.by
+         FROM unnest($1::uuid[], $2::uuid[]) AS p(id, by) WHERE m.id = p.id`,
+      [pairs.map((p) => p.id), pairs.map((p) => p.supersededBy)],
+    );
+  }
+}
