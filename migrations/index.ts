@@ -6,6 +6,7 @@ import { EventPayloads1763800310000 } from './1763800310000-EventPayloads.js';
 import { ConversationChunks1763800400000 } from './1763800400000-ConversationChunks.js';
 import { Facts1763800410000 } from './1763800410000-Facts.js';
 import { Memories1763800500000 } from './1763800500000-Memories.js';
+import { Search1763800600000 } from './1763800600000-Search.js';
 import { ModelCalls1763900000000 } from './1763900000000-ModelCalls.js';
 
 /**
@@ -21,5 +22,6 @@ export const MIGRATIONS = [
   ConversationChunks1763800400000,
   Facts1763800410000,
   Memories1763800500000,
+  Search1763800600000,
   ModelCalls1763900000000,
 ];

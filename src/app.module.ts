@@ -19,6 +19,7 @@ import { LegaciesModule } from './legacies/legacies.module.js';
 import { MemoriesModule } from './memories/memories.module.js';
 import { ModelsModule } from './models/models.module.js';
 import { PubSubModule } from './pubsub/pubsub.module.js';
+import { SearchModule } from './search/search.module.js';
 import { SummariesModule } from './summaries/summaries.module.js';
 
 @Module({})
@@ -42,6 +43,7 @@ export class AppModule {
         MemoriesModule,
         FactsModule,
         SummariesModule,
+        SearchModule,
         GraphQLModule.forRoot<ApolloDriverConfig>({
           driver: ApolloDriver,
           ...graphqlOptions(config),

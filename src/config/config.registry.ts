@@ -8,6 +8,7 @@ import { pubsubVariables } from '../pubsub/pubsub.config.js';
 import { jobsVariables } from '../jobs/jobs.config.js';
 import { memoriesVariables } from '../memories/memories.config.js';
 import { modelsVariables, validateModelsConfig } from '../models/models.config.js';
+import { searchVariables } from '../search/search.config.js';
 import { summariesVariables } from '../summaries/summaries.config.js';
 import { serverVariables } from './config.schema.js';
 
@@ -24,6 +25,7 @@ export const ALL_VARIABLES = {
   ...summariesVariables,
   ...factsVariables,
   ...memoriesVariables,
+  ...searchVariables,
   ...modelsVariables,
 };
 

@@ -13,6 +13,8 @@ import {
   MemoryUseEntity,
 } from '../memories/memory.entity.js';
 import { ModelCallEntity } from '../models/model-call.entity.js';
+import { RetrievalMetricEntity } from '../search/retrieval-metric.entity.js';
+import { MessageSegmentEntity } from '../search/segment.entity.js';
 import { ConversationChunkEntity } from '../summaries/conversation-chunk.entity.js';
 
 /** Every entity, listed explicitly: globs do not work under ES modules and Jest. */
@@ -33,4 +35,6 @@ export const ENTITIES = [
   MemoryEntity,
   MemoryExtractionEntity,
   MemoryUseEntity,
+  MessageSegmentEntity,
+  RetrievalMetricEntity,
 ];

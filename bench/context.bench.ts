@@ -1,0 +1,517 @@
+/**
+ * npm run bench:context -- [--messages 10000] [--memories 1000] [--facts 100] [--queries 500]
+ *                          [--profile] (the statements the floor spends its time on)
+ *                          [--per-conversation 1000]
+ *
+ * Latency of context assembly at scale. Fills one legacy through a bulk path (SQL batches, not
+ * GraphQL calls): conversations of --per-conversation turns, their segments with vectors and
+ * full-text statistics, a summary per 20 turns, memories and facts. Vectors are means of real
+ * USE-lite vectors of the sentences each text is made of, so similarities behave like real
+ * ones without embedding 100,000 texts. Then asks `context` over GraphQL for varied queries in
+ * the latest conversation and, beside it, replays the very read statements each request ran,
+ * directly on the database (the floor), reporting p50, p95, p99 and the ratio.
+ */
+import { createHmac, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { DataSource, QueryRunner } from 'typeorm';
+import { createApp } from '../src/bootstrap.js';
+import { AppConfig } from '../src/config/app-config.js';
+import { EmbeddingRepository } from '../src/embeddings/embedding.repository.js';
+import { EmbeddingService } from '../src/embeddings/embedding.service.js';
+import { EMBEDDER } from '../src/models/embedder.js';
+import type { Embedder } from '../src/models/embedder.js';
+import { countTokens } from '../src/models/tokenizer.js';
+import { percentile } from '../src/search/eval/locomo.js';
+import { NewSegment, SegmentRepository } from '../src/search/segment.repository.js';
+
+const JWT_SECRET = randomUUID() + randomUUID();
+const DAY = 86_400_000;
+
+function token(sub: string): string {
+  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const now = Math.floor(Date.now() / 1000);
+  const unsigned = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ sub, iat: now, exp: now + 24 * 3600 })}`;
+  return `${unsigned}.${createHmac('sha256', JWT_SECRET).update(unsigned).digest('base64url')}`;
+}
+
+/** A small deterministic PRNG (mulberry32), so runs are comparable. */
+function rng(seed: number) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const PEOPLE = [
+  'Grandpa Joe',
+  'Grandma Rose',
+  'Uncle Tom',
+  'Aunt May',
+  'my father',
+  'my mother',
+  'cousin Eli',
+  'Nana',
+  'my brother Sam',
+  'the neighbours',
+];
+const ACTS = [
+  'went fishing for walleye',
+  'planted tomatoes and beans',
+  'repaired an old radio',
+  'sang in the choir',
+  'baked rye bread',
+  'taught me to ride a bicycle',
+  'played cribbage all night',
+  'drove the old Ford truck',
+  'wrote letters from the navy',
+  'built a model ship in a bottle',
+  'painted the porch blue',
+  'kept bees',
+  'danced at the harvest fair',
+  'read the newspaper aloud',
+  'fixed the church roof',
+  'walked the dog by the river',
+  'made goulash with caraway',
+  'knitted scarves for everyone',
+  'told stories about the war',
+  'collected stamps',
+];
+const PLACES = [
+  'on Lake Erie',
+  'in Cleveland',
+  'at the allotment',
+  'in the garage',
+  'at St. Anne’s',
+  'in the Pacific',
+  'at the county fair',
+  'in the kitchen',
+  'by the river',
+  'in Toledo',
+  'at the cabin',
+  'in Zanzibar',
+];
+const WHEN = [
+  'every summer',
+  'in 1961',
+  'after the war',
+  'on Sunday mornings',
+  'during the winter of 1978',
+  'when I was little',
+  'last spring',
+  'each Christmas',
+  'in May',
+  'before he retired',
+];
+const FEELINGS = [
+  'It still makes me smile.',
+  'I miss that so much.',
+  'We laughed about it for years.',
+  'Nobody else could do it like that.',
+  'I think about it every time it rains.',
+];
+const CHINESE = [
+  '奶奶的花园里有很多玫瑰。',
+  '爷爷每年夏天都去湖边钓鱼。',
+  '我们以前常常一起包饺子。',
+  '他在工厂工作了三十年。',
+];
+const CODE = [
+  '```ts\nexport function parseDate(input: string): Date {\n  return new Date(Date.parse(input));\n}\n```',
+  '```py\ndef load_photos(path):\n    return sorted(glob(path + "/*.jpg"))\n```',
+];
+
+function sentencePool(random: () => number, size: number): string[] {
+  const pick = <T>(list: T[]) => list[Math.floor(random() * list.length)];
+  const pool = new Set<string>();
+  while (pool.size < size) {
+    const r = random();
+    if (r < 0.03) pool.add(pick(CHINESE));
+    else if (r < 0.05) pool.add(pick(CODE));
+    else if (r < 0.15) pool.add(pick(FEELINGS));
+    else
+      pool.add(
+        `${pick(PEOPLE)[0].toUpperCase()}${pick(PEOPLE).slice(1)} ${pick(ACTS)} ${pick(PLACES)} ${pick(WHEN)}.`,
+      );
+  }
+  return [...pool];
+}
+
+function queries(random: () => number, n: number): string[] {
+  const pick = <T>(list: T[]) => list[Math.floor(random() * list.length)];
+  const forms = [
+    () => `What did ${pick(PEOPLE)} do ${pick(PLACES)}?`,
+    () => `Tell me again how ${pick(PEOPLE)} ${pick(ACTS)}.`,
+    () => `Do you remember when ${pick(PEOPLE)} ${pick(ACTS)}?`,
+    () => `What did we talk about last week?`,
+    () => `${pick(ACTS)} ${pick(WHEN)}`,
+    () => `Why did parseDate return an invalid date?`,
+    () => `我们之前聊过${pick(['奶奶的花园', '钓鱼', '饺子'])}吗？`,
+    () => `Who ${pick(ACTS)}?`,
+    () =>
+      `Last time you mentioned ${pick(PLACES).replace(/^(on|in|at|by) /, '')}, what was that about?`,
+    () => `Grandpa Jo fishng trip`,
+  ];
+  return Array.from({ length: n }, () => pick(forms)());
+}
+
+function mean(vectors: number[][]): number[] {
+  const out = new Array<number>(vectors[0].length).fill(0);
+  for (const v of vectors) for (let i = 0; i < v.length; i++) out[i] += v[i];
+  const norm = Math.sqrt(out.reduce((a, x) => a + x * x, 0)) || 1;
+  return out.map((x) => x / norm);
+}
+
+function table(rows: Record<string, string>[]): string {
+  const keys = Object.keys(rows[0]);
+  const widths = keys.map((k) => Math.max(k.length, ...rows.map((r) => r[k].length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padStart(widths[i])).join(' | ')} |`;
+  return [
+    line(keys),
+    `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`,
+    ...rows.map((r) => line(keys.map((k) => r[k]))),
+  ].join('\n');
+}
+
+interface Captured {
+  sql: string;
+  params: unknown[] | undefined;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      messages: { type: 'string', default: '10000' },
+      memories: { type: 'string', default: '1000' },
+      facts: { type: 'string', default: '100' },
+      queries: { type: 'string', default: '500' },
+      'per-conversation': { type: 'string', default: '1000' },
+      warmup: { type: 'string', default: '20' },
+      profile: { type: 'boolean', default: false },
+    },
+  });
+  const total = Number(values.messages);
+  const perConversation = Math.max(1, Number(values['per-conversation']));
+  const random = rng(42);
+  const dataDir = mkdtempSync(join(tmpdir(), 'keepsake-context-bench-'));
+  const config = AppConfig.load({
+    DATA_DIR: dataDir,
+    JWT_SECRET,
+    LOG_LEVEL: 'warn',
+    AGENT_REPLY: 'off',
+    JOBS_WORKER: 'false',
+    JOBS_SCHEDULER: 'false',
+  });
+  const app = await createApp(config);
+  try {
+    await app.listen(0, '127.0.0.1');
+    const { port } = app.getHttpServer().address() as { port: number };
+    const url = `http://127.0.0.1:${port}/graphql`;
+    const bearer = token('bench-context');
+    const post = (query: string, variables: Record<string, unknown>) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` },
+        body: JSON.stringify({ query, variables }),
+      });
+    const gql = async <T>(query: string, variables: Record<string, unknown> = {}): Promise<T> => {
+      // The fill blocks the event loop for seconds (index builds): a kept-alive socket the
+      // server closed meanwhile fails once; a new one does not.
+      const res = await post(query, variables).catch(() => post(query, variables));
+      const body = (await res.json()) as { data?: T; errors?: { message: string }[] };
+      if (body.errors?.length) throw new Error(body.errors[0].message);
+      return body.data!;
+    };
+    const ds = app.get(DataSource);
+    const embedder = app.get<Embedder>(EMBEDDER);
+    const embeddings = app.get(EmbeddingService);
+    const vectorsRepo = app.get(EmbeddingRepository);
+    const segmentsRepo = app.get(SegmentRepository);
+    const model = (await embeddings.searchModel()).model;
+
+    // --- fill -------------------------------------------------------------------------------
+    const fillStarted = performance.now();
+    const { me } = await gql<{ me: { id: string } }>('{ me { id } }');
+    const { createLegacy } = await gql<{ createLegacy: { id: string } }>(
+      'mutation { createLegacy(input: { name: "Grandpa Joe" }) { id } }',
+    );
+    const legacyId = createLegacy.id;
+    const pool = sentencePool(random, 1500);
+    const poolVectors: number[][] = [];
+    for (let i = 0; i < pool.length; i += 256)
+      poolVectors.push(...(await embedder.embed(pool.slice(i, i + 256))));
+    const embedded = performance.now();
+
+    // Index builds are faster than row-by-row HNSW inserts: drop, fill, build.
+    const kinds = ['segment', 'summary', 'fact', 'memory'];
+    for (const kind of kinds) await vectorsRepo.dropIndex(model, kind);
+
+    const text = (n: number) => {
+      const ids = Array.from({ length: n }, () => Math.floor(random() * pool.length));
+      return {
+        content: ids.map((i) => pool[i]).join(' '),
+        vector: mean(ids.map((i) => poolVectors[i])),
+      };
+    };
+    const conversations = Math.max(1, Math.ceil(total / perConversation));
+    const start = Date.now() - 730 * DAY;
+    let current = '';
+    let written = 0;
+    for (let c = 0; c < conversations; c++) {
+      const count = Math.min(perConversation, total - written);
+      const { startConversation } = await gql<{ startConversation: { id: string } }>(
+        'mutation($l: ID!) { startConversation(input: { legacyId: $l }) { id } }',
+        { l: legacyId },
+      );
+      current = startConversation.id;
+      const base = start + (c / conversations) * 720 * DAY;
+      for (let offset = 0; offset < count; offset += 2000) {
+        const batch = Array.from({ length: Math.min(2000, count - offset) }, (_, k) => {
+          const i = offset + k;
+          const t = text(1 + Math.floor(random() * 3));
+          return { i, ...t, at: new Date(base + (i / count) * 7 * DAY) };
+        });
+        await ds.transaction(async (m) => {
+          const rows: { id: string; turn_index: number }[] = await m.query(
+            `INSERT INTO messages (conversation_id, legacy_id, user_id, turn_index, role, content,
+                                   token_count, metadata, occurred_at)
+             SELECT $1, $2, $3, t.turn, CASE WHEN t.turn % 2 = 0 THEN 'USER' ELSE 'ASSISTANT' END,
+                    t.content, t.tokens, '{}'::jsonb, t.at
+               FROM unnest($4::int[], $5::text[], $6::int[], $7::timestamptz[]) AS t(turn, content, tokens, at)
+             RETURNING id, turn_index`,
+            [
+              current,
+              legacyId,
+              me.id,
+              batch.map((b) => b.i),
+              batch.map((b) => b.content),
+              batch.map((b) => countTokens(b.content)),
+              batch.map((b) => b.at),
+            ],
+          );
+          const idOf = new Map(rows.map((r) => [r.turn_index, r.id]));
+          const segments: NewSegment[] = batch.map((b, k) => ({
+            messageId: idOf.get(b.i)!,
+            conversationId: current,
+            legacyId,
+            userId: me.id,
+            turnIndex: b.i,
+            position: 0,
+            role: b.i % 2 === 0 ? 'USER' : 'ASSISTANT',
+            speaker: null,
+            caption: null,
+            context: k > 0 ? batch[k - 1].content.slice(-400) : null,
+            content: b.content,
+            isCode: b.content.startsWith('```'),
+            language: null,
+            charStart: 0,
+            charEnd: b.content.length,
+            tokenCount: countTokens(b.content),
+            occurredAt: b.at,
+          }));
+          const inserted = await segmentsRepo.insert(m, segments);
+          const vectorOf = new Map(batch.map((b) => [idOf.get(b.i)!, b.vector]));
+          await vectorsRepo.upsert(
+            'segment',
+            model,
+            inserted.map((s) => ({
+              itemId: s.id,
+              vector: vectorOf.get(s.messageId)!,
+              legacyId,
+              userId: me.id,
+            })),
+            m,
+          );
+          await segmentsRepo.addToStats(
+            m,
+            inserted.map((s) => s.id),
+          );
+          // A summary of every 20 turns, as the summaries module would write.
+          const chunks = batch.filter((b) => b.i % 20 === 19);
+          if (chunks.length > 0) {
+            const summaries = chunks.map(() => text(3));
+            const ids: { id: string }[] = await m.query(
+              `INSERT INTO conversation_chunks (conversation_id, legacy_id, user_id, range_start,
+                 range_end, content, structured, turn_count, token_count, model,
+                 first_occurred_at, last_occurred_at)
+               SELECT $1, $2, $3, t.e - 19, t.e, t.content, '{}'::jsonb, 20, 60, 'bench', t.at, t.at
+                 FROM unnest($4::int[], $5::text[], $6::timestamptz[]) AS t(e, content, at)
+               RETURNING id`,
+              [
+                current,
+                legacyId,
+                me.id,
+                chunks.map((b) => b.i),
+                summaries.map((s) => s.content),
+                chunks.map((b) => b.at),
+              ],
+            );
+            await vectorsRepo.upsert(
+              'summary',
+              model,
+              ids.map((r, k) => ({
+                itemId: r.id,
+                vector: summaries[k].vector,
+                legacyId,
+                userId: me.id,
+              })),
+              m,
+            );
+          }
+          await m.query(`UPDATE conversations SET next_turn_index = $2 WHERE id = $1`, [
+            current,
+            offset + batch.length,
+          ]);
+        });
+        written += batch.length;
+      }
+    }
+    const others = async (kind: 'memory' | 'fact', n: number) => {
+      for (let offset = 0; offset < n; offset += 2000) {
+        const batch = Array.from({ length: Math.min(2000, n - offset) }, () => text(1));
+        const rows: { id: string }[] =
+          kind === 'memory'
+            ? await ds.query(
+                `INSERT INTO memories (user_id, legacy_id, type, content, normalized, confidence, source,
+                                       status, valid_from, created_at, updated_at)
+                 SELECT $1, $2, 'FACT', c, lower(c) || ' ' || n, 0.9, 'MANUAL', 'ACTIVE', now(), now(), now()
+                   FROM unnest($3::text[]) WITH ORDINALITY AS t(c, n)
+                 RETURNING id`,
+                [me.id, legacyId, batch.map((b) => b.content)],
+              )
+            : await ds.query(
+                `INSERT INTO facts (legacy_id, author_id, category, content, normalized, visibility,
+                                    confidence)
+                 SELECT $1, $2, 'OTHER', left(c, 1000), lower(c) || ' ' || n,
+                        CASE WHEN n % 2 = 0 THEN 'SHARED' ELSE 'PRIVATE' END, 0.9
+                   FROM unnest($3::text[]) WITH ORDINALITY AS t(c, n)
+                 RETURNING id`,
+                [legacyId, me.id, batch.map((b) => b.content)],
+              );
+        await vectorsRepo.upsert(
+          kind,
+          model,
+          rows.map((r, k) => ({ itemId: r.id, vector: batch[k].vector, legacyId, userId: me.id })),
+        );
+      }
+    };
+    await others('memory', Number(values.memories));
+    await others('fact', Number(values.facts));
+    const filled = performance.now();
+    await ds.query(`SET maintenance_work_mem = '512MB'`);
+    await embeddings.reconcile();
+    await ds.query(`RESET maintenance_work_mem`);
+    await ds.query('ANALYZE');
+    const indexed = performance.now();
+    console.log(
+      `filled ${written} turns in ${conversations} conversations, ${values.memories} memories, ${values.facts} facts: ` +
+        `pool embedded in ${((embedded - fillStarted) / 1000).toFixed(1)} s, rows in ${((filled - embedded) / 1000).toFixed(1)} s, ` +
+        `HNSW indexes built in ${((indexed - filled) / 1000).toFixed(1)} s`,
+    );
+
+    // --- measure ----------------------------------------------------------------------------
+    const captured: Captured[] = [];
+    let capturing = false;
+    const probe = ds.createQueryRunner();
+    const proto = Object.getPrototypeOf(probe) as QueryRunner;
+    await probe.release();
+    const saved = proto.query;
+    const original = saved as unknown as (
+      this: QueryRunner,
+      ...args: unknown[]
+    ) => Promise<unknown>;
+    proto.query = function (this: QueryRunner, ...args: unknown[]) {
+      if (capturing) captured.push({ sql: args[0] as string, params: args[1] as unknown[] });
+      return original.apply(this, args);
+    } as unknown as QueryRunner['query'];
+
+    const statementMs = new Map<string, number>();
+    // A runner per replay, released after it: the embedded pool has one connection, which the
+    // service needs between replays.
+    const replay = async (statements: Captured[]) => {
+      const runner = ds.createQueryRunner();
+      await runner.connect();
+      try {
+        const t0 = performance.now();
+        for (const s of statements) {
+          const s0 = performance.now();
+          await original.call(runner, s.sql, s.params);
+          const key = s.sql.replace(/\s+/g, ' ').trim().slice(0, 110);
+          statementMs.set(key, (statementMs.get(key) ?? 0) + performance.now() - s0);
+        }
+        return performance.now() - t0;
+      } finally {
+        await runner.release();
+      }
+    };
+    const CONTEXT = `query($c: ID!, $q: String!) { context(conversationId: $c, query: $q) { tokenCount truncated items { id } } }`;
+    const list = queries(random, Number(values.queries) + Number(values.warmup));
+    const service: number[] = [];
+    const floor: number[] = [];
+    const embed: number[] = [];
+    let items = 0;
+    for (const [i, q] of list.entries()) {
+      captured.length = 0;
+      capturing = true;
+      const t0 = performance.now();
+      const { context } = await gql<{ context: { items: unknown[] } }>(CONTEXT, { c: current, q });
+      const elapsed = performance.now() - t0;
+      capturing = false;
+      // The floor: every read the request made, run directly (the metrics row is a write).
+      const reads = captured.filter((s) => !/^\s*INSERT INTO retrieval_metrics/i.test(s.sql));
+      const sqlMs = await replay(reads);
+      const e0 = performance.now();
+      await embedder.embed([q]);
+      const embedMs = performance.now() - e0;
+      if (i < Number(values.warmup)) continue;
+      service.push(elapsed);
+      floor.push(sqlMs);
+      embed.push(embedMs + sqlMs);
+      items += context.items.length;
+    }
+    proto.query = saved;
+
+    const row = (name: string, xs: number[]) => ({
+      measure: name,
+      p50: percentile(xs, 50).toFixed(1),
+      p95: percentile(xs, 95).toFixed(1),
+      p99: percentile(xs, 99).toFixed(1),
+    });
+    console.log(
+      `\n${service.length} context queries (${(items / service.length).toFixed(1)} items each on average), ms:`,
+    );
+    console.log(
+      table([
+        row('context over GraphQL', service),
+        row('floor: the same reads, direct', floor),
+        row('floor + query embedding', embed),
+      ]),
+    );
+    if (values.profile) {
+      console.log('\nfloor time by statement (all queries), ms:');
+      for (const [sql, ms] of [...statementMs].sort((a, b) => b[1] - a[1]).slice(0, 8)) {
+        console.log(`${ms.toFixed(0).padStart(8)}  ${sql}`);
+      }
+    }
+    const p95 = percentile(service, 95);
+    console.log(
+      `p95 ratio: ${(p95 / percentile(floor, 95)).toFixed(2)}x the SQL floor, ` +
+        `${(p95 / percentile(embed, 95)).toFixed(2)}x the SQL floor plus the query embedding`,
+    );
+  } finally {
+    await app.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

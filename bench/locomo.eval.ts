@@ -1,0 +1,189 @@
+/**
+ * npm run eval:locomo -- --data <dir> [--out run.jsonl] [--first 50] [--conversations conv-26,conv-30]
+ *
+ * LoCoMo retrieval, through the service: each conversation is imported as its own legacy with
+ * importConversation (dia_id, speaker and photo caption in metadata, the session time as
+ * occurredAt); once background work has settled (indexing, embeddings, summaries), each
+ * question is asked with `recall` (top 50) over GraphQL. Results are mapped to the dia_ids they
+ * cite and scored: turn-level Recall@5, Recall@10, NDCG@10 and session-level Recall@5, by
+ * category and overall, next to the README's BM25 floor. Writes the run file if --out is given.
+ * Works on any directory laid out like ../shared/bench/locomo-dev.
+ */
+import { createHmac, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { createApp } from '../src/bootstrap.js';
+import { AppConfig } from '../src/config/app-config.js';
+import { JobsService } from '../src/jobs/jobs.service.js';
+import {
+  aggregate,
+  diaIdsOf,
+  formatTable,
+  LocomoQuestion,
+  percentile,
+  QuestionScores,
+  readDataset,
+  scoreQuestion,
+  toImportedMessage,
+} from '../src/search/eval/locomo.js';
+
+const JWT_SECRET = randomUUID() + randomUUID();
+
+function token(sub: string): string {
+  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const now = Math.floor(Date.now() / 1000);
+  const unsigned = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ sub, iat: now, exp: now + 24 * 3600 })}`;
+  return `${unsigned}.${createHmac('sha256', JWT_SECRET).update(unsigned).digest('base64url')}`;
+}
+
+function client(url: string, bearer: string) {
+  return async <T>(query: string, variables: Record<string, unknown> = {}): Promise<T> => {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` },
+      body: JSON.stringify({ query, variables }),
+    });
+    const body = (await res.json()) as {
+      data?: T;
+      errors?: { message: string; extensions?: { code?: string } }[];
+    };
+    if (body.errors?.length) {
+      const [e] = body.errors;
+      throw new Error(`${e.extensions?.code ?? res.status}: ${e.message}`);
+    }
+    return body.data!;
+  };
+}
+
+const RECALL = `query($q: String!, $l: ID!, $first: Int) {
+  recall(query: $q, legacyId: $l, first: $first) {
+    id sourceType provenance { messageMetadata }
+  }
+}`;
+
+interface RecallResult {
+  recall: {
+    id: string;
+    sourceType: string;
+    provenance: { messageMetadata: Record<string, unknown>[] };
+  }[];
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      data: { type: 'string', default: resolve('../shared/bench/locomo-dev') },
+      out: { type: 'string' },
+      first: { type: 'string', default: '50' },
+      conversations: { type: 'string' },
+      'data-dir': { type: 'string' },
+    },
+  });
+  const dataset = readDataset(resolve(values.data!));
+  const only = values.conversations?.split(',').map((c) => c.trim());
+  const convIds = [...dataset.conversations.keys()].filter((c) => !only || only.includes(c));
+  const questions = dataset.questions.filter((q) => convIds.includes(q.conv_id));
+  const first = Number(values.first);
+
+  const dataDir = values['data-dir'] ?? mkdtempSync(join(tmpdir(), 'keepsake-locomo-'));
+  const config = AppConfig.load({
+    ...process.env,
+    DATA_DIR: dataDir,
+    JWT_SECRET,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    AGENT_REPLY: 'off',
+    // Background work runs here, drained until it has settled, not on the worker's timer.
+    JOBS_WORKER: 'false',
+    JOBS_SCHEDULER: 'false',
+  });
+  const app = await createApp(config);
+  try {
+    await app.listen(0, '127.0.0.1');
+    const { port } = app.getHttpServer().address() as { port: number };
+    const gql = client(`http://127.0.0.1:${port}/graphql`, token('locomo-eval'));
+
+    const started = performance.now();
+    const legacyOf = new Map<string, string>();
+    let turns = 0;
+    for (const convId of convIds) {
+      const list = dataset.conversations.get(convId)!;
+      const { createLegacy } = await gql<{ createLegacy: { id: string } }>(
+        'mutation($n: String!) { createLegacy(input: { name: $n }) { id } }',
+        { n: convId },
+      );
+      legacyOf.set(convId, createLegacy.id);
+      await gql(
+        `mutation($input: ImportConversationInput!) { importConversation(input: $input) { importedCount } }`,
+        {
+          input: {
+            legacyId: createLegacy.id,
+            title: convId,
+            messages: list.map((t) => toImportedMessage(t, list[0].speaker)),
+          },
+        },
+      );
+      turns += list.length;
+    }
+    const imported = performance.now();
+    await app.get(JobsService).drain({ timeoutMs: 60 * 60 * 1000 });
+    const settled = performance.now();
+    console.log(
+      `imported ${convIds.length} conversations (${turns} turns) in ${((imported - started) / 1000).toFixed(1)} s; ` +
+        `background work settled in ${((settled - imported) / 1000).toFixed(1)} s`,
+    );
+
+    const latencies: number[] = [];
+    const scored: { question: LocomoQuestion; scores: QuestionScores }[] = [];
+    const lines: string[] = [];
+    for (const question of questions) {
+      const t0 = performance.now();
+      const { recall } = await gql<RecallResult>(RECALL, {
+        q: question.question,
+        l: legacyOf.get(question.conv_id),
+        first,
+      });
+      latencies.push(performance.now() - t0);
+      const results = recall.map((r) => diaIdsOf(r.provenance.messageMetadata));
+      scored.push({ question, scores: scoreQuestion(results, question) });
+      const ranked = [...new Set(results.flat())];
+      lines.push(JSON.stringify({ qid: question.qid, ranked, results }));
+    }
+    if (values.out) writeFileSync(resolve(values.out), `${lines.join('\n')}\n`);
+
+    const pct = (x: number) => x.toFixed(1);
+    const rows = aggregate(scored).map((a) => ({
+      category: a.label,
+      questions: String(a.questions),
+      'R@5': pct(a.r5),
+      'R@10': pct(a.r10),
+      'NDCG@10': pct(a.ndcg10),
+      'session R@5': pct(a.sessionR5),
+    }));
+    console.log(
+      `\n${questions.length} questions (${dataset.skipped} without usable evidence skipped), recall top ${first}`,
+    );
+    console.log(formatTable(rows));
+    if (dataset.floor) {
+      console.log(
+        `\nBM25 floor (README): R@5 ${dataset.floor.r5}, R@10 ${dataset.floor.r10}` +
+          ` (${dataset.floor.retriever})`,
+      );
+    }
+    console.log(
+      `recall latency over GraphQL: p50 ${percentile(latencies, 50).toFixed(1)} ms, ` +
+        `p95 ${percentile(latencies, 95).toFixed(1)} ms`,
+    );
+    if (values.out) console.log(`run file: ${resolve(values.out)}`);
+  } finally {
+    await app.close();
+    if (!values['data-dir']) rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,475 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { AppConfig } from '../config/app-config.js';
+import { EmbeddingService } from '../embeddings/embedding.service.js';
+import type { QueryVector } from '../embeddings/embedding.service.js';
+import { fuse, mergeCandidates } from './fusion.js';
+import {
+  extractIdentifiers,
+  hasCjk,
+  isCodeQuery,
+  queryWords,
+  refersBack,
+  trigramProbes,
+  websearchOr,
+} from './query-analysis.js';
+import { searchSettings, SearchSettings } from './search.config.js';
+import {
+  CandidateDetails,
+  LexemeStats,
+  LexicalQuery,
+  PathRow,
+  ScopeName,
+  ScopeParams,
+  ScopeStats,
+  SearchRepository,
+} from './search.repository.js';
+import {
+  Candidate,
+  PATH_NAMES,
+  PathName,
+  QueryFeatures,
+  Ranked,
+  SOURCE_KINDS,
+  SourceKind,
+} from './search.types.js';
+import { parseTimeExpression } from './time-expressions.js';
+
+export interface SearchRequest {
+  user: { id: string; timezone?: string | null };
+  legacyId: string;
+  /** The current conversation; null searches the user's whole legacy at once (recall). */
+  conversationId: string | null;
+  /** Turns of the current conversation from this index on are already in the prompt. */
+  beforeTurn?: number | null;
+  query: string;
+  /** The conversation's clock, which time expressions are relative to. */
+  clock: Date;
+  /** Overrides of the configured settings (the switches' tests, the debug view). */
+  settings?: Partial<SearchSettings>;
+  /** The query vector when the caller already has it (shared by the context's providers). */
+  queryVector?: () => Promise<QueryVector | null>;
+}
+
+export type WidenReason = 'few_good_hits' | 'refers_back' | 'recall';
+export type Degradation = 'dense' | 'lexical';
+
+export interface SearchOutcome {
+  features: QueryFeatures;
+  settings: SearchSettings;
+  /** Every candidate, fused, best first. */
+  ranked: Ranked[];
+  /** Good hits in the current conversation (what widening was decided on). */
+  goodHits: number;
+  widened: boolean;
+  widenReason: WidenReason | null;
+  /** The trigram fallback ran (full-text search found fewer than 2 hits). */
+  fallback: boolean;
+  /** SEARCH_TIME=filter kept only items of the named period. */
+  timeFiltered: boolean;
+  /** Paths that could not run: dense (no query vector), lexical (full-text failed). */
+  degraded: Degradation[];
+  /** The first stage that failed, if any (`dense`, `lexical`, `trigram`, `time`, `details`). */
+  failedStage: string | null;
+  /** Candidates each path found, and candidates per source after merging. */
+  hits: Record<PathName, number>;
+  bySource: Record<SourceKind, number>;
+  embedMs: number;
+  searchMs: number;
+}
+
+/**
+ * Hybrid search over what the user may see: their turns (segments) and summaries, their
+ * memories and the legacy's facts that are theirs or shared. The current conversation is
+ * searched first; the search widens to the user's other conversations about the legacy, their
+ * memories and the visible facts when it finds fewer than SEARCH_MIN_GOOD_HITS good hits or
+ * when the message refers back ("last time", 之前, 上次). A failing path degrades the search
+ * (dense only, or lexical only) instead of failing it; the outcome says what happened.
+ */
+@Injectable()
+export class HybridSearchService {
+  private readonly defaults: SearchSettings;
+
+  constructor(
+    private readonly repo: SearchRepository,
+    private readonly embeddings: EmbeddingService,
+    config: AppConfig,
+  ) {
+    this.defaults = searchSettings(config.env);
+  }
+
+  settings(overrides?: Partial<SearchSettings>): SearchSettings {
+    return {
+      ...this.defaults,
+      ...overrides,
+      weights: { ...this.defaults.weights, ...overrides?.weights },
+      bm25: { ...this.defaults.bm25, ...overrides?.bm25 },
+    };
+  }
+
+  features(query: string, clock: Date, timezone?: string | null): QueryFeatures {
+    const identifiers = extractIdentifiers(query);
+    return {
+      text: query,
+      identifiers,
+      code: isCodeQuery(query, identifiers),
+      refersBack: refersBack(query),
+      timeRange: parseTimeExpression(query, clock, timezone ?? 'UTC'),
+      clock,
+    };
+  }
+
+  /** The clock of a legacy for recall: when the user last said something about it. */
+  async legacyClock(userId: string, legacyId: string): Promise<Date> {
+    return (await this.repo.latestOccurred(userId, legacyId)) ?? new Date();
+  }
+
+  async search(request: SearchRequest): Promise<SearchOutcome> {
+    const settings = this.settings(request.settings);
+    const features = this.features(request.query, request.clock, request.user.timezone);
+    const run = new SearchRun(this.repo, settings, features, {
+      userId: request.user.id,
+      legacyId: request.legacyId,
+      conversationId: request.conversationId,
+      beforeTurn: request.beforeTurn ?? null,
+    });
+
+    const embedStarted = performance.now();
+    const vector = await (request.queryVector?.() ?? this.embeddings.embedQuery(request.query));
+    const embedMs = performance.now() - embedStarted;
+    const searchStarted = performance.now();
+    if (!vector) run.degrade('dense');
+    // Hybrid off searches by meaning only, unless no query vector can be made.
+    const lexicalOn = settings.hybrid || !vector;
+    await run.prepareLexical(lexicalOn);
+
+    let widenReason: WidenReason | null = null;
+    let goodHits = 0;
+    if (request.conversationId) {
+      await run.searchScope('current', ['segment', 'summary'], vector);
+      goodHits = run.rank().filter((r) => r.scope === 'current' && r.good).length;
+      if (features.refersBack) widenReason = 'refers_back';
+      else if (goodHits < settings.minGoodHits) widenReason = 'few_good_hits';
+      if (widenReason) await run.searchScope('wider', SOURCE_KINDS, vector);
+    } else {
+      widenReason = 'recall';
+      await run.searchScope('all', SOURCE_KINDS, vector);
+    }
+
+    let ranked = run.rank();
+    let timeFiltered = false;
+    if (settings.time === 'filter' && features.timeRange) {
+      const inRange = ranked.filter((r) => r.components.time === 1);
+      // A period with nothing in it filters nothing: better an answer from another time.
+      if (inRange.length > 0) {
+        ranked = inRange;
+        timeFiltered = true;
+      }
+    }
+    const bySource = Object.fromEntries(SOURCE_KINDS.map((k) => [k, 0])) as Record<
+      SourceKind,
+      number
+    >;
+    for (const r of ranked) bySource[r.kind]++;
+    return {
+      features,
+      settings,
+      ranked,
+      goodHits,
+      widened: widenReason === 'few_good_hits' || widenReason === 'refers_back',
+      widenReason,
+      fallback: run.fallback,
+      timeFiltered,
+      degraded: run.degraded,
+      failedStage: run.failedStage,
+      hits: run.hits,
+      bySource,
+      embedMs,
+      searchMs: performance.now() - searchStarted,
+    };
+  }
+}
+
+/** The state of one search: candidates found so far, by path and scope. */
+class SearchRun {
+  private readonly logger = new Logger('Search');
+  readonly degraded: Degradation[] = [];
+  failedStage: string | null = null;
+  fallback = false;
+  readonly hits = Object.fromEntries(PATH_NAMES.map((p) => [p, 0])) as Record<PathName, number>;
+  private readonly lists: Candidate[][] = [];
+  private readonly details = new Map<string, CandidateDetails>();
+  private lexicalOn = false;
+  /** Full-text hits over every scope searched so far (the trigram fallback's trigger). */
+  private lexicalHits = 0;
+  private lexemes: LexemeStats[] = [];
+  private stats: ScopeStats | null = null;
+  private keywords = '';
+
+  constructor(
+    private readonly repo: SearchRepository,
+    private readonly settings: SearchSettings,
+    private readonly features: QueryFeatures,
+    private readonly scope: ScopeParams,
+  ) {}
+
+  degrade(what: Degradation): void {
+    if (!this.degraded.includes(what)) this.degraded.push(what);
+  }
+
+  private fail(stage: string, err: unknown): void {
+    this.failedStage ??= stage;
+    this.logger.warn({ msg: 'search stage failed', stage, error: (err as Error).message });
+  }
+
+  async prepareLexical(on: boolean): Promise<void> {
+    if (!on) return;
+    try {
+      const words = queryWords(this.features.text);
+      const result = await this.repo.lexemeStats(
+        words.join(' '),
+        this.scope,
+        this.settings.bm25.contextWeight,
+      );
+      this.lexemes = result.lexemes;
+      this.stats = result.stats;
+      this.keywords = result.keywords;
+      this.lexicalOn = true;
+    } catch (err) {
+      this.degrade('lexical');
+      this.fail('lexical', err);
+    }
+  }
+
+  /** The lexical query for a scope, with BM25 statistics of that scope. */
+  private lexicalQuery(scope: ScopeName): LexicalQuery {
+    const s = this.stats!;
+    const docs =
+      scope === 'current'
+        ? s.segmentsCurrent
+        : scope === 'wider'
+          ? s.segmentsAll - s.segmentsCurrent
+          : s.segmentsAll;
+    const length =
+      scope === 'current'
+        ? s.lengthCurrent
+        : scope === 'wider'
+          ? s.lengthAll - s.lengthCurrent
+          : s.lengthAll;
+    const known = this.lexemes
+      .map((l) => ({
+        lexeme: l.lexeme,
+        df: scope === 'current' ? l.dfCurrent : scope === 'wider' ? l.dfAll - l.dfCurrent : l.dfAll,
+      }))
+      .filter((l) => l.df > 0);
+    const keywordList = queryWords(this.keywords);
+    return {
+      english: websearchOr(queryWords(this.features.text)),
+      simple: websearchOr(keywordList),
+      keywords: keywordList.join(' '),
+      lexemes: known.map((l) => l.lexeme),
+      // BM25's idf, never negative.
+      idf: known.map((l) => Math.log(1 + (docs - l.df + 0.5) / (l.df + 0.5))),
+      avgLength: docs > 0 ? length / docs : 1,
+    };
+  }
+
+  /**
+   * Runs every path for the kinds in one scope, completes each candidate's scores on the paths
+   * that did not return it (a candidate outside one path's top N still has a similarity and a
+   * rank there), then loads what ranking needs.
+   */
+  async searchScope(scope: ScopeName, kinds: SourceKind[], vector: QueryVector | null) {
+    const settings = this.settings;
+    const n = settings.candidates;
+    const scopeTag = scope === 'current' ? 'current' : 'wider';
+    const rows = new Map<SourceKind, Partial<Record<PathName, Map<string, PathRow>>>>();
+    const put = (kind: SourceKind, path: PathName, found: PathRow[]) => {
+      const byPath = rows.get(kind) ?? {};
+      const byId = byPath[path] ?? new Map<string, PathRow>();
+      for (const row of found) byId.set(row.id, row);
+      byPath[path] = byId;
+      rows.set(kind, byPath);
+      this.hits[path] += found.length;
+    };
+
+    if (vector) {
+      try {
+        for (const [kind, found] of await this.repo.denseMany(
+          kinds,
+          scope,
+          this.scope,
+          vector,
+          n,
+        )) {
+          put(kind, 'dense', found);
+        }
+      } catch (err) {
+        this.degrade('dense');
+        this.fail('dense', err);
+      }
+    }
+
+    const q = this.lexicalOn ? this.lexicalQuery(scope) : null;
+    if (q) {
+      for (const kind of kinds) {
+        try {
+          const found =
+            kind === 'segment'
+              ? await this.repo.lexicalSegments(scope, this.scope, q, settings.bm25, n)
+              : await this.repo.lexical(kind, scope, this.scope, q, n);
+          put(kind, 'lexical', found);
+          this.lexicalHits += found.length;
+        } catch (err) {
+          this.degrade('lexical');
+          this.fail('lexical', err);
+        }
+      }
+      // Full-text search found (almost) nothing: names with typos, CJK text. Try trigrams.
+      if (this.lexicalHits < 2) await this.trigram(scope, kinds, put);
+    }
+
+    const range = this.features.timeRange;
+    if (range && settings.time !== 'off') {
+      for (const kind of kinds) {
+        if (kind !== 'segment' && kind !== 'summary') continue;
+        try {
+          put(
+            kind,
+            'time',
+            await this.repo.inPeriod(kind, scope, this.scope, range.from, range.to, n),
+          );
+        } catch (err) {
+          this.fail('time', err);
+        }
+      }
+    }
+
+    await this.complete(scope, rows, vector, q);
+
+    const list: Candidate[] = [];
+    for (const [kind, byPath] of rows) {
+      const ids = new Set(Object.values(byPath).flatMap((m) => [...m.keys()]));
+      const missing = [...ids].filter((id) => !this.details.has(`${kind}:${id}`));
+      try {
+        for (const [id, row] of await this.repo.details(kind, missing)) {
+          this.details.set(`${kind}:${id}`, row);
+        }
+      } catch (err) {
+        this.fail('details', err);
+      }
+      const paths = this.pathHits(byPath);
+      for (const id of ids) {
+        const d = this.details.get(`${kind}:${id}`);
+        if (!d) continue;
+        list.push({
+          ...d,
+          kind,
+          id,
+          scope: scopeTag,
+          paths: paths.get(id) ?? {},
+          coverage: byPath.lexical?.get(id)?.coverage ?? 0,
+          sourceMessageIds: d.sourceMessageIds ?? [],
+        });
+      }
+    }
+    this.lists.push(list);
+  }
+
+  private async trigram(
+    scope: ScopeName,
+    kinds: SourceKind[],
+    put: (kind: SourceKind, path: PathName, found: PathRow[]) => void,
+  ): Promise<void> {
+    // Keywords (stop words dropped) when full-text search could tell them apart.
+    const probes = trigramProbes(this.keywords || this.features.text);
+    const cjk = probes.filter((p) => hasCjk(p) && [...p].length === 3);
+    const words = probes.filter((p) => !hasCjk(p));
+    if (cjk.length + words.length === 0) return;
+    this.fallback = true;
+    for (const kind of kinds) {
+      try {
+        put(
+          kind,
+          'trigram',
+          await this.repo.trigram(
+            kind,
+            scope,
+            this.scope,
+            { words, cjk },
+            this.settings.candidates,
+          ),
+        );
+      } catch (err) {
+        this.fail('trigram', err);
+      }
+    }
+  }
+
+  /** Scores on the dense and lexical paths for candidates those paths did not return. */
+  private async complete(
+    scope: ScopeName,
+    rows: Map<SourceKind, Partial<Record<PathName, Map<string, PathRow>>>>,
+    vector: QueryVector | null,
+    q: LexicalQuery | null,
+  ): Promise<void> {
+    for (const [kind, byPath] of rows) {
+      const ids = [...new Set(Object.values(byPath).flatMap((m) => [...m.keys()]))];
+      if (vector && byPath.dense) {
+        const missing = ids.filter((id) => !byPath.dense!.has(id));
+        try {
+          for (const row of await this.repo.denseFor(kind, missing, vector))
+            byPath.dense.set(row.id, row);
+        } catch (err) {
+          this.fail('dense', err);
+        }
+      }
+      if (q && byPath.lexical) {
+        const missing = ids.filter((id) => !byPath.lexical!.has(id));
+        if (missing.length === 0) continue;
+        try {
+          const found =
+            kind === 'segment'
+              ? await this.repo.lexicalSegments(
+                  scope,
+                  this.scope,
+                  q,
+                  this.settings.bm25,
+                  missing.length,
+                  missing,
+                )
+              : await this.repo.lexical(kind, scope, this.scope, q, missing.length, missing);
+          for (const row of found) byPath.lexical.set(row.id, row);
+        } catch (err) {
+          this.fail('lexical', err);
+        }
+      }
+    }
+  }
+
+  /**
+   * Path hits per candidate: ranks within each path, lexical ranks divided by the best one
+   * (the normalized rank).
+   */
+  private pathHits(
+    byPath: Partial<Record<PathName, Map<string, PathRow>>>,
+  ): Map<string, Candidate['paths']> {
+    const out = new Map<string, Candidate['paths']>();
+    for (const [path, byId] of Object.entries(byPath) as [PathName, Map<string, PathRow>][]) {
+      const sorted = [...byId.values()].sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
+      const best = sorted[0]?.score ?? 0;
+      sorted.forEach((row, i) => {
+        const hits = out.get(row.id) ?? {};
+        hits[path] =
+          path === 'lexical'
+            ? { score: best > 0 ? row.score / best : 0, rank: i + 1, raw: row.score }
+            : { score: row.score, rank: i + 1 };
+        out.set(row.id, hits);
+      });
+    }
+    return out;
+  }
+
+  rank(): Ranked[] {
+    return fuse(mergeCandidates(this.lists), this.features, this.settings);
+  }
+}

@@ -1,0 +1,135 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { AppConfig } from '../config/app-config.js';
+import type {
+  AssembledContext,
+  AssemblyObserver,
+  ContextRequest,
+} from '../context/context.types.js';
+import { countTokens } from '../models/tokenizer.js';
+import type { SearchOutcome } from './hybrid-search.service.js';
+import { MetricRow, MetricsRepository } from './metrics.repository.js';
+import type { RetrievalOperation } from './retrieval-metric.entity.js';
+import { SearchContext } from './search-context.service.js';
+
+const ZERO_HITS = { dense: 0, lexical: 0, trigram: 0, time: 0 };
+const ZERO_SOURCES = { segment: 0, summary: 0, fact: 0, memory: 0 };
+
+/**
+ * One metrics row per context assembly (written by the assembler's observer hook, so every
+ * reply gets it) and per recall. Rows hold counts and timings; the query text only with
+ * SEARCH_METRICS_TEXT on. Recording never fails the retrieval it measures.
+ */
+@Injectable()
+export class RetrievalMetrics implements AssemblyObserver {
+  private readonly logger = new Logger('RetrievalMetrics');
+
+  constructor(
+    private readonly repo: MetricsRepository,
+    private readonly context: SearchContext,
+    private readonly config: AppConfig,
+  ) {}
+
+  async assembled(request: ContextRequest, context: AssembledContext): Promise<void> {
+    let outcome: SearchOutcome | null = null;
+    let failedStage: string | null = null;
+    try {
+      outcome = (await this.context.outcomeOf(request)) ?? null;
+    } catch {
+      failedStage = 'search';
+    }
+    const failure = context.failures?.[0];
+    const itemsBySource: Record<string, number> = {};
+    for (const item of context.items) {
+      itemsBySource[item.sourceType] = (itemsBySource[item.sourceType] ?? 0) + 1;
+    }
+    await this.record({
+      ...this.fromOutcome(outcome, request.query),
+      operation: request.purpose ?? 'REPLY',
+      userId: request.user.id,
+      legacyId: request.legacy.id,
+      conversationId: request.conversation.id,
+      failedStage:
+        outcome?.failedStage ?? failedStage ?? (failure ? `provider:${failure.section}` : null),
+      items: context.items.length,
+      itemsBySource,
+      tokens: context.tokenCount,
+      budget: context.budget,
+      truncated: context.truncated,
+      totalMs: context.totalMs ?? 0,
+    });
+  }
+
+  async recall(
+    user: { id: string },
+    legacyId: string,
+    outcome: SearchOutcome,
+    returned: { sourceType: string }[],
+    totalMs: number,
+  ): Promise<void> {
+    const itemsBySource: Record<string, number> = {};
+    for (const item of returned) {
+      itemsBySource[item.sourceType] = (itemsBySource[item.sourceType] ?? 0) + 1;
+    }
+    await this.record({
+      ...this.fromOutcome(outcome, outcome.features.text),
+      operation: 'RECALL',
+      userId: user.id,
+      legacyId,
+      conversationId: null,
+      failedStage: outcome.failedStage,
+      items: returned.length,
+      itemsBySource,
+      tokens: 0,
+      budget: 0,
+      truncated: false,
+      totalMs,
+    });
+  }
+
+  private fromOutcome(
+    outcome: SearchOutcome | null,
+    query: string,
+  ): Omit<
+    MetricRow,
+    | 'operation'
+    | 'userId'
+    | 'legacyId'
+    | 'conversationId'
+    | 'failedStage'
+    | 'items'
+    | 'itemsBySource'
+    | 'tokens'
+    | 'budget'
+    | 'truncated'
+    | 'totalMs'
+  > {
+    const env = this.config.env;
+    return {
+      hybrid: outcome?.settings.hybrid ?? env.SEARCH_HYBRID,
+      fusion: outcome?.settings.fusion ?? env.SEARCH_FUSION,
+      hits: outcome?.hits ?? ZERO_HITS,
+      bySource: outcome?.bySource ?? ZERO_SOURCES,
+      goodHits: outcome?.goodHits ?? 0,
+      fallback: outcome?.fallback ?? false,
+      widened: outcome?.widened ?? false,
+      widenReason: outcome?.widenReason ?? null,
+      timeFiltered: outcome?.timeFiltered ?? false,
+      degraded: outcome?.degraded ?? [],
+      embedMs: outcome?.embedMs ?? 0,
+      searchMs: outcome?.searchMs ?? 0,
+      queryTokens: countTokens(query),
+      queryText: env.SEARCH_METRICS_TEXT ? query : null,
+    };
+  }
+
+  private async record(row: MetricRow & { operation: RetrievalOperation }): Promise<void> {
+    try {
+      await this.repo.insert(row);
+    } catch (err) {
+      this.logger.warn({
+        msg: 'could not record retrieval metrics',
+        error: (err as Error).message,
+      });
+    }
+  }
+}

@@ -1,0 +1,173 @@
+import { bool, ConfigOf, decimal, defineVariables, integer, oneOf } from '../config/config-spec.js';
+
+/** The hard ceiling of a segment: a turn is split into chunks of at most this many tokens. */
+export const MAX_SEGMENT_TOKENS = 500;
+/** The context never holds more past turns than this, whatever the configuration. */
+export const MAX_CONTEXT_TURNS = 6;
+
+export const searchVariables = defineVariables({
+  SEARCH_HYBRID: {
+    description:
+      'on: hybrid search (vector similarity, full-text with a normalized BM25 rank, trigram fallback) fused into one ranking. off: vector search only (full-text is then used only when no query vector can be made).',
+    default: 'on',
+    parse: bool,
+  },
+  SEARCH_CHUNKING: {
+    description:
+      'on: turns are indexed as chunks of at most SEARCH_CHUNK_TOKENS (prose split at paragraph boundaries, code blocks whole and marked as code). off: each turn is one segment, whatever its length. Applies to turns indexed from then on.',
+    default: 'on',
+    parse: bool,
+  },
+  SEARCH_CHUNK_TOKENS: {
+    description: `Largest chunk of a turn, in tokens (at most ${MAX_SEGMENT_TOKENS}).`,
+    default: String(MAX_SEGMENT_TOKENS),
+    parse: integer(50, MAX_SEGMENT_TOKENS),
+  },
+  SEARCH_FUSION: {
+    description:
+      'How the paths are fused: weighted (SEARCH_WEIGHT_DENSE x cosine + SEARCH_WEIGHT_LEXICAL x normalized rank + SEARCH_WEIGHT_IDENTIFIER x identifier match) or rrf (reciprocal rank fusion with the same weights per path).',
+    default: 'weighted',
+    parse: oneOf('weighted', 'rrf'),
+  },
+  SEARCH_WEIGHT_DENSE: {
+    description: 'Weight of the vector (cosine) similarity in the fusion.',
+    default: '0.7',
+    parse: decimal(0, 10),
+  },
+  SEARCH_WEIGHT_LEXICAL: {
+    description:
+      'Weight of the full-text rank (BM25, divided by the best rank of the same source) and of the trigram similarity when it stands in for it.',
+    default: '0.3',
+    parse: decimal(0, 10),
+  },
+  SEARCH_WEIGHT_IDENTIFIER: {
+    description:
+      'Weight of identifier matches: the share of identifiers, file names, camelCase and snake_case words of the query found verbatim in the item.',
+    default: '0.25',
+    parse: decimal(0, 10),
+  },
+  SEARCH_WEIGHT_TIME: {
+    description:
+      'Boost (x (1 + weight)) of items said within a time expression of the query ("last week", "in May", "yesterday"), with SEARCH_TIME=boost.',
+    default: '0.3',
+    parse: decimal(0, 10),
+  },
+  SEARCH_WEIGHT_NEIGHBOR: {
+    description:
+      'Share of the best adjacent turn score added to a turn: evidence in conversations comes in runs of turns.',
+    default: '0.3',
+    parse: decimal(0, 1),
+  },
+  SEARCH_RRF_K: {
+    description: 'The k of reciprocal rank fusion (score = sum of weight / (k + rank)).',
+    default: '60',
+    parse: integer(1, 1000),
+  },
+  SEARCH_TIME: {
+    description:
+      'Time expressions in the query, relative to the conversation clock: boost (rank items said in that period higher), filter (keep only those, unless none), or off.',
+    default: 'boost',
+    parse: oneOf('boost', 'filter', 'off'),
+  },
+  SEARCH_CANDIDATES: {
+    description: 'Candidates each search path returns per source before fusion.',
+    default: '100',
+    parse: integer(5, 1000),
+  },
+  SEARCH_GOOD_HIT: {
+    description:
+      'A hit is good when its cosine similarity or its share of the query words (weighted by rarity) reaches this; fewer than SEARCH_MIN_GOOD_HITS good hits in the current conversation widen the search.',
+    default: '0.5',
+    parse: decimal(0, 1),
+  },
+  SEARCH_MIN_GOOD_HITS: {
+    description:
+      "Good hits in the current conversation below which the search widens to the user's other conversations about the legacy, their memories and the legacy's visible facts.",
+    default: '3',
+    parse: integer(0, 100),
+  },
+  SEARCH_CONTEXT_TURNS: {
+    description: `Relevant past turns given to the model (at most ${MAX_CONTEXT_TURNS}).`,
+    default: String(MAX_CONTEXT_TURNS),
+    parse: integer(0, MAX_CONTEXT_TURNS),
+  },
+  SEARCH_CONTEXT_SUMMARIES: {
+    description: 'Relevant conversation summaries given to the model.',
+    default: '3',
+    parse: integer(0, 20),
+  },
+  SEARCH_TURN_MAX_TOKENS: {
+    description:
+      'Length cap of one past turn in the context, in tokens; longer prose is cut at a sentence boundary (code chunks are kept whole).',
+    default: '200',
+    parse: integer(20, MAX_SEGMENT_TOKENS),
+  },
+  SEARCH_CODE_BOOST: {
+    description: 'Boost (x (1 + boost)) of code chunks when the query is about code.',
+    default: '0.5',
+    parse: decimal(0, 10),
+  },
+  SEARCH_BM25_K1: {
+    description: 'BM25 term-frequency saturation of the full-text rank of turns.',
+    default: '0.9',
+    parse: decimal(0, 5),
+  },
+  SEARCH_BM25_B: {
+    description: 'BM25 length normalization of the full-text rank of turns.',
+    default: '0.4',
+    parse: decimal(0, 1),
+  },
+  SEARCH_CONTEXT_WEIGHT: {
+    description:
+      "Weight of the preceding turn's words in a turn's full-text rank (a turn is indexed with the end of the one before it, which it usually answers).",
+    default: '0.2',
+    parse: decimal(0, 1),
+  },
+  SEARCH_METRICS_TEXT: {
+    description:
+      'Debug only: store the query text in retrieval metrics rows. Off, the metrics hold no message text.',
+    default: 'false',
+    parse: bool,
+  },
+});
+
+export type SearchEnv = ConfigOf<typeof searchVariables>;
+
+/** The settings a search runs with, read from configuration (tests and the debug view override). */
+export interface SearchSettings {
+  hybrid: boolean;
+  fusion: 'weighted' | 'rrf';
+  weights: { dense: number; lexical: number; identifier: number; time: number; neighbor: number };
+  rrfK: number;
+  time: 'boost' | 'filter' | 'off';
+  candidates: number;
+  goodHit: number;
+  minGoodHits: number;
+  codeBoost: number;
+  bm25: { k1: number; b: number; contextWeight: number };
+}
+
+export function searchSettings(env: SearchEnv): SearchSettings {
+  return {
+    hybrid: env.SEARCH_HYBRID,
+    fusion: env.SEARCH_FUSION,
+    weights: {
+      dense: env.SEARCH_WEIGHT_DENSE,
+      lexical: env.SEARCH_WEIGHT_LEXICAL,
+      identifier: env.SEARCH_WEIGHT_IDENTIFIER,
+      time: env.SEARCH_WEIGHT_TIME,
+      neighbor: env.SEARCH_WEIGHT_NEIGHBOR,
+    },
+    rrfK: env.SEARCH_RRF_K,
+    time: env.SEARCH_TIME,
+    candidates: env.SEARCH_CANDIDATES,
+    goodHit: env.SEARCH_GOOD_HIT,
+    minGoodHits: env.SEARCH_MIN_GOOD_HITS,
+    codeBoost: env.SEARCH_CODE_BOOST,
+    bm25: {
+      k1: env.SEARCH_BM25_K1,
+      b: env.SEARCH_BM25_B,
+      contextWeight: env.SEARCH_CONTEXT_WEIGHT,
+    },
+  };
+}

@@ -1,0 +1,57 @@
+import { Module, OnModuleInit } from '@nestjs/common';
+import { ContextAssembler } from '../context/context-assembler.service.js';
+import { ConversationsModule } from '../conversations/conversations.module.js';
+import { FactsModule } from '../facts/facts.module.js';
+import { LegaciesModule } from '../legacies/legacies.module.js';
+import { MemoriesModule } from '../memories/memories.module.js';
+import { HybridSearchService } from './hybrid-search.service.js';
+import { MetricsRepository } from './metrics.repository.js';
+import { RetrievalMetrics } from './metrics.service.js';
+import {
+  SearchContext,
+  SummariesContextProvider,
+  TurnsContextProvider,
+} from './search-context.service.js';
+import { SearchRepository } from './search.repository.js';
+import { MemoryMetricsResolver, SearchResolver } from './search.resolver.js';
+import { SearchService } from './search.service.js';
+import { SegmentIndexer } from './segment-indexer.service.js';
+import { SegmentRepository } from './segment.repository.js';
+
+/**
+ * Search over everything Keepsake holds: turn segments (indexed by a job from the log),
+ * summaries, facts and memories; the turns and summaries sections of the agent's context;
+ * recall with forgetting; retrieval metrics and diagnostics.
+ */
+@Module({
+  imports: [ConversationsModule, LegaciesModule, FactsModule, MemoriesModule],
+  providers: [
+    SegmentRepository,
+    SegmentIndexer,
+    SearchRepository,
+    HybridSearchService,
+    SearchContext,
+    TurnsContextProvider,
+    SummariesContextProvider,
+    MetricsRepository,
+    RetrievalMetrics,
+    SearchService,
+    SearchResolver,
+    MemoryMetricsResolver,
+  ],
+  exports: [HybridSearchService, SegmentIndexer],
+})
+export class SearchModule implements OnModuleInit {
+  constructor(
+    private readonly assembler: ContextAssembler,
+    private readonly turns: TurnsContextProvider,
+    private readonly summaries: SummariesContextProvider,
+    private readonly metrics: RetrievalMetrics,
+  ) {}
+
+  onModuleInit(): void {
+    this.assembler.register(this.summaries);
+    this.assembler.register(this.turns);
+    this.assembler.observe(this.metrics);
+  }
+}

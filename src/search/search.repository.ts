@@ -1,0 +1,504 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { denseTerms, vectorText } from '../embeddings/embedding.repository.js';
+import type { QueryVector } from '../embeddings/embedding.service.js';
+import type { Candidate, SourceKind } from './search.types.js';
+
+/** Who is searching and where: every query is scoped in SQL by these. */
+export interface ScopeParams {
+  userId: string;
+  legacyId: string;
+  /** The current conversation (null for recall, which searches the whole legacy). */
+  conversationId: string | null;
+  /** Turns of the current conversation from this index on are in the prompt already. */
+  beforeTurn: number | null;
+}
+
+/** Where to look: the current conversation, everything else of the user in the legacy, or all. */
+export type ScopeName = 'current' | 'wider' | 'all';
+
+export interface LexicalQuery {
+  /** websearch_to_tsquery input (words ORed) for the english configuration (turns). */
+  english: string;
+  /** The same for the simple configuration (summaries, facts, memories), stop words removed. */
+  simple: string;
+  /** Those keywords, space-separated (for coverage). */
+  keywords: string;
+  /** Turn lexemes with their inverse document frequency in this scope. */
+  lexemes: string[];
+  idf: number[];
+  /** Mean BM25 document length in this scope. */
+  avgLength: number;
+}
+
+export interface Bm25Settings {
+  k1: number;
+  b: number;
+  contextWeight: number;
+}
+
+export interface PathRow {
+  id: string;
+  score: number;
+  coverage?: number;
+}
+
+export interface LexemeStats {
+  lexeme: string;
+  dfCurrent: number;
+  dfAll: number;
+}
+
+export interface ScopeStats {
+  segmentsCurrent: number;
+  lengthCurrent: number;
+  segmentsAll: number;
+  lengthAll: number;
+}
+
+/** Collects positional parameters for one statement. */
+class Params {
+  readonly values: unknown[] = [];
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+interface KindSql {
+  table: string;
+  /** Scope predicate over alias `x`. */
+  scope: (scope: ScopeName, s: ScopeParams, p: Params) => string;
+  /** When the item was said or made, for the time path. */
+  timeFrom: string;
+  timeTo: string;
+}
+
+const SEGMENT_SCOPE = (scope: ScopeName, s: ScopeParams, p: Params): string => {
+  if (scope === 'current') {
+    const before = s.beforeTurn === null ? '' : ` AND x.turn_index < ${p.add(s.beforeTurn)}`;
+    return `x.conversation_id = ${p.add(s.conversationId)}${before}`;
+  }
+  const owner = `x.legacy_id = ${p.add(s.legacyId)} AND x.user_id = ${p.add(s.userId)}`;
+  return scope === 'wider' && s.conversationId
+    ? `${owner} AND x.conversation_id <> ${p.add(s.conversationId)}`
+    : owner;
+};
+
+const KINDS: Record<SourceKind, KindSql> = {
+  segment: {
+    table: 'message_segments',
+    scope: SEGMENT_SCOPE,
+    timeFrom: 'x.occurred_at',
+    timeTo: 'x.occurred_at',
+  },
+  summary: {
+    table: 'conversation_chunks',
+    scope: (scope, s, p) => {
+      if (scope === 'current') {
+        const before = s.beforeTurn === null ? '' : ` AND x.range_start < ${p.add(s.beforeTurn)}`;
+        return `x.conversation_id = ${p.add(s.conversationId)}${before}`;
+      }
+      const owner = `x.legacy_id = ${p.add(s.legacyId)} AND x.user_id = ${p.add(s.userId)}`;
+      return scope === 'wider' && s.conversationId
+        ? `${owner} AND x.conversation_id <> ${p.add(s.conversationId)}`
+        : owner;
+    },
+    timeFrom: 'x.first_occurred_at',
+    timeTo: 'x.last_occurred_at',
+  },
+  // The legacy's facts the user may see: their own, and those other members shared.
+  fact: {
+    table: 'facts',
+    scope: (_scope, s, p) =>
+      `x.legacy_id = ${p.add(s.legacyId)} AND x.status = 'ACTIVE'
+       AND (x.author_id = ${p.add(s.userId)} OR x.visibility = 'SHARED')`,
+    timeFrom: 'x.created_at',
+    timeTo: 'x.created_at',
+  },
+  // The user's own active memories, about this legacy or about no legacy in particular.
+  memory: {
+    table: 'memories',
+    scope: (_scope, s, p) =>
+      `x.user_id = ${p.add(s.userId)} AND x.status = 'ACTIVE'
+       AND (x.legacy_id = ${p.add(s.legacyId)} OR x.legacy_id IS NULL)`,
+    timeFrom: 'x.created_at',
+    timeTo: 'x.created_at',
+  },
+};
+
+const DETAILS: Record<SourceKind, string> = {
+  segment: `SELECT x.id, x.conversation_id AS "conversationId", x.message_id AS "messageId",
+                   x.turn_index AS "turnStart", x.turn_index AS "turnEnd", x.position,
+                   x.content AS text, x.speaker, x.caption, x.is_code AS "isCode",
+                   x.token_count AS tokens, x.occurred_at AS "occurredFrom",
+                   x.occurred_at AS "occurredTo", x.created_at AS "createdAt",
+                   x.user_id AS "ownerId", x.role AS label, '{}'::uuid[] AS "sourceMessageIds"
+              FROM message_segments x WHERE x.id = ANY($1::uuid[])`,
+  summary: `SELECT x.id, x.conversation_id AS "conversationId", NULL::uuid AS "messageId",
+                   x.range_start AS "turnStart", x.range_end AS "turnEnd", NULL::int AS position,
+                   x.content AS text, NULL AS speaker, NULL AS caption, false AS "isCode",
+                   x.token_count AS tokens, x.first_occurred_at AS "occurredFrom",
+                   x.last_occurred_at AS "occurredTo", x.created_at AS "createdAt",
+                   x.user_id AS "ownerId", NULL AS label, '{}'::uuid[] AS "sourceMessageIds"
+              FROM conversation_chunks x WHERE x.id = ANY($1::uuid[])`,
+  fact: `SELECT x.id, x.source_conversation_id AS "conversationId", NULL::uuid AS "messageId",
+                x.source_range_start AS "turnStart", x.source_range_end AS "turnEnd",
+                NULL::int AS position, x.content AS text, NULL AS speaker, NULL AS caption,
+                false AS "isCode", 0 AS tokens, x.valid_from AS "occurredFrom",
+                x.valid_from AS "occurredTo", x.created_at AS "createdAt",
+                x.author_id AS "ownerId", x.visibility AS label,
+                x.source_message_ids AS "sourceMessageIds", x.category
+           FROM facts x WHERE x.id = ANY($1::uuid[])`,
+  memory: `SELECT x.id, x.conversation_id AS "conversationId", x.source_message_id AS "messageId",
+                  x.source_turn_index AS "turnStart", x.source_turn_index AS "turnEnd",
+                  NULL::int AS position, x.content AS text, NULL AS speaker, NULL AS caption,
+                  false AS "isCode", 0 AS tokens, x.valid_from AS "occurredFrom",
+                  x.valid_from AS "occurredTo", x.created_at AS "createdAt",
+                  x.user_id AS "ownerId", x.type AS label,
+                  CASE WHEN x.source_message_id IS NULL THEN '{}'::uuid[]
+                       ELSE ARRAY[x.source_message_id] END AS "sourceMessageIds"
+             FROM memories x WHERE x.id = ANY($1::uuid[])`,
+};
+
+export type CandidateDetails = Omit<Candidate, 'kind' | 'scope' | 'paths' | 'coverage'>;
+
+export interface ProvenanceMessage {
+  id: string;
+  conversationId: string;
+  turnIndex: number;
+  metadata: Record<string, unknown>;
+  occurredAt: Date;
+}
+
+/**
+ * The search paths' SQL. Each query is scoped in SQL to what the user may see: their own
+ * conversations' turns and summaries, their own memories, and the legacy's facts that are
+ * theirs or shared. Nothing is filtered afterwards in memory.
+ */
+@Injectable()
+export class SearchRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /**
+   * Nearest neighbours for several kinds and one scope in one transaction, with the HNSW
+   * settings filtered searches need: iterative scans keep going until enough rows pass the
+   * scope (pgvector 0.8), and ef_search covers the number of candidates asked for.
+   */
+  async denseMany(
+    kinds: SourceKind[],
+    scope: ScopeName,
+    s: ScopeParams,
+    q: QueryVector,
+    limit: number,
+  ): Promise<Map<SourceKind, PathRow[]>> {
+    return this.dataSource.transaction(async (m) => {
+      await m.query(
+        `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
+                set_config('hnsw.ef_search', $1, true)`,
+        [String(Math.min(1000, Math.max(40, limit)))],
+      );
+      const out = new Map<SourceKind, PathRow[]>();
+      for (const kind of kinds) out.set(kind, await this.dense(m, kind, scope, s, q, limit));
+      return out;
+    });
+  }
+
+  /**
+   * Cosine similarity of given items (found by another path), so that fusion compares every
+   * candidate on every path rather than treating "not in the top N" as zero.
+   */
+  async denseFor(kind: SourceKind, ids: string[], q: QueryVector): Promise<PathRow[]> {
+    if (ids.length === 0) return [];
+    const p = new Params();
+    const { filter, distance } = denseTerms(q, kind, p.add(vectorText(q.vector)));
+    const rows: { id: string; distance: number }[] = await this.dataSource.query(
+      `SELECT e.item_id AS id, ${distance} AS distance FROM embeddings e
+        WHERE ${filter} AND e.item_id = ANY(${p.add(ids)}::uuid[])`,
+      p.values,
+    );
+    return rows.map((r) => ({ id: r.id, score: 1 - Number(r.distance) }));
+  }
+
+  /** Turn lexemes of the query with their document frequencies, and the scopes' sizes. */
+  async lexemeStats(
+    text: string,
+    s: ScopeParams,
+    contextWeight: number,
+  ): Promise<{ lexemes: LexemeStats[]; stats: ScopeStats; keywords: string }> {
+    const [row]: {
+      lexemes: LexemeStats[] | null;
+      keywords: string | null;
+      segmentsCurrent: string | null;
+      lengthCurrent: string | null;
+      segmentsAll: string | null;
+      lengthAll: string | null;
+    }[] = await this.dataSource.query(
+      `WITH owned AS (
+         SELECT id FROM conversations WHERE legacy_id = $2 AND user_id = $3
+       ),
+       lx AS (SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('english', $1)) AS u)
+       SELECT
+         (SELECT json_agg(json_build_object(
+             'lexeme', lx.lexeme,
+             'dfCurrent', coalesce((SELECT t.df FROM search_term_stats t
+                                     WHERE t.conversation_id = $4 AND t.lexeme = lx.lexeme), 0),
+             'dfAll', coalesce((SELECT sum(t.df) FROM search_term_stats t
+                                 WHERE t.conversation_id IN (SELECT id FROM owned)
+                                   AND t.lexeme = lx.lexeme), 0)) ORDER BY lx.lexeme)
+            FROM lx) AS lexemes,
+         (SELECT string_agg(d.token, ' ') FROM ts_debug('english', $1) AS d
+           WHERE array_length(d.lexemes, 1) > 0) AS keywords,
+         (SELECT segments FROM search_doc_stats WHERE conversation_id = $4) AS "segmentsCurrent",
+         (SELECT main_length + $5::float8 * context_length FROM search_doc_stats
+           WHERE conversation_id = $4) AS "lengthCurrent",
+         (SELECT sum(segments) FROM search_doc_stats
+           WHERE conversation_id IN (SELECT id FROM owned)) AS "segmentsAll",
+         (SELECT sum(main_length + $5::float8 * context_length) FROM search_doc_stats
+           WHERE conversation_id IN (SELECT id FROM owned)) AS "lengthAll"`,
+      [text, s.legacyId, s.userId, s.conversationId, contextWeight],
+    );
+    return {
+      lexemes: (row.lexemes ?? []).map((l) => ({
+        lexeme: l.lexeme,
+        dfCurrent: Number(l.dfCurrent),
+        dfAll: Number(l.dfAll),
+      })),
+      keywords: row.keywords ?? '',
+      stats: {
+        segmentsCurrent: Number(row.segmentsCurrent ?? 0),
+        lengthCurrent: Number(row.lengthCurrent ?? 0),
+        segmentsAll: Number(row.segmentsAll ?? 0),
+        lengthAll: Number(row.lengthAll ?? 0),
+      },
+    };
+  }
+
+  /** Nearest items by cosine similarity (HNSW), within the scope. */
+  private async dense(
+    m: EntityManager,
+    kind: SourceKind,
+    scope: ScopeName,
+    s: ScopeParams,
+    q: QueryVector,
+    limit: number,
+  ): Promise<PathRow[]> {
+    const sql = KINDS[kind];
+    const p = new Params();
+    const vector = p.add(vectorText(q.vector));
+    const { filter, distance } = denseTerms(q, kind, vector);
+    // Turns carry their owner on the vector row, which lets the index scan filter early.
+    const owner =
+      kind === 'segment'
+        ? ` AND e.legacy_id = ${p.add(s.legacyId)} AND e.user_id = ${p.add(s.userId)}`
+        : '';
+    const where = sql.scope(scope, s, p);
+    const rows: { id: string; distance: number }[] = await m.query(
+      `SELECT x.id, ${distance} AS distance
+         FROM embeddings e JOIN ${sql.table} x ON x.id = e.item_id
+        WHERE ${filter}${owner} AND ${where}
+        ORDER BY ${distance}
+        LIMIT ${p.add(limit)}`,
+      p.values,
+    );
+    return rows.map((r) => ({ id: r.id, score: 1 - Number(r.distance) }));
+  }
+
+  /**
+   * Full-text hits on turns ranked by BM25 over the turn's words and, at a lower weight, the
+   * preceding turn's: document frequencies come from the scope's statistics. `coverage` is the
+   * share of the query's rarity (idf) the turn holds.
+   */
+  async lexicalSegments(
+    scope: ScopeName,
+    s: ScopeParams,
+    q: LexicalQuery,
+    bm25: Bm25Settings,
+    limit: number,
+    /** Only these segments (scores for candidates another path found). */
+    ids?: string[],
+  ): Promise<PathRow[]> {
+    if (!q.english || q.lexemes.length === 0) return [];
+    const p = new Params();
+    const lexemes = p.add(q.lexemes);
+    const idf = p.add(q.idf);
+    const alpha = `${p.add(bm25.contextWeight)}::float8`;
+    const k1 = `${p.add(bm25.k1)}::float8`;
+    const b = `${p.add(bm25.b)}::float8`;
+    const avg = `${p.add(Math.max(1, q.avgLength))}::float8`;
+    const total = `${p.add(q.idf.reduce((a, x) => a + x, 0) || 1)}::float8`;
+    const query = p.add(q.english);
+    const where =
+      SEGMENT_SCOPE(scope, s, p) + (ids ? ` AND x.id = ANY(${p.add(ids)}::uuid[])` : '');
+    const rows: { id: string; raw: number; coverage: number }[] = await this.dataSource.query(
+      `WITH q AS (SELECT * FROM unnest(${lexemes}::text[], ${idf}::float8[]) AS q(lexeme, idf)),
+       hits AS (
+         SELECT x.id, x.search_tsv, x.main_length + ${alpha} * x.context_length AS dl
+           FROM message_segments x
+          WHERE ${where} AND x.search_tsv @@ websearch_to_tsquery('english', ${query})
+       )
+       SELECT h.id,
+              sum(q.idf * t.tf * (${k1} + 1)
+                  / (t.tf + ${k1} * (1 - ${b} + ${b} * h.dl / ${avg}))) AS raw,
+              sum(q.idf * least(t.tf, 1)) / ${total} AS coverage
+         FROM hits h
+         CROSS JOIN LATERAL (
+           SELECT u.lexeme,
+                  (SELECT sum(CASE WHEN w = 'D' THEN ${alpha} ELSE 1 END)
+                     FROM unnest(u.weights) AS w)::float8 AS tf
+             FROM unnest(h.search_tsv) AS u
+            WHERE u.lexeme = ANY(${lexemes}::text[])) t
+         JOIN q ON q.lexeme = t.lexeme
+        GROUP BY h.id
+        ORDER BY raw DESC, h.id
+        LIMIT ${p.add(limit)}`,
+      p.values,
+    );
+    return rows.map((r) => ({ id: r.id, score: Number(r.raw), coverage: Number(r.coverage) }));
+  }
+
+  /**
+   * Full-text hits on summaries, facts or memories (simple configuration): ts_rank, with the
+   * share of the query's keywords each holds as coverage.
+   */
+  async lexical(
+    kind: Exclude<SourceKind, 'segment'>,
+    scope: ScopeName,
+    s: ScopeParams,
+    q: LexicalQuery,
+    limit: number,
+    ids?: string[],
+  ): Promise<PathRow[]> {
+    if (!q.simple) return [];
+    const sql = KINDS[kind];
+    const p = new Params();
+    const query = p.add(q.simple);
+    const keywords = p.add(q.keywords);
+    const where = sql.scope(scope, s, p) + (ids ? ` AND x.id = ANY(${p.add(ids)}::uuid[])` : '');
+    const rows: { id: string; raw: number; coverage: number }[] = await this.dataSource.query(
+      `WITH q AS (
+         SELECT websearch_to_tsquery('simple', ${query}) AS query,
+                ARRAY(SELECT u.lexeme FROM unnest(to_tsvector('simple', ${keywords})) AS u) AS lexemes
+       )
+       SELECT x.id, ts_rank(x.search_tsv, q.query) AS raw,
+              (SELECT count(*) FROM unnest(x.search_tsv) AS u WHERE u.lexeme = ANY(q.lexemes))::float8
+                / greatest(cardinality(q.lexemes), 1) AS coverage
+         FROM ${sql.table} x, q
+        WHERE ${where} AND x.search_tsv @@ q.query
+        ORDER BY raw DESC, x.id
+        LIMIT ${p.add(limit)}`,
+      p.values,
+    );
+    return rows.map((r) => ({ id: r.id, score: Number(r.raw), coverage: Number(r.coverage) }));
+  }
+
+  /**
+   * Trigram fallback for text full-text search tokenizes badly: words with typos match by
+   * word similarity, CJK windows (no spaces to split on) by substring; both through the
+   * trigram index.
+   */
+  async trigram(
+    kind: SourceKind,
+    scope: ScopeName,
+    s: ScopeParams,
+    probes: { words: string[]; cjk: string[] },
+    limit: number,
+  ): Promise<PathRow[]> {
+    if (probes.words.length === 0 && probes.cjk.length === 0) return [];
+    const sql = KINDS[kind];
+    const p = new Params();
+    const conditions: string[] = [];
+    const scores: string[] = [];
+    for (const word of probes.words) {
+      const w = p.add(word);
+      conditions.push(`${w} <% x.content`);
+      scores.push(`word_similarity(${w}, x.content)`);
+    }
+    if (probes.cjk.length > 0) {
+      const likes = probes.cjk.map((c) => p.add(`%${c.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`));
+      conditions.push(...likes.map((l) => `x.content LIKE ${l}`));
+      scores.push(
+        `(${likes.map((l) => `(x.content LIKE ${l})::int`).join(' + ')})::float8 / ${likes.length}`,
+      );
+    }
+    const where = sql.scope(scope, s, p);
+    const rows: { id: string; score: number }[] = await this.dataSource.query(
+      `SELECT x.id, greatest(${scores.join(', ')}) AS score
+         FROM ${sql.table} x
+        WHERE ${where} AND (${conditions.join(' OR ')})
+        ORDER BY score DESC, x.id
+        LIMIT ${p.add(limit)}`,
+      p.values,
+    );
+    return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
+  }
+
+  /** Items said within the time range (the latest first), for queries that name a period. */
+  async inPeriod(
+    kind: 'segment' | 'summary',
+    scope: ScopeName,
+    s: ScopeParams,
+    from: Date,
+    to: Date,
+    limit: number,
+  ): Promise<PathRow[]> {
+    const sql = KINDS[kind];
+    const p = new Params();
+    const where = sql.scope(scope, s, p);
+    const rows: { id: string }[] = await this.dataSource.query(
+      `SELECT x.id FROM ${sql.table} x
+        WHERE ${where} AND ${sql.timeTo} >= ${p.add(from)} AND ${sql.timeFrom} < ${p.add(to)}
+        ORDER BY ${sql.timeTo} DESC, x.id
+        LIMIT ${p.add(limit)}`,
+      p.values,
+    );
+    return rows.map((r) => ({ id: r.id, score: 1 }));
+  }
+
+  async details(kind: SourceKind, ids: string[]): Promise<Map<string, CandidateDetails>> {
+    if (ids.length === 0) return new Map();
+    const rows: CandidateDetails[] = await this.dataSource.query(DETAILS[kind], [ids]);
+    return new Map(rows.map((r) => [r.id, r]));
+  }
+
+  /**
+   * The turns items came from, with their metadata, limited to the user's own conversations:
+   * a fact another member shared never reveals the turns it was taken from.
+   */
+  async provenanceMessages(
+    userId: string,
+    refs: {
+      messageIds: string[];
+      ranges: { conversationId: string; start: number; end: number }[];
+    },
+    manager?: EntityManager,
+  ): Promise<ProvenanceMessage[]> {
+    if (refs.messageIds.length === 0 && refs.ranges.length === 0) return [];
+    return (manager ?? this.dataSource.manager).query(
+      `SELECT m.id, m.conversation_id AS "conversationId", m.turn_index AS "turnIndex",
+              m.metadata, m.occurred_at AS "occurredAt"
+         FROM messages m
+        WHERE m.user_id = $1
+          AND (m.id = ANY($2::uuid[])
+               OR EXISTS (SELECT 1 FROM unnest($3::uuid[], $4::int[], $5::int[]) AS r(c, s, e)
+                           WHERE m.conversation_id = r.c AND m.turn_index BETWEEN r.s AND r.e))
+        ORDER BY m.conversation_id, m.turn_index`,
+      [
+        userId,
+        refs.messageIds,
+        refs.ranges.map((r) => r.conversationId),
+        refs.ranges.map((r) => r.start),
+        refs.ranges.map((r) => r.end),
+      ],
+    );
+  }
+
+  /** The latest time something was said in the user's conversations about the legacy. */
+  async latestOccurred(userId: string, legacyId: string): Promise<Date | null> {
+    const rows: { at: Date | null }[] = await this.dataSource.query(
+      `SELECT max(occurred_at) AS at FROM message_segments WHERE legacy_id = $1 AND user_id = $2`,
+      [legacyId, userId],
+    );
+    return rows[0]?.at ?? null;
+  }
+}

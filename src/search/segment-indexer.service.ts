@@ -1,0 +1,176 @@
+import { Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../config/app-config.js';
+import { TurnEvents } from '../conversations/turn-events.js';
+import { EmbeddingService } from '../embeddings/embedding.service.js';
+import { JobsService } from '../jobs/jobs.service.js';
+import { chunkMessage } from './chunker.js';
+import {
+  NewSegment,
+  PendingMessage,
+  SEGMENT_EMBED_TEXT_SQL,
+  SegmentRepository,
+  segmentEmbedText,
+} from './segment.repository.js';
+
+export const SEGMENT_KIND = 'segment';
+export const INDEX_JOB = 'search:index-conversation';
+export const BACKFILL_JOB = 'search:backfill';
+
+/** Turns per indexing batch: one embedding call and one transaction each. */
+const BATCH = 128;
+/** The preceding turn's words kept as a segment's context. */
+const CONTEXT_CHARS = 400;
+
+function text(value: unknown, max: number): string | null {
+  if (typeof value !== 'string') return null;
+  const trimmed = value.replace(/\s+/g, ' ').trim();
+  return trimmed.length === 0 ? null : trimmed.slice(0, max);
+}
+
+/** A speaker name given with an imported turn (`metadata.speaker`). */
+export function speakerOf(metadata: Record<string, unknown> | null | undefined): string | null {
+  return text(metadata?.speaker, 100);
+}
+
+/** A description of a photo shared in the turn (`metadata.image_caption` or `caption`). */
+export function captionOf(metadata: Record<string, unknown> | null | undefined): string | null {
+  return text(metadata?.image_caption ?? metadata?.caption, 1000);
+}
+
+/** The end of a text, from a word boundary. */
+function tail(value: string, max: number): string {
+  const flat = value.replace(/\s+/g, ' ').trim();
+  if (flat.length <= max) return flat;
+  const cut = flat.slice(flat.length - max);
+  const space = cut.indexOf(' ');
+  return space > 0 && space < max / 4 ? cut.slice(space + 1) : cut;
+}
+
+/**
+ * Keeps `message_segments` in step with the conversation log: every stored turn (live or
+ * imported) enqueues an indexing job for its conversation in the turn's own transaction; the
+ * job chunks every turn that has no segments yet, embeds the chunks outside any transaction and
+ * stores segments, vectors and full-text statistics together. Running it twice changes nothing.
+ */
+@Injectable()
+export class SegmentIndexer implements OnModuleInit, OnApplicationBootstrap {
+  private readonly logger = new Logger('SearchIndex');
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly segments: SegmentRepository,
+    private readonly embeddings: EmbeddingService,
+    private readonly jobs: JobsService,
+    private readonly turns: TurnEvents,
+    private readonly config: AppConfig,
+  ) {}
+
+  onModuleInit(): void {
+    this.embeddings.registerKind({
+      kind: SEGMENT_KIND,
+      table: 'message_segments',
+      textSql: SEGMENT_EMBED_TEXT_SQL,
+      legacyColumn: 'legacy_id',
+      userColumn: 'user_id',
+    });
+    this.jobs.register<{ conversationId: string }>(INDEX_JOB, async ({ conversationId }) => {
+      await this.indexConversation(conversationId);
+    });
+    this.jobs.register(BACKFILL_JOB, () => this.backfill());
+    // Imports fire once with no messages: the job indexes by conversation either way.
+    this.turns.onStoredInTransaction(async (event, manager) => {
+      await this.jobs.enqueue(
+        INDEX_JOB,
+        event.conversation.id,
+        { conversationId: event.conversation.id },
+        { manager },
+      );
+    });
+    // The job was enqueued inside the turn's transaction: wake the worker now it is committed.
+    this.turns.onStored(() => this.jobs.nudge());
+  }
+
+  /** Turns stored before search existed (or while it was off) are indexed in the background. */
+  async onApplicationBootstrap(): Promise<void> {
+    await this.jobs.enqueue(BACKFILL_JOB, 'startup', {});
+  }
+
+  private async backfill(): Promise<void> {
+    for (const { id } of await this.segments.conversationsWithPending(10_000)) {
+      await this.jobs.enqueue(INDEX_JOB, id, { conversationId: id });
+    }
+  }
+
+  /** Indexes every turn of the conversation that has no segments. Returns segments written. */
+  async indexConversation(conversationId: string): Promise<number> {
+    let written = 0;
+    for (;;) {
+      const pending = await this.segments.pendingMessages(conversationId, BATCH);
+      if (pending.length === 0) return written;
+      written += await this.indexBatch(pending);
+      if (pending.length < BATCH) return written;
+    }
+  }
+
+  private async indexBatch(pending: PendingMessage[]): Promise<number> {
+    const rows = pending.flatMap((m) => this.segmentsOf(m));
+    // Embedded before the transaction; if the model is down the rows are stored without
+    // vectors and the embeddings sweeper fills them later.
+    const embedded = await this.embeddings.embedForStorage(rows.map((r) => segmentEmbedText(r)));
+    return this.dataSource.transaction(async (m) => {
+      const inserted = await this.segments.insert(m, rows);
+      if (inserted.length === 0) return 0;
+      const index = new Map(rows.map((r, i) => [`${r.messageId}:${r.position}`, i]));
+      const positions = inserted.map((s) => index.get(`${s.messageId}:${s.position}`)!);
+      await this.embeddings.store(
+        SEGMENT_KIND,
+        inserted.map((s, k) => ({
+          id: s.id,
+          legacyId: rows[positions[k]].legacyId,
+          userId: rows[positions[k]].userId,
+        })),
+        embedded.map((e) => ({ model: e.model, vectors: positions.map((i) => e.vectors[i]) })),
+        m,
+      );
+      await this.segments.addToStats(
+        m,
+        inserted.map((s) => s.id),
+      );
+      return inserted.length;
+    });
+  }
+
+  /** The segments of one turn: its chunks, each with the text it follows as context. */
+  segmentsOf(message: PendingMessage): NewSegment[] {
+    const chunks = chunkMessage(message.content, {
+      maxTokens: this.config.env.SEARCH_CHUNK_TOKENS,
+      chunking: this.config.env.SEARCH_CHUNKING,
+    });
+    const speaker = speakerOf(message.metadata);
+    const previousSpeaker = speakerOf(message.previousMetadata);
+    const previous =
+      message.previousContent !== null
+        ? `${previousSpeaker !== null ? `${previousSpeaker}: ` : ''}${tail(message.previousContent, CONTEXT_CHARS)}`
+        : null;
+    return chunks.map((chunk, i) => ({
+      messageId: message.id,
+      conversationId: message.conversationId,
+      legacyId: message.legacyId,
+      userId: message.userId,
+      turnIndex: message.turnIndex,
+      position: chunk.position,
+      role: message.role,
+      speaker,
+      caption: i === 0 ? captionOf(message.metadata) : null,
+      context: i === 0 ? previous : tail(chunks[i - 1].text, CONTEXT_CHARS),
+      content: chunk.text,
+      isCode: chunk.isCode,
+      language: chunk.language,
+      charStart: chunk.start,
+      charEnd: chunk.end,
+      tokenCount: chunk.tokens,
+      occurredAt: message.occurredAt,
+    }));
+  }
+}

@@ -1,0 +1,188 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+
+/** A turn that has no segments yet, with the turn before it (its context). */
+export interface PendingMessage {
+  id: string;
+  conversationId: string;
+  legacyId: string;
+  userId: string;
+  turnIndex: number;
+  role: string;
+  content: string;
+  metadata: Record<string, unknown>;
+  occurredAt: Date;
+  previousContent: string | null;
+  previousMetadata: Record<string, unknown> | null;
+}
+
+export interface NewSegment {
+  messageId: string;
+  conversationId: string;
+  legacyId: string;
+  userId: string;
+  turnIndex: number;
+  position: number;
+  role: string;
+  speaker: string | null;
+  caption: string | null;
+  context: string | null;
+  content: string;
+  isCode: boolean;
+  language: string | null;
+  charStart: number;
+  charEnd: number;
+  tokenCount: number;
+  occurredAt: Date;
+}
+
+/**
+ * The text a segment is embedded with, as SQL over `i` (the sweeper re-embeds from it) and as
+ * the same function in TypeScript: the preceding context, then the speaker, content and caption.
+ */
+export const SEGMENT_EMBED_TEXT_SQL = `concat_ws(E'\\n', i.context, concat(i.speaker || ': ', i.content, ' [image: ' || i.caption || ']'))`;
+
+export function segmentEmbedText(s: {
+  context: string | null;
+  speaker: string | null;
+  content: string;
+  caption: string | null;
+}): string {
+  const main = `${s.speaker !== null ? `${s.speaker}: ` : ''}${s.content}${
+    s.caption !== null ? ` [image: ${s.caption}]` : ''
+  }`;
+  return s.context !== null ? `${s.context}\n${main}` : main;
+}
+
+/** Words of the main text and of the context, as full-text search counts them (for BM25). */
+const MAIN_TSV = `to_tsvector('english', coalesce(t.speaker, '') || ' ' || t.content || ' ' || coalesce(t.caption, ''))`;
+const CONTEXT_TSV = `to_tsvector('english', coalesce(t.context, ''))`;
+
+@Injectable()
+export class SegmentRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  private m(manager?: EntityManager): EntityManager {
+    return manager ?? this.dataSource.manager;
+  }
+
+  /**
+   * Turns of a conversation without segments, oldest first. Error turns the agent stored when
+   * the model was down say nothing about the conversation and are never indexed.
+   */
+  pendingMessages(conversationId: string, limit: number): Promise<PendingMessage[]> {
+    return this.m().query(
+      `SELECT m.id, m.conversation_id AS "conversationId", m.legacy_id AS "legacyId",
+              m.user_id AS "userId", m.turn_index AS "turnIndex", m.role, m.content, m.metadata,
+              m.occurred_at AS "occurredAt",
+              p.content AS "previousContent", p.metadata AS "previousMetadata"
+         FROM messages m
+         LEFT JOIN messages p ON p.conversation_id = m.conversation_id
+                             AND p.turn_index = m.turn_index - 1
+        WHERE m.conversation_id = $1
+          AND NOT EXISTS (SELECT 1 FROM message_segments s WHERE s.message_id = m.id)
+          AND NOT EXISTS (SELECT 1 FROM assistant_replies r WHERE r.message_id = m.id AND r.is_error)
+        ORDER BY m.turn_index
+        LIMIT $2`,
+      [conversationId, limit],
+    );
+  }
+
+  /**
+   * Inserts segments, skipping any already stored (a job that runs twice, or two workers), and
+   * returns the ids of those inserted, with BM25 lengths computed by the database itself.
+   */
+  async insert(
+    manager: EntityManager,
+    rows: NewSegment[],
+  ): Promise<{ id: string; messageId: string; position: number }[]> {
+    if (rows.length === 0) return [];
+    const col = <K extends keyof NewSegment>(k: K) => rows.map((r) => r[k]);
+    return manager.query(
+      `INSERT INTO message_segments (message_id, conversation_id, legacy_id, user_id, turn_index,
+                                     position, role, speaker, caption, context, content, is_code,
+                                     language, char_start, char_end, token_count, occurred_at,
+                                     main_length, context_length)
+       SELECT t.message_id, t.conversation_id, t.legacy_id, t.user_id, t.turn_index, t.position,
+              t.role, t.speaker, t.caption, t.context, t.content, t.is_code, t.language,
+              t.char_start, t.char_end, t.token_count, t.occurred_at,
+              search_word_count(${MAIN_TSV}), search_word_count(${CONTEXT_TSV})
+         FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::int[], $6::int[],
+                     $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bool[],
+                     $13::text[], $14::int[], $15::int[], $16::int[], $17::timestamptz[])
+           AS t(message_id, conversation_id, legacy_id, user_id, turn_index, position, role,
+                speaker, caption, context, content, is_code, language, char_start, char_end,
+                token_count, occurred_at)
+       ON CONFLICT (message_id, position) DO NOTHING
+       RETURNING id, message_id AS "messageId", position`,
+      [
+        col('messageId'),
+        col('conversationId'),
+        col('legacyId'),
+        col('userId'),
+        col('turnIndex'),
+        col('position'),
+        col('role'),
+        col('speaker'),
+        col('caption'),
+        col('context'),
+        col('content'),
+        col('isCode'),
+        col('language'),
+        col('charStart'),
+        col('charEnd'),
+        col('tokenCount'),
+        col('occurredAt'),
+      ],
+    );
+  }
+
+  /** Adds newly inserted segments to their conversations' full-text statistics. */
+  async addToStats(manager: EntityManager, segmentIds: string[]): Promise<void> {
+    if (segmentIds.length === 0) return;
+    await manager.query(
+      `INSERT INTO search_term_stats (conversation_id, lexeme, df)
+       SELECT s.conversation_id, u.lexeme, count(*)::int
+         FROM message_segments s CROSS JOIN LATERAL unnest(s.search_tsv) AS u
+        WHERE s.id = ANY($1::uuid[])
+        GROUP BY s.conversation_id, u.lexeme
+       ON CONFLICT (conversation_id, lexeme) DO UPDATE SET df = search_term_stats.df + EXCLUDED.df`,
+      [segmentIds],
+    );
+    await manager.query(
+      `INSERT INTO search_doc_stats (conversation_id, segments, main_length, context_length)
+       SELECT conversation_id, count(*)::int, sum(main_length), sum(context_length)
+         FROM message_segments WHERE id = ANY($1::uuid[])
+        GROUP BY conversation_id
+       ON CONFLICT (conversation_id) DO UPDATE SET
+         segments = search_doc_stats.segments + EXCLUDED.segments,
+         main_length = search_doc_stats.main_length + EXCLUDED.main_length,
+         context_length = search_doc_stats.context_length + EXCLUDED.context_length`,
+      [segmentIds],
+    );
+  }
+
+  /** Conversations with turns that have no segments (after an outage or a restore). */
+  conversationsWithPending(limit: number): Promise<{ id: string }[]> {
+    return this.m().query(
+      `SELECT c.id FROM conversations c
+        WHERE EXISTS (
+          SELECT 1 FROM messages m
+           WHERE m.conversation_id = c.id
+             AND NOT EXISTS (SELECT 1 FROM message_segments s WHERE s.message_id = m.id)
+             AND NOT EXISTS (SELECT 1 FROM assistant_replies r
+                              WHERE r.message_id = m.id AND r.is_error))
+        ORDER BY c.last_activity_at DESC
+        LIMIT $1`,
+      [limit],
+    );
+  }
+
+  countForConversation(conversationId: string): Promise<number> {
+    return this.m()
+      .query(`SELECT count(*)::int AS n FROM message_segments WHERE conversation_id = $1`, [
+        conversationId,
+      ])
+      .then((rows: { n: number }[]) => rows[0].n);
+  }
+}

@@ -1,0 +1,416 @@
+/** A period the query refers to: [from, to), as instants. */
+export interface TimeRange {
+  from: Date;
+  to: Date;
+  /** The words of the query that named it. */
+  expression: string;
+}
+
+interface LocalDate {
+  year: number;
+  /** 1..12 */
+  month: number;
+  day: number;
+}
+
+const DAY_MS = 86_400_000;
+
+const MONTHS = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
+const MONTH_RE =
+  '(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)';
+const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
+const NUMBER_WORDS: Record<string, number> = {
+  a: 1,
+  an: 1,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  couple: 2,
+  few: 3,
+  several: 3,
+};
+const CJK_DIGITS: Record<string, number> = {
+  一: 1,
+  二: 2,
+  两: 2,
+  三: 3,
+  四: 4,
+  五: 5,
+  六: 6,
+  七: 7,
+  八: 8,
+  九: 9,
+  十: 10,
+};
+
+/** 1..12, or 0 for words that are more often verbs in lower case ("this may be", "mar"). */
+function monthIndex(name: string): number {
+  if (name === 'may' || name === 'mar') return 0;
+  const key = name.toLowerCase().slice(0, 3);
+  return MONTHS.findIndex((m) => m.startsWith(key)) + 1;
+}
+
+function englishNumber(raw: string): number {
+  const n = Number(raw);
+  return Number.isFinite(n) ? n : (NUMBER_WORDS[raw.toLowerCase()] ?? NaN);
+}
+
+/** 3, 十, 十二, 二十一 (up to 99). */
+function chineseNumber(raw: string): number {
+  if (/^\d+$/.test(raw)) return Number(raw);
+  if (raw === '十') return 10;
+  const ten = raw.indexOf('十');
+  if (ten === -1) return raw.length === 1 ? (CJK_DIGITS[raw] ?? NaN) : NaN;
+  const tens = ten === 0 ? 1 : CJK_DIGITS[raw.slice(0, ten)];
+  const ones = ten === raw.length - 1 ? 0 : CJK_DIGITS[raw.slice(ten + 1)];
+  return tens * 10 + ones;
+}
+
+/** The calendar date of an instant in a time zone. */
+export function localDate(instant: Date, timeZone: string): LocalDate {
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+  }).formatToParts(instant);
+  const get = (type: string) => Number(parts.find((p) => p.type === type)!.value);
+  return { year: get('year'), month: get('month'), day: get('day') };
+}
+
+/** The instant local midnight of a calendar date begins in a time zone. */
+export function startOfLocalDay(date: LocalDate, timeZone: string): Date {
+  const guess = Date.UTC(date.year, date.month - 1, date.day);
+  let instant = guess;
+  // Two passes settle daylight-saving transitions.
+  for (let i = 0; i < 2; i++) {
+    const seen = localDateTimeMs(new Date(instant), timeZone);
+    instant -= seen - guess;
+  }
+  return new Date(instant);
+}
+
+function localDateTimeMs(instant: Date, timeZone: string): number {
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+  }).formatToParts(instant);
+  const get = (type: string) => Number(parts.find((p) => p.type === type)!.value);
+  return Date.UTC(
+    get('year'),
+    get('month') - 1,
+    get('day'),
+    get('hour'),
+    get('minute'),
+    get('second'),
+  );
+}
+
+/** Calendar arithmetic on local dates (no time zone involved). */
+function addDays(date: LocalDate, days: number): LocalDate {
+  const d = new Date(Date.UTC(date.year, date.month - 1, date.day) + days * DAY_MS);
+  return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate() };
+}
+
+function addMonths(date: LocalDate, months: number): LocalDate {
+  const index = date.year * 12 + (date.month - 1) + months;
+  return { year: Math.floor(index / 12), month: (index % 12) + 1, day: 1 };
+}
+
+/** The same day of the month `months` away, clamped to that month's length. */
+function shiftMonths(date: LocalDate, months: number): LocalDate {
+  const first = addMonths(date, months);
+  const length = new Date(Date.UTC(first.year, first.month, 0)).getUTCDate();
+  return { ...first, day: Math.min(date.day, length) };
+}
+
+function weekday(date: LocalDate): number {
+  return new Date(Date.UTC(date.year, date.month - 1, date.day)).getUTCDay();
+}
+
+/** Monday of the week holding `date`. */
+function startOfWeek(date: LocalDate): LocalDate {
+  return addDays(date, -((weekday(date) + 6) % 7));
+}
+
+function validDate(year: number, month: number, day: number): boolean {
+  if (month < 1 || month > 12 || day < 1) return false;
+  return day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
+type Matcher = {
+  re: RegExp;
+  range: (m: RegExpExecArray, today: LocalDate) => [LocalDate, LocalDate] | null;
+};
+
+/** The latest occurrence of `month` at or before the clock's month. */
+function latestMonth(month: number, today: LocalDate): number {
+  return month <= today.month ? today.year : today.year - 1;
+}
+
+function monthRange(year: number, month: number): [LocalDate, LocalDate] {
+  const from = { year, month, day: 1 };
+  return [from, addMonths(from, 1)];
+}
+
+function dayRange(date: LocalDate): [LocalDate, LocalDate] {
+  return [date, addDays(date, 1)];
+}
+
+function ago(n: number, unit: string, today: LocalDate): [LocalDate, LocalDate] | null {
+  if (!Number.isFinite(n) || n < 0 || n > 1000) return null;
+  if (/^(day|天|日)/.test(unit)) return dayRange(addDays(today, -n));
+  if (/^(week|周|星期|礼拜)/.test(unit)) {
+    const from = addDays(today, -7 * n);
+    return [from, addDays(from, 7)];
+  }
+  if (/^(month|个月|月)/.test(unit)) {
+    return [shiftMonths(today, -n), shiftMonths(today, 1 - n)];
+  }
+  const year = today.year - n;
+  return [
+    { year, month: 1, day: 1 },
+    { year: year + 1, month: 1, day: 1 },
+  ];
+}
+
+/**
+ * Ordered most specific first: an explicit date beats a month, which beats a relative period.
+ * English patterns are matched case-insensitively on word boundaries; Chinese (and the common
+ * Japanese) forms need none.
+ */
+const MATCHERS: Matcher[] = [
+  {
+    // 2023-05-08
+    re: /\b(\d{4})-(\d{2})-(\d{2})\b/,
+    range: (m) =>
+      validDate(+m[1], +m[2], +m[3]) ? dayRange({ year: +m[1], month: +m[2], day: +m[3] }) : null,
+  },
+  {
+    // May 8, 2023 / May 8th 2023 / May 8
+    re: new RegExp(`\\b${MONTH_RE}\\.?\\s+(\\d{1,2})(?:st|nd|rd|th)?(?:,?\\s+(\\d{4}))?\\b`, 'i'),
+    range: (m, today) => {
+      const month = monthIndex(m[1]);
+      if (!month) return null;
+      const year = m[3] ? +m[3] : latestMonth(month, today);
+      return validDate(year, month, +m[2]) ? dayRange({ year, month, day: +m[2] }) : null;
+    },
+  },
+  {
+    // 8 May 2023 / 8th of May / 8 May
+    re: new RegExp(
+      `\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH_RE}\\b(?:,?\\s+(\\d{4}))?`,
+      'i',
+    ),
+    range: (m, today) => {
+      const month = monthIndex(m[2]);
+      if (!month) return null;
+      const year = m[3] ? +m[3] : latestMonth(month, today);
+      return validDate(year, month, +m[1]) ? dayRange({ year, month, day: +m[1] }) : null;
+    },
+  },
+  {
+    // 2023年5月8日 / 5月8号
+    re: /(?:(\d{4})年)?(\d{1,2}|[一二三四五六七八九十]{1,3})月(\d{1,2}|[一二三四五六七八九十]{1,3})[日号]/,
+    range: (m, today) => {
+      const month = chineseNumber(m[2]);
+      const day = chineseNumber(m[3]);
+      const year = m[1] ? +m[1] : latestMonth(month, today);
+      return validDate(year, month, day) ? dayRange({ year, month, day }) : null;
+    },
+  },
+  {
+    // in May 2023 / May of 2023 / May 2023
+    re: new RegExp(`\\b${MONTH_RE}\\.?(?:,?\\s+of)?,?\\s+(\\d{4})\\b`, 'i'),
+    range: (m) => (monthIndex(m[1]) ? monthRange(+m[2], monthIndex(m[1])) : null),
+  },
+  {
+    // 2023年5月 / 五月
+    re: /(?:(\d{4})年)?(\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?![\d一二三四五六七八九十])/,
+    range: (m, today) => {
+      const month = chineseNumber(m[2]);
+      if (!(month >= 1 && month <= 12)) return null;
+      return monthRange(m[1] ? +m[1] : latestMonth(month, today), month);
+    },
+  },
+  {
+    // in May / during June / last May
+    re: new RegExp(
+      `\\b(?:in|during|since|until|last|this|of|early|late|mid|back in)\\s+(?:early\\s+|late\\s+|mid-?)?${MONTH_RE}\\b`,
+      'i',
+    ),
+    range: (m, today) => {
+      const month = monthIndex(m[1]);
+      if (!month) return null;
+      const last = /^last/i.test(m[0]);
+      const year = latestMonth(month, today) - (last && month === today.month ? 1 : 0);
+      return monthRange(year, month);
+    },
+  },
+  {
+    re: /\b(?:the\s+)?day\s+before\s+yesterday\b|前天|一昨日/i,
+    range: (_m, today) => dayRange(addDays(today, -2)),
+  },
+  {
+    re: /\b(?:yesterday|last\s+night)\b|昨天|昨晚|昨日/i,
+    range: (_m, today) => dayRange(addDays(today, -1)),
+  },
+  {
+    re: /\b(?:today|tonight|this\s+(?:morning|afternoon|evening)|earlier\s+today)\b|今天|今晚|今日/i,
+    range: (_m, today) => dayRange(today),
+  },
+  {
+    re: /\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|couple|few|several)\s+(?:of\s+)?(days?|weeks?|months?|years?)\s+ago\b/i,
+    range: (m, today) => ago(englishNumber(m[1]), m[2].toLowerCase(), today),
+  },
+  {
+    re: /(\d+|[一二两三四五六七八九十]{1,3})\s*(天|周|个?星期|个?礼拜|个月|年)(?:以)?前/,
+    range: (m, today) => ago(chineseNumber(m[1]), m[2].replace(/^个/, ''), today),
+  },
+  {
+    re: /\b(?:last|this\s+past)\s+weekend\b|上个?周末|上个?星期?末/i,
+    range: (_m, today) => {
+      const saturday = addDays(startOfWeek(today), -2);
+      return [saturday, addDays(saturday, 2)];
+    },
+  },
+  {
+    re: /\bthis\s+weekend\b|这个?周末|本周末/i,
+    range: (_m, today) => {
+      const saturday = addDays(startOfWeek(today), 5);
+      return [saturday, addDays(saturday, 2)];
+    },
+  },
+  {
+    re: /\b(?:last|on|this\s+past)\s+(sunday|monday|tuesday|wednesday|thursday|friday|saturday)\b/i,
+    range: (m, today) => {
+      const target = WEEKDAYS.indexOf(m[1].toLowerCase());
+      const back = (weekday(today) - target + 7) % 7 || 7;
+      return dayRange(addDays(today, -back));
+    },
+  },
+  {
+    re: /\blast\s+week\b|上个?(?:周|星期|礼拜)(?!末)|先週/i,
+    range: (_m, today) => {
+      const monday = addDays(startOfWeek(today), -7);
+      return [monday, addDays(monday, 7)];
+    },
+  },
+  {
+    re: /\bthis\s+week\b|这个?(?:周|星期|礼拜)(?!末)|本周|今週/i,
+    range: (_m, today) => [startOfWeek(today), addDays(today, 1)],
+  },
+  {
+    re: /\blast\s+month\b|上个?月|先月/i,
+    range: (_m, today) => monthRange(addMonths(today, -1).year, addMonths(today, -1).month),
+  },
+  {
+    re: /\bthis\s+month\b|这个月|本月|今月/i,
+    range: (_m, today) => [{ ...today, day: 1 }, addDays(today, 1)],
+  },
+  {
+    re: /\b(?:last|past)\s+year\b|去年|昨年/i,
+    range: (_m, today) => [
+      { year: today.year - 1, month: 1, day: 1 },
+      { year: today.year, month: 1, day: 1 },
+    ],
+  },
+  {
+    re: /前年/,
+    range: (_m, today) => [
+      { year: today.year - 2, month: 1, day: 1 },
+      { year: today.year - 1, month: 1, day: 1 },
+    ],
+  },
+  {
+    re: /\bthis\s+year\b|今年/i,
+    range: (_m, today) => [{ year: today.year, month: 1, day: 1 }, addDays(today, 1)],
+  },
+  {
+    re: /\b(?:recently|lately|these\s+days|the\s+other\s+day)\b|最近|近来/i,
+    range: (_m, today) => [addDays(today, -30), addDays(today, 1)],
+  },
+  {
+    re: /\b(?:in|during|since|of|back\s+in)\s+((?:19|20)\d{2})\b|((?:19|20)\d{2})年/i,
+    range: (m) => {
+      const year = +(m[1] ?? m[2]);
+      return [
+        { year, month: 1, day: 1 },
+        { year: year + 1, month: 1, day: 1 },
+      ];
+    },
+  },
+];
+
+/**
+ * The period a query refers to ("last week", "in May", "yesterday", "3 days ago", 上个月,
+ * 去年, ...), relative to `clock` (the conversation's time) in the user's time zone. Months
+ * and dates without a year mean their latest occurrence up to the clock. Null when the query
+ * names no time.
+ */
+export function parseTimeExpression(text: string, clock: Date, timeZone = 'UTC'): TimeRange | null {
+  const zone = validTimeZone(timeZone) ? timeZone : 'UTC';
+  const today = localDate(clock, zone);
+  for (const matcher of MATCHERS) {
+    const m = matcher.re.exec(text);
+    if (!m) continue;
+    const range = matcher.range(m, today);
+    if (!range) continue;
+    const from = startOfLocalDay(range[0], zone);
+    const to = startOfLocalDay(range[1], zone);
+    if (to <= from) continue;
+    return { from, to, expression: m[0].trim() };
+  }
+  return null;
+}
+
+function validTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * How well an item's time fits the range: 1 inside, falling linearly to 0 at one range
+ * length away (so "last week" still favours the days around it).
+ */
+export function timeMatch(range: TimeRange, from: Date | null, to: Date | null = from): number {
+  if (!from || !to) return 0;
+  const start = range.from.getTime();
+  const end = range.to.getTime();
+  if (to.getTime() >= start && from.getTime() < end) return 1;
+  const span = Math.max(DAY_MS, end - start);
+  const distance = from.getTime() >= end ? from.getTime() - end : start - to.getTime();
+  return Math.max(0, 1 - distance / span);
+}
