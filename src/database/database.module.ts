@@ -2,6 +2,7 @@ import { Global, Inject, Injectable, Logger, Module, OnApplicationShutdown } fro
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
+import { DatabaseMaintenance } from './database-maintenance.service.js';
 import { dataSourceOptions } from './data-source-options.js';
 import { EmbeddedPostgres, openEmbeddedPostgres } from './embedded-postgres.js';
 
@@ -89,7 +90,8 @@ class DatabaseLifecycle implements OnApplicationShutdown {
       },
     },
     DatabaseLifecycle,
+    DatabaseMaintenance,
   ],
-  exports: [DataSource, EMBEDDED_POSTGRES],
+  exports: [DataSource, EMBEDDED_POSTGRES, DatabaseMaintenance],
 })
 export class DatabaseModule {}

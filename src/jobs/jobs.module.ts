@@ -1,6 +1,7 @@
-import { Global, Module, OnModuleInit } from '@nestjs/common';
+import { Global, Logger, Module, OnModuleInit } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AppConfig } from '../config/app-config.js';
+import { DatabaseMaintenance } from '../database/database-maintenance.service.js';
 import { JobRepository } from './job.repository.js';
 import { JobsResolver } from './jobs.resolver.js';
 import { JobsService } from './jobs.service.js';
@@ -18,6 +19,7 @@ export class JobsModule implements OnModuleInit {
     private readonly tasks: ScheduledTasks,
     private readonly jobs: JobsService,
     private readonly config: AppConfig,
+    private readonly database: DatabaseMaintenance,
   ) {}
 
   onModuleInit(): void {
@@ -25,5 +27,12 @@ export class JobsModule implements OnModuleInit {
       const days = this.config.env.JOBS_KEEP_SUCCEEDED_DAYS;
       await this.jobs.deleteSucceededBefore(new Date(Date.now() - days * 86_400_000));
     });
+    // A PostgreSQL server keeps its statistics fresh with autovacuum; the embedded one cannot.
+    if (this.config.embedded) {
+      this.tasks.register('database-analyze', '7 * * * *', async () => {
+        const ms = await this.database.analyze();
+        new Logger('Database').log({ msg: 'statistics refreshed', ms: Math.round(ms) });
+      });
+    }
   }
 }
