@@ -12,7 +12,6 @@ import {
 import { ForwardPageArgs } from '../common/pagination/connection.js';
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
 import { Loaders, RequestLoaders, byKey, groupByKey } from '../graphql/loaders.js';
-import type { RequestContext } from '../graphql/request-context.js';
 import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
 import { GqlAuthGuard } from '../identity/guards/gql-auth.guard.js';
 import { UserModel } from '../identity/models/user.model.js';
@@ -164,17 +163,7 @@ export class FactsResolver {
   @Subscription(() => FactChangedEventModel, {
     description:
       "Changes to the legacy's facts you may see. A fact that stops being visible to you (unshared, deleted) arrives as REMOVED.",
-    resolve(
-      this: FactsResolver,
-      view: FactChangedEventModel,
-      _args: unknown,
-      context: RequestContext,
-    ) {
-      // The context lives as long as the subscription: fresh loaders, so no event sees the
-      // sources or facts cached for an earlier one.
-      context.loaders = new Loaders();
-      return view;
-    },
+    resolve: (view: FactChangedEventModel) => view,
   })
   async factChanged(
     @CurrentUser() user: UserEntity,

@@ -10,6 +10,8 @@ export interface RequestContext {
   /** Set by GqlAuthGuard once the token is verified. */
   user?: UserEntity;
   loaders: Loaders;
+  /** Subscriptions only: loaders per event, keyed by the event's root value. */
+  eventLoaders?: WeakMap<object, Loaders>;
   req?: IncomingMessage;
   transport: 'http' | 'ws';
 }
