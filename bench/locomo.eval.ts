@@ -21,6 +21,8 @@ import { JobsService } from '../src/jobs/jobs.service.js';
 import {
   aggregate,
   diaIdsOf,
+  flatRecall,
+  flattenRanked,
   formatTable,
   LocomoQuestion,
   percentile,
@@ -138,6 +140,7 @@ async function main(): Promise<void> {
     const latencies: number[] = [];
     const scored: { question: LocomoQuestion; scores: QuestionScores }[] = [];
     const lines: string[] = [];
+    const flat = { r5: 0, r10: 0 };
     for (const question of questions) {
       const t0 = performance.now();
       const { recall } = await gql<RecallResult>(RECALL, {
@@ -148,8 +151,10 @@ async function main(): Promise<void> {
       latencies.push(performance.now() - t0);
       const results = recall.map((r) => diaIdsOf(r.provenance.messageMetadata));
       scored.push({ question, scores: scoreQuestion(results, question) });
-      const ranked = [...new Set(results.flat())];
-      lines.push(JSON.stringify({ qid: question.qid, ranked, results }));
+      const ranked = flattenRanked(results);
+      flat.r5 += flatRecall(ranked, question, 5);
+      flat.r10 += flatRecall(ranked, question, 10);
+      lines.push(JSON.stringify({ qid: question.qid, ranked }));
     }
     if (values.out) writeFileSync(resolve(values.out), `${lines.join('\n')}\n`);
 
@@ -169,9 +174,15 @@ async function main(): Promise<void> {
     if (dataset.floor) {
       console.log(
         `\nBM25 floor (README): R@5 ${dataset.floor.r5}, R@10 ${dataset.floor.r10}` +
+          (dataset.floor.sessionR5 !== null ? `, session R@5 ${dataset.floor.sessionR5}` : '') +
           ` (${dataset.floor.retriever})`,
       );
     }
+    const n = questions.length || 1;
+    console.log(
+      `the run file scored as a flat list (each cited turn takes its own place): ` +
+        `R@5 ${pct((100 * flat.r5) / n)}, R@10 ${pct((100 * flat.r10) / n)}`,
+    );
     console.log(
       `recall latency over GraphQL: p50 ${percentile(latencies, 50).toFixed(1)} ms, ` +
         `p95 ${percentile(latencies, 95).toFixed(1)} ms`,

@@ -6,6 +6,8 @@ import {
   diaIdsOf,
   formatTable,
   LocomoQuestion,
+  flatRecall,
+  flattenRanked,
   parseFloor,
   percentile,
   readDataset,
@@ -113,17 +115,39 @@ describe('LoCoMo scoring', () => {
       );
       writeFileSync(
         join(dir, 'README.md'),
-        '| retriever | R@5 | R@10 |\n|---|---|---|\n| BM25 on text | 46.8 | 54.6 | x |\n',
+        '| retriever | R@5 | R@10 |\n|---|---|---|\n| BM25 on text | 46.8 | 54.6 | x |\n\n' +
+          'Session level, BM25 on this half: R@5 79.8 is the floor.\n',
       );
       const data = readDataset(dir);
       expect(data.conversations.get('c')!.map((t) => t.dia_id)).toEqual(['D1:1', 'D1:2']);
       expect(data.questions.map((q) => q.qid)).toEqual(['c#1']);
       expect(data.skipped).toBe(1);
-      expect(data.floor).toEqual({ retriever: 'BM25 on text', r5: 46.8, r10: 54.6 });
+      expect(data.floor).toEqual({
+        retriever: 'BM25 on text',
+        r5: 46.8,
+        r10: 54.6,
+        sessionR5: 79.8,
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
     expect(parseFloor('no table')).toBeNull();
+    expect(parseFloor('| BM25 | 1 | 2 | x |')).toEqual({
+      retriever: 'BM25',
+      r5: 1,
+      r10: 2,
+      sessionR5: null,
+    });
+  });
+
+  it('writes the run file as every cited turn once, at its first rank, and scores it flat', () => {
+    const results = [['D2:1', 'D2:2', 'D2:3', 'D2:4'], [], ['D2:1', 'D1:2'], ['D3:1']];
+    const ranked = flattenRanked(results);
+    expect(ranked).toEqual(['D2:1', 'D2:2', 'D2:3', 'D2:4', 'D1:2', 'D3:1']);
+    expect(flatRecall(ranked, Q, 5)).toBe(0.5);
+    expect(flatRecall(ranked, Q, 10)).toBe(1);
+    // Grouped, the summary holds one rank, so both evidence turns are within the top 5.
+    expect(scoreQuestion(results, Q).r5).toBe(1);
   });
 
   it('formats percentiles and tables', () => {

@@ -32,6 +32,8 @@ export interface FloorRow {
   retriever: string;
   r5: number;
   r10: number;
+  /** Session-level R@5 of the same retriever, when the README states it. */
+  sessionR5: number | null;
 }
 
 export interface LocomoDataset {
@@ -74,14 +76,20 @@ export function readDataset(dir: string): LocomoDataset {
   };
 }
 
-/** The README table's BM25 row: `| BM25 ... | 46.8 | 54.6 | ... |`. */
+/**
+ * The README table's BM25 row (`| BM25 ... | 46.8 | 54.6 | ... |`) and its session-level
+ * sentence (`Session level, BM25 ...: R@5 79.8 ...`).
+ */
 export function parseFloor(readme: string): FloorRow | null {
+  const session = /session level,\s*BM25[^:\n]*:\s*R@5\s+([\d.]+)/i.exec(readme);
   for (const line of readme.split('\n')) {
     const cells = line.split('|').map((c) => c.trim());
     if (cells.length < 4 || !/^BM25\b/i.test(cells[1] ?? '')) continue;
     const r5 = Number(cells[2]);
     const r10 = Number(cells[3]);
-    if (Number.isFinite(r5) && Number.isFinite(r10)) return { retriever: cells[1], r5, r10 };
+    if (Number.isFinite(r5) && Number.isFinite(r10)) {
+      return { retriever: cells[1], r5, r10, sessionR5: session ? Number(session[1]) : null };
+    }
   }
   return null;
 }
@@ -111,6 +119,21 @@ export function diaIdsOf(messageMetadata: Record<string, unknown>[]): string[] {
     .map((m) => m.dia_id)
     .filter((id): id is string => typeof id === 'string');
   return [...new Set(ids)];
+}
+
+/**
+ * The run file's `ranked` list: every cited dia_id once, at its first rank, so a summary citing
+ * several turns spreads them over consecutive places and a result citing none takes no place.
+ */
+export function flattenRanked(results: string[][]): string[] {
+  return [...new Set(results.flat())];
+}
+
+/** Turn-level recall at k of a flat ranked list, the way a run file alone is scored. */
+export function flatRecall(ranked: string[], question: LocomoQuestion, k: number): number {
+  const top = new Set(ranked.slice(0, k));
+  const evidence = new Set(question.evidence_turns);
+  return [...evidence].filter((e) => top.has(e)).length / evidence.size;
 }
 
 export function sessionOf(diaId: string): number | null {
