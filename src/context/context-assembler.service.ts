@@ -96,6 +96,15 @@ export class ContextAssembler {
     );
     const now = input.now ?? new Date();
     let vector: Promise<QueryVector | null> | null = null;
+    let vectorMs = 0;
+    const embedQuery = async (): Promise<QueryVector | null> => {
+      const t0 = performance.now();
+      try {
+        return await this.embeddings.embedQuery(input.query);
+      } finally {
+        vectorMs = performance.now() - t0;
+      }
+    };
     const request: ContextRequest = {
       purpose: input.purpose ?? 'REPLY',
       user: input.user,
@@ -107,7 +116,8 @@ export class ContextAssembler {
       now,
       clock: recent.at(-1)?.occurredAt ?? now,
       shared: input.shared ?? new Map(),
-      queryVector: () => (vector ??= this.embeddings.embedQuery(input.query)),
+      queryVector: () => (vector ??= embedQuery()),
+      queryVectorMs: () => vectorMs,
     };
     const candidates = new Map<ContextSectionName, ContextItem[]>();
     const failures: { section: ContextSectionName; message: string }[] = [];

@@ -70,6 +70,8 @@ export interface ContextRequest {
    * embedding model is down). Set by the assembler.
    */
   queryVector?: () => Promise<QueryVector | null>;
+  /** How long making that vector took, whichever provider asked first (0 until it is made). */
+  queryVectorMs?: () => number;
 }
 
 /**

@@ -48,6 +48,8 @@ export interface SearchRequest {
   settings?: Partial<SearchSettings>;
   /** The query vector when the caller already has it (shared by the context's providers). */
   queryVector?: () => Promise<QueryVector | null>;
+  /** How long the shared vector took to make: timing the await would see a settled promise. */
+  queryVectorMs?: () => number;
 }
 
 export type WidenReason = 'few_good_hits' | 'refers_back' | 'recall';
@@ -135,7 +137,7 @@ export class HybridSearchService {
 
     const embedStarted = performance.now();
     const vector = await (request.queryVector?.() ?? this.embeddings.embedQuery(request.query));
-    const embedMs = performance.now() - embedStarted;
+    const embedMs = request.queryVectorMs?.() ?? performance.now() - embedStarted;
     const searchStarted = performance.now();
     if (!vector) run.degrade('dense');
     // Hybrid off searches by meaning only, unless no query vector can be made.

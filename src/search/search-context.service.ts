@@ -80,6 +80,7 @@ export class SearchContext {
         query: request.query,
         clock: request.clock ?? request.now,
         queryVector: request.queryVector,
+        queryVectorMs: request.queryVectorMs,
       });
       this.outcomes.set(request, outcome);
       void outcome.then(

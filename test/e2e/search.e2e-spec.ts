@@ -340,6 +340,10 @@ describe('Search operations (e2e)', () => {
       expect(row.hits_dense).toBeGreaterThan(0);
       expect(row.items).toBeGreaterThan(0);
       expect(row.total_ms).toBeGreaterThan(0);
+      // The query is embedded once, by whichever section asks first; that time is recorded.
+      // A sentence-encoder call takes milliseconds; a settled promise takes microseconds.
+      expect(row.embed_ms).toBeGreaterThan(0.5);
+      expect(row.embed_ms).toBeLessThanOrEqual(row.total_ms);
       expect(JSON.stringify(row)).not.toContain('navy');
     });
 
