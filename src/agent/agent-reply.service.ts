@@ -131,12 +131,12 @@ export class AgentReplyService extends ReplyService {
         })),
       ) ?? [];
     const ok = failure === null && reply !== null;
-    const { message, created } = await this.conversations.append(conversation, {
+    const { message } = await this.conversations.append(conversation, {
       role: MessageRole.ASSISTANT,
       content: ok ? reply!.text : REPLY_ERROR_TEXT,
       clientMessageId,
-      inTransaction: (m, turn) =>
-        this.replies.insert(m, {
+      inTransaction: async (m, turn) => {
+        await this.replies.insert(m, {
           messageId: turn.id,
           conversationId: conversation.id,
           replyToMessageId: userMessage.id,
@@ -150,11 +150,12 @@ export class AgentReplyService extends ReplyService {
           contextTokens: context?.tokenCount ?? 0,
           contextTruncated: context?.truncated ?? false,
           latencyMs: Math.round(performance.now() - started),
-        }),
+        });
+        if (ok && context) await this.assembler.markUsed(context, turn, m);
+      },
     });
     emit({ text: '', done: true, messageId: message.id, isError: !ok });
     await published;
-    if (created && ok && context) await this.assembler.markUsed(context, message);
     return message;
   }
 

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import type { ConversationEntity } from '../conversations/conversation.entity.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
@@ -219,21 +220,18 @@ export class ContextAssembler {
     };
   }
 
-  /** Lets each provider record that its items were given to the model. */
-  async markUsed(context: AssembledContext, assistantMessage: MessageEntity): Promise<void> {
+  /** Lets each provider record, in the assistant turn's transaction, what the model was given. */
+  async markUsed(
+    context: AssembledContext,
+    assistantMessage: MessageEntity,
+    manager: EntityManager,
+  ): Promise<void> {
     for (const provider of this.providers) {
       const mine = context.items.filter((i) =>
         context.sections.some((s) => s.name === provider.section && s.items.includes(i)),
       );
-      if (mine.length === 0 || !provider.markUsed) continue;
-      try {
-        await provider.markUsed(mine, assistantMessage);
-      } catch (err) {
-        this.logger.error({
-          msg: 'markUsed failed',
-          section: provider.section,
-          error: (err as Error).message,
-        });
+      if (mine.length > 0 && provider.markUsed) {
+        await provider.markUsed(mine, assistantMessage, manager);
       }
     }
   }

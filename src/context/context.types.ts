@@ -1,3 +1,4 @@
+import type { EntityManager } from 'typeorm';
 import type { ConversationEntity } from '../conversations/conversation.entity.js';
 import type { QueryVector } from '../embeddings/embedding.service.js';
 import type { MessageEntity } from '../conversations/message.entity.js';
@@ -85,8 +86,15 @@ export interface ContextSectionProvider {
   readonly maxTokens?: number;
   /** Candidates, best first. */
   collect(request: ContextRequest): Promise<ContextItem[]>;
-  /** Called once the items given to the model are stored on the assistant turn. */
-  markUsed?(items: ContextItem[], assistantMessage: MessageEntity): Promise<void>;
+  /**
+   * Records that these items were given to the model, in the transaction that stores the
+   * assistant turn: the turn and its record stand or fall together.
+   */
+  markUsed?(
+    items: ContextItem[],
+    assistantMessage: MessageEntity,
+    manager: EntityManager,
+  ): Promise<void>;
 }
 
 export interface AssembledSection {

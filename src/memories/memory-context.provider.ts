@@ -1,4 +1,5 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { ContextAssembler } from '../context/context-assembler.service.js';
 import type {
@@ -113,8 +114,18 @@ export class MemoryContextProvider implements ContextSectionProvider, OnModuleIn
   }
 
   /** Stores which memories the reply was given and counts a reference for each. */
-  async markUsed(items: ContextItem[], assistantMessage: MessageEntity): Promise<void> {
+  async markUsed(
+    items: ContextItem[],
+    assistantMessage: MessageEntity,
+    manager: EntityManager,
+  ): Promise<void> {
     const ids = items.filter((i) => i.sourceType === 'MEMORY').map((i) => i.id);
-    await this.repo.recordUses(assistantMessage.id, assistantMessage.userId, ids, this.clock.now());
+    await this.repo.recordUses(
+      assistantMessage.id,
+      assistantMessage.userId,
+      ids,
+      this.clock.now(),
+      manager,
+    );
   }
 }

@@ -952,9 +952,10 @@ export class MemoryRepository {
     userId: string,
     memoryIds: readonly string[],
     now: Date,
+    manager?: EntityManager,
   ): Promise<string[]> {
     if (memoryIds.length === 0) return [];
-    const result: unknown = await this.m().query(
+    const result: unknown = await this.m(manager).query(
       `WITH ins AS (
          INSERT INTO memory_uses (message_id, memory_id, user_id, used_at)
          SELECT $1, m.id, m.user_id, $4 FROM memories m

@@ -489,8 +489,8 @@ describe('Memories', () => {
         .getRepository(MessageEntity)
         .findOneByOrFail({ id: assistantMessageId });
       const assembler = t.app.get(ContextAssembler);
-      await assembler.markUsed(context, message);
-      await assembler.markUsed(context, message);
+      await assembler.markUsed(context, message, ds.manager);
+      await assembler.markUsed(context, message, ds.manager);
       const used = ok(
         await t.gql<{
           conversation: {
