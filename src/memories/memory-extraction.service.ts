@@ -162,6 +162,7 @@ export class MemoryExtraction implements OnModuleInit {
       .filter((p) => p.content.length > 0 && p.confidence >= min);
 
     const mode = ex.agentWrote ? ConversationMode.AGENT : ConversationMode.CLIENT;
+    let withdrawn = false;
     const batch = await this.writer.save(
       userId,
       ex.legacyId,
@@ -177,8 +178,27 @@ export class MemoryExtraction implements OnModuleInit {
         validFrom: ex.userOccurredAt,
       })),
       {
-        guard: async (m) =>
-          !(await this.repo.ledgerForUpdate(m, ledger.sourceMessageId))?.completedAt,
+        guard: async (m) => {
+          if ((await this.repo.ledgerForUpdate(m, ledger.sourceMessageId))?.completedAt) {
+            return false;
+          }
+          // Consent again, locked: switching remember off or pausing during the model call
+          // stops this save, and a switch made now waits until it is written.
+          const consent = await this.repo.consent(m, ex.conversationId, { lock: true });
+          if (consent?.remember && !consent.memoryPaused) return true;
+          withdrawn = true;
+          await this.repo.completeExtraction(m, ledger.sourceMessageId, {
+            outcome: 'NO_CONSENT',
+            model: this.llm.modelId,
+            proposed: proposed.length,
+            belowThreshold: proposed.length - kept.length,
+            created: 0,
+            merged: 0,
+            superseded: 0,
+            now,
+          });
+          return false;
+        },
         complete: (m, saved) => {
           const count = (o: MemorySaveOutcome) =>
             saved.results.filter((r) => r.outcome === o).length;
@@ -195,7 +215,7 @@ export class MemoryExtraction implements OnModuleInit {
         },
       },
     );
-    if (!batch) return 'already-done';
+    if (!batch) return withdrawn ? 'no-consent' : 'already-done';
     return {
       proposed: proposed.length,
       belowThreshold: proposed.length - kept.length,

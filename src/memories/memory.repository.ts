@@ -467,10 +467,12 @@ export class MemoryRepository {
   async consent(
     manager: EntityManager,
     conversationId: string,
+    options: { lock?: boolean } = {},
   ): Promise<{ remember: boolean; memoryPaused: boolean } | null> {
     const rows: { remember: boolean; memoryPaused: boolean }[] = await manager.query(
       `SELECT c.remember, u.memory_paused AS "memoryPaused"
-         FROM conversations c JOIN users u ON u.id = c.user_id WHERE c.id = $1`,
+         FROM conversations c JOIN users u ON u.id = c.user_id WHERE c.id = $1
+         ${options.lock ? 'FOR SHARE OF c, u' : ''}`,
       [conversationId],
     );
     return rows[0] ?? null;

@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { ContextAssembler } from '../../src/context/context-assembler.service.js';
 import { ConversationEntity } from '../../src/conversations/conversation.entity.js';
@@ -8,6 +9,7 @@ import { LegacyEntity } from '../../src/legacies/legacy.entity.js';
 import { MemoryClock } from '../../src/memories/memory-clock.js';
 import { EXTRACT_JOB, MemoryExtraction } from '../../src/memories/memory-extraction.service.js';
 import { PURGE_TASK, RETENTION_TASK } from '../../src/memories/memory-maintenance.service.js';
+import { LANGUAGE_MODEL, LanguageModel } from '../../src/models/language-model.js';
 import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
 import {
   addMember,
@@ -229,6 +231,55 @@ describe('Memories', () => {
       // The decision is final for those turns: running their jobs again stores nothing.
       await jobs.runHandler(EXTRACT_JOB, { ...first });
       await jobs.runHandler(EXTRACT_JOB, { ...second });
+      expect(await rowsOf(ds, alice.id)).toEqual(before);
+    });
+
+    it('checks consent again when saving: a switch-off during the model call stores nothing', async () => {
+      const conversationId = await startConversation(t, alice, legacyId, true);
+      const before = await rowsOf(ds, alice.id);
+      const ex = await exchange(
+        t,
+        alice,
+        conversationId,
+        'My sister Anna and I walk by the river every Sunday.',
+      );
+      const llm = t.app.get<LanguageModel>(LANGUAGE_MODEL);
+      const original = llm.extractMemories.bind(llm);
+      const spy = jest.spyOn(llm, 'extractMemories').mockImplementation(async (input) => {
+        const out = await original(input);
+        ok(
+          await t.gql(
+            'mutation($id: ID!) { setConversationRemember(conversationId: $id, on: false) { remember } }',
+            { id: conversationId },
+            alice,
+          ),
+        );
+        return out;
+      });
+      try {
+        expect(await t.app.get(MemoryExtraction).run(ex)).toBe('no-consent');
+        expect(spy).toHaveBeenCalledTimes(1);
+      } finally {
+        spy.mockRestore();
+      }
+      expect(await ledger(ex.userMessageId)).toMatchObject({
+        outcome: 'NO_CONSENT',
+        created_count: 0,
+        done: true,
+      });
+      // Something would have been saved: proposed above the threshold.
+      const row = (await ledger(ex.userMessageId))!;
+      expect(Number(row.proposed_count) - Number(row.below_threshold_count)).toBeGreaterThan(0);
+      expect(await rowsOf(ds, alice.id)).toEqual(before);
+      // Final for that turn, even once remember is on again.
+      ok(
+        await t.gql(
+          'mutation($id: ID!) { setConversationRemember(conversationId: $id, on: true) { remember } }',
+          { id: conversationId },
+          alice,
+        ),
+      );
+      expect(await t.app.get(MemoryExtraction).run(ex)).toBe('already-done');
       expect(await rowsOf(ds, alice.id)).toEqual(before);
     });
   });
