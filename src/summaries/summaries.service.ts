@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { MessageRole } from '../conversations/message-role.enum.js';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import type { ConversationEntity } from '../conversations/conversation.entity.js';
@@ -279,7 +280,8 @@ export class SummariesService {
         .map((i) => byIndex.get(i))
         .filter((t): t is ChunkTurn => t !== undefined)
         .sort((a, b) => a.turnIndex - b.turnIndex);
-      if (sources.length === 0) continue;
+      // A fact is what the member said: one the agent alone voiced is not theirs to keep.
+      if (!sources.some((t) => t.role === MessageRole.USER)) continue;
       out.push({
         content: fact.content,
         category: fact.category as FactCategory,

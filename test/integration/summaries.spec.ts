@@ -290,6 +290,34 @@ describe('rolling summarization', () => {
     expect(run).toEqual({ status: 'SUCCEEDED', attempts: 2 });
   });
 
+  it("keeps only facts the member said: one citing only the agent's turns is dropped", async () => {
+    const id = await imported(31);
+    const fact = (content: string, sourceTurnIndexes: number[]) => ({
+      content,
+      category: 'HOBBY',
+      confidence: 0.9,
+      sourceTurnIndexes,
+    });
+    fake.enqueue(
+      'chat',
+      reply.object({
+        summary: 'They talked about Joe and his hobbies.',
+        structured: { facts: [], preferences: [], decisions: [], todos: [], entities: [] },
+        facts: [
+          fact('Joe kept bees behind the barn.', [1, 3]),
+          fact('Joe played the banjo at church.', [2, 3]),
+        ],
+      }),
+    );
+    await jobs.runHandler(SUMMARIZE_JOB, { conversationId: id });
+    const rows = await ds.query(
+      `SELECT content, source_range_start AS s, source_range_end AS e FROM facts
+        WHERE source_conversation_id = $1`,
+      [id],
+    );
+    expect(rows).toEqual([{ content: 'Joe played the banjo at church.', s: 2, e: 3 }]);
+  });
+
   it('waits out model and embedding outages without losing or skipping turns', async () => {
     const id = await imported(31);
     fake.enqueue('chat', reply.error(503));
