@@ -238,6 +238,8 @@ function sameValue(a: string, b: string): boolean {
 export interface Classified {
   relation: FactRelation;
   detail: string;
+  /** The newer fact restates the older with more detail, so it inherits its mentions. */
+  restates?: boolean;
 }
 
 /**
@@ -305,7 +307,7 @@ export function classifyFacts(
     isSubset(older.stems, newer.stems) &&
     (similarity === null || similarity >= thresholds.related)
   ) {
-    return { relation: 'UPDATE', detail: 'the same, with more detail' };
+    return { relation: 'UPDATE', detail: 'the same, with more detail', restates: true };
   }
   if (newer.negated !== older.negated) return null;
   if (

@@ -282,11 +282,26 @@ export class FactRepository {
     return updated<FactEntity>(result)[0];
   }
 
-  /** Carries the older fact's mentions over to the fact that restates it with more detail. */
-  async setMentionCount(manager: EntityManager, id: string, count: number): Promise<FactEntity> {
+  /**
+   * Carries the older fact's mentions (its sources) over to the fact that restates it with more
+   * detail, so the count stays true and deleting a conversation still takes its mentions away.
+   */
+  async carryMentions(manager: EntityManager, fromId: string, toId: string): Promise<FactEntity> {
+    await manager.query(
+      `INSERT INTO fact_sources (fact_id, kind, conversation_id, chunk_id, range_start, range_end,
+                                 message_ids, added_by, occurred_at)
+       SELECT $2, kind, conversation_id, chunk_id, range_start, range_end, message_ids, added_by,
+              occurred_at
+         FROM fact_sources WHERE fact_id = $1
+       ON CONFLICT (fact_id, chunk_id) WHERE chunk_id IS NOT NULL DO NOTHING`,
+      [fromId, toId],
+    );
     const result: unknown = await manager.query(
-      `UPDATE facts f SET mention_count = $2, updated_at = now() WHERE f.id = $1 RETURNING ${COLUMNS}`,
-      [id, count],
+      `UPDATE facts f SET mention_count = (SELECT count(*) FROM fact_sources s WHERE s.fact_id = f.id),
+              confidence = GREATEST(f.confidence, (SELECT confidence FROM facts WHERE id = $1)),
+              updated_at = now()
+        WHERE f.id = $2 RETURNING ${COLUMNS}`,
+      [fromId, toId],
     );
     return updated<FactEntity>(result)[0];
   }

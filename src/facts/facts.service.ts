@@ -414,9 +414,17 @@ export class FactsService {
       });
       return { fact: created, created: true };
     }
-    pool.entries.push({ fact: created, features });
+    const entryOfCreated = { fact: created, features };
+    pool.entries.push(entryOfCreated);
     for (const { entry, why } of conflicts) {
       const before = entry.fact;
+      if (why.restates && !twin) {
+        created = await this.facts.carryMentions(m, before.id, created.id);
+        entryOfCreated.fact = created;
+        // Subscribers learn of the new fact as it stands once the transaction commits.
+        const announced = events.find((e) => e.fact.id === created.id);
+        if (announced) announced.fact = created;
+      }
       const superseded = await this.facts.supersede(m, before.id, created.id, incoming.validFrom);
       await this.facts.addHistory(m, superseded, FactAction.SUPERSEDED, {
         actorId: incoming.actorId,

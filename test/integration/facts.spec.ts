@@ -195,6 +195,22 @@ describe('facts from conversations', () => {
     expect(added.data!.addFact).toEqual({ id: fishing[0].id, mentionCount: 4 });
   });
 
+  it('lets a restatement with more detail supersede the fact and keep its mentions', async () => {
+    await say(alice, ['Joe built wooden boats.']);
+    await say(alice, ['Joe built wooden boats.']);
+    const before = await byContent(alice, 'Joe built wooden boats.');
+    expect(before!.mentionCount).toBe(2);
+    await say(alice, ['Joe built wooden boats in his garage.']);
+    const detailed = await byContent(alice, 'Joe built wooden boats in his garage.');
+    const older = await byContent(alice, 'Joe built wooden boats.', { status: 'SUPERSEDED' });
+    expect(older!.supersededBy!.id).toBe(detailed!.id);
+    expect(detailed).toMatchObject({ status: 'ACTIVE', mentionCount: 3 });
+    expect(detailed!.sources).toHaveLength(3);
+    const entries = await history(alice, older!.id);
+    expect(entries.map((h) => h.action)).toEqual(['CREATED', 'MENTIONED', 'SUPERSEDED']);
+    expect(entries[2].detail).toMatch(/^update: the same, with more detail/);
+  });
+
   it('supersedes a corrected fact within one conversation, keeping its history', async () => {
     await say(alice, ['Joe was born in Ohio.', 'No wait, I was wrong.', 'Joe was born in Iowa.']);
     const ohio = await byContent(alice, 'Joe was born in Ohio.', { status: 'SUPERSEDED' });
