@@ -26,6 +26,8 @@ describe('parseTimeExpression', () => {
     ['in March', '2024-03-01', '2024-04-01', 'in March'],
     ['in June', '2023-06-01', '2023-07-01', 'in June'],
     ['last May', '2023-05-01', '2023-06-01', 'last May'],
+    ['what did we say in may?', '2024-05-01', '2024-06-01', 'in may'],
+    ['since mar', '2024-03-01', '2024-04-01', 'since mar'],
     ['What did Maria donate in December 2023?', '2023-12-01', '2024-01-01', 'December 2023'],
     ['before April 10, 2023', '2023-04-10', '2023-04-11', 'April 10, 2023'],
     ['on 8 May 2023', '2023-05-08', '2023-05-09', '8 May 2023'],
@@ -48,6 +50,7 @@ describe('parseTimeExpression', () => {
   it('returns null when the query names no time, and ignores "may" the verb', () => {
     expect(parseTimeExpression('Tell me about grandpa', CLOCK)).toBeNull();
     expect(parseTimeExpression('this may be wrong, but he may have 2 dogs', CLOCK)).toBeNull();
+    expect(parseTimeExpression('what he did in may be a secret', CLOCK)).toBeNull();
   });
 
   it('counts days in the user time zone', () => {

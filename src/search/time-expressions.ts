@@ -65,9 +65,12 @@ const CJK_DIGITS: Record<string, number> = {
   十: 10,
 };
 
-/** 1..12, or 0 for words that are more often verbs in lower case ("this may be", "mar"). */
-function monthIndex(name: string): number {
-  if (name === 'may' || name === 'mar') return 0;
+/**
+ * 1..12, or 0 for words that are more often verbs in lower case ("this may be", "mar"), unless
+ * the caller knows from the words around it that a month is meant.
+ */
+function monthIndex(name: string, lowerCaseVerbIsMonth = false): number {
+  if (!lowerCaseVerbIsMonth && (name === 'may' || name === 'mar')) return 0;
   const key = name.toLowerCase().slice(0, 3);
   return MONTHS.findIndex((m) => m.startsWith(key)) + 1;
 }
@@ -268,7 +271,12 @@ const MATCHERS: Matcher[] = [
       'i',
     ),
     range: (m, today) => {
-      const month = monthIndex(m[1]);
+      // After "in", "since", "during"... lower-case "may" is the month ("in may"); after
+      // "this" it is the verb ("this may be wrong"), and before "be"/"have" it is too.
+      const verbAfter = /^\s+(?:be|have|not|well|also|never)\b/i.test(
+        m.input!.slice(m.index! + m[0].length),
+      );
+      const month = monthIndex(m[1], !/^this\b/i.test(m[0]) && !verbAfter);
       if (!month) return null;
       const last = /^last/i.test(m[0]);
       const year = latestMonth(month, today) - (last && month === today.month ? 1 : 0);
