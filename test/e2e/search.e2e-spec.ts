@@ -1,5 +1,7 @@
+import { jest } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { JobsService } from '../../src/jobs/jobs.service.js';
+import { SearchRepository } from '../../src/search/search.repository.js';
 import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
 
 /**
@@ -387,6 +389,36 @@ describe('Search operations (e2e)', () => {
         code: 'BAD_USER_INPUT',
         field: 'to',
       });
+    });
+
+    it('records degradation: full-text search down leaves dense search, marked in the row', async () => {
+      const lexical = jest
+        .spyOn(t.app.get(SearchRepository), 'lexemeStats')
+        .mockRejectedValue(new Error('text search configuration is missing'));
+      try {
+        const res = await gql<{ context: { items: unknown[] } }>(
+          CONTEXT,
+          { c: conversationId, q: 'the navy ship he served on' },
+          owner,
+        );
+        expect(res.context.items.length).toBeGreaterThan(0);
+      } finally {
+        lexical.mockRestore();
+      }
+      const [row] = await t.app.get(DataSource).query(
+        `SELECT degraded, failed_stage, hits_dense, hits_lexical FROM retrieval_metrics
+            WHERE operation = 'CONTEXT' ORDER BY created_at DESC LIMIT 1`,
+      );
+      expect(row).toMatchObject({
+        degraded: ['lexical'],
+        failed_stage: 'lexical',
+        hits_lexical: 0,
+      });
+      expect(row.hits_dense).toBeGreaterThan(0);
+      const { memoryMetricsReport: r } = await gql<{
+        memoryMetricsReport: { degradedShare: number };
+      }>(REPORT, { from: '2000-01-01T00:00:00Z', to: '2100-01-01T00:00:00Z' }, admin);
+      expect(r.degradedShare).toBeGreaterThan(0);
     });
   });
 });

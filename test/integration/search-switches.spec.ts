@@ -1,7 +1,9 @@
 import { jest } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { JobsService } from '../../src/jobs/jobs.service.js';
+import { EmbeddingService } from '../../src/embeddings/embedding.service.js';
 import { HybridSearchService } from '../../src/search/hybrid-search.service.js';
+import { SearchRepository } from '../../src/search/search.repository.js';
 import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
 
 /**
@@ -145,6 +147,41 @@ describe('Search switches, set by configuration', () => {
       hybrid: false,
       fusion: 'rrf',
     });
+  });
+
+  it('records degradation in the metrics: embedding model down, then full-text search down', async () => {
+    const latest = async () =>
+      (
+        await t.app
+          .get(DataSource)
+          .query(
+            `SELECT degraded, failed_stage, hits_dense, hits_lexical FROM retrieval_metrics ORDER BY created_at DESC LIMIT 1`,
+          )
+      )[0];
+    const embed = jest.spyOn(t.app.get(EmbeddingService), 'embedQuery').mockResolvedValue(null);
+    try {
+      const { context } = await gql<{ context: { items: { sourceType: string }[] } }>(CONTEXT, {
+        c: conversationId,
+        q: 'the red tractor',
+      });
+      // Hybrid is off here, yet with no query vector the search falls back to words.
+      expect(context.items.length).toBeGreaterThan(0);
+    } finally {
+      embed.mockRestore();
+    }
+    expect(await latest()).toMatchObject({ degraded: ['dense'], hits_dense: 0 });
+    expect((await latest()).hits_lexical).toBeGreaterThan(0);
+
+    const lexical = jest
+      .spyOn(t.app.get(SearchRepository), 'lexemeStats')
+      .mockRejectedValue(new Error('text search configuration is missing'));
+    try {
+      await gql(CONTEXT, { c: conversationId, q: 'the red tractor' });
+    } finally {
+      lexical.mockRestore();
+    }
+    // Hybrid off searches by meaning only, so lexical search never ran: nothing degraded.
+    expect(await latest()).toMatchObject({ degraded: [], failed_stage: null });
   });
 
   it('a failing search costs its sections, not the context, and is recorded', async () => {
