@@ -43,6 +43,25 @@ describe('AppConfig', () => {
     );
   });
 
+  it('holds the context budget and the search switches to their ranges', () => {
+    expect(AppConfig.load({ CONTEXT_TOKEN_BUDGET: '2000' }).env.CONTEXT_TOKEN_BUDGET).toBe(2000);
+    expect(() => AppConfig.load({ CONTEXT_TOKEN_BUDGET: '2001' })).toThrow(/CONTEXT_TOKEN_BUDGET/);
+    expect(() => AppConfig.load({ SEARCH_FUSION: 'max' })).toThrow(/SEARCH_FUSION/);
+    const off = AppConfig.load({
+      SEARCH_HYBRID: 'off',
+      SEARCH_CHUNKING: 'off',
+      SEARCH_CONTEXT_TURNS: '0',
+      SEARCH_WEIGHT_DENSE: '0',
+    }).env;
+    expect(off).toMatchObject({
+      SEARCH_HYBRID: false,
+      SEARCH_CHUNKING: false,
+      SEARCH_CONTEXT_TURNS: 0,
+      SEARCH_WEIGHT_DENSE: 0,
+    });
+    expect(() => AppConfig.load({ SEARCH_CONTEXT_TURNS: '7' })).toThrow(/SEARCH_CONTEXT_TURNS/);
+  });
+
   it('refuses a PostgreSQL event bus without a PostgreSQL server', () => {
     expect(() => AppConfig.load({ EVENT_BUS: 'postgres' })).toThrow(
       /EVENT_BUS=postgres needs DATABASE_URL/,

@@ -256,4 +256,28 @@ describe('Search authorization', () => {
     );
     expect(after.recall.map((r) => r.id)).not.toContain(`MEMORY:${f.memoryId}`);
   });
+
+  it('the author deletes a fact from its recall id; the family no longer recalls it', async () => {
+    const recallIds = async (as: TestUser) =>
+      (
+        await ok<{ recall: { id: string }[] }>(
+          RECALL,
+          { l: f.legacyId, q: 'Ben repaired radios in his shed' },
+          as,
+        )
+      ).recall.map((r) => r.id);
+    const id = `FACT:${f.sharedFactId}`;
+    expect(await recallIds(people.member)).toContain(id);
+    const forgot = await ok<{ forgetRecallItem: unknown }>(FORGET, { id }, people.owner);
+    expect(forgot.forgetRecallItem).toEqual({ id, sourceType: 'FACT', forgotten: true });
+    expect(await recallIds(people.owner)).not.toContain(id);
+    expect(await recallIds(people.member)).not.toContain(id);
+    // A soft delete, as deleteFact: the author can still restore it.
+    const { factHistory } = await ok<{ factHistory: { action: string }[] }>(
+      'query($id: ID!) { factHistory(id: $id) { action } }',
+      { id: f.sharedFactId },
+      people.owner,
+    );
+    expect(factHistory.at(-1)!.action).toBe('DELETED');
+  });
 });
