@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { SCHEMA_NAME } from '../../src/models/prompts.js';
+import { FakeOpenAiServer, FakeRequest, reply } from '../support/fake-openai/fake-openai.server.js';
 import { createTestDatabase } from '../support/test-database.js';
 
 /**
@@ -365,4 +367,107 @@ describe('The service as a process', () => {
       expect(exited).toBe(true);
     }, 10_000);
   });
+});
+
+describe('A restart in the middle of a job', () => {
+  let fake: FakeOpenAiServer;
+  let db: { dataDir: string; remove: () => void };
+  const isSummary = (r: FakeRequest) =>
+    r.body.response_format?.json_schema?.name === SCHEMA_NAME.summarizeTurns;
+
+  beforeAll(async () => {
+    ensureBuilt();
+    fake = await FakeOpenAiServer.start();
+    db = await createTestDatabase();
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const child of children) child.kill('SIGKILL');
+    await new Promise((r) => setTimeout(r, 100));
+    await fake?.close();
+    db?.remove();
+  });
+
+  it('completes the summarization a killed process was doing, exactly once', async () => {
+    const env = {
+      PORT: '0',
+      DATA_DIR: db.dataDir,
+      LOG_LEVEL: 'warn',
+      AGENT_REPLY: 'off',
+      LLM: 'openai',
+      LLM_BASE_URL: fake.url,
+      LLM_MODEL: 'fake',
+      EMBEDDINGS: 'openai',
+      EMBEDDINGS_BASE_URL: fake.url,
+      EMBEDDINGS_MODEL: 'fake-embed',
+      EMBEDDINGS_DIMENSIONS: '64',
+      JOBS_POLL_MS: '100',
+    };
+    // The first summary request never gets its answer in time: the process dies waiting.
+    let summaryCalls = 0;
+    fake.setHandler('chat', (r) =>
+      isSummary(r) && ++summaryCalls === 1 ? reply.auto(60_000) : reply.auto(),
+    );
+    const first = run(MAIN, env);
+    const url = await first.listening;
+    const token = mintToken(db.dataDir, '--sub', 'restart-owner', '--email', 'r@example.com');
+    const legacy = await gql<{ createLegacy: { id: string } }>(
+      url,
+      token,
+      'mutation { createLegacy(input: { name: "Joe" }) { id } }',
+    );
+    const imported = await gql<{ importConversation: { conversation: { id: string } } }>(
+      url,
+      token,
+      `mutation($input: ImportConversationInput!) {
+         importConversation(input: $input) { conversation { id } } }`,
+      {
+        input: {
+          legacyId: legacy.data!.createLegacy.id,
+          messages: Array.from({ length: 31 }, (_, i) => ({
+            role: i % 2 === 0 ? 'USER' : 'ASSISTANT',
+            content: i % 2 === 0 ? `Joe built wooden boats, I told you in turn ${i}.` : 'I see.',
+            occurredAt: new Date(Date.UTC(2020, 0, 1, 0, i)).toISOString(),
+          })),
+        },
+      },
+    );
+    const conversationId = imported.data!.importConversation.conversation.id;
+    await until(() => summaryCalls === 1, 20_000);
+    first.proc.kill('SIGKILL');
+    expect(await first.exited).toEqual({ code: null, signal: 'SIGKILL' });
+
+    const second = run(MAIN, { ...env, LOG_LEVEL: 'info' });
+    const secondUrl = await second.listening;
+    const chunks = async () =>
+      (
+        await gql<{ conversation: { chunks: { rangeStart: number; rangeEnd: number }[] } }>(
+          secondUrl,
+          token,
+          'query($id: ID!) { conversation(id: $id) { chunks { rangeStart rangeEnd } } }',
+          { id: conversationId },
+        )
+      ).data!.conversation.chunks;
+    const deadline = Date.now() + 20_000;
+    while ((await chunks()).length === 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // Give a second run the time to show itself, if there were one.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await chunks()).toEqual([{ rangeStart: 0, rangeEnd: 19 }]);
+    expect(summaryCalls).toBe(2);
+    expect(second.logs().find((l) => l.msg === 'released interrupted jobs')).toMatchObject({
+      count: 1,
+    });
+    const facts = await gql<{ facts: { nodes: { content: string; mentionCount: number }[] } }>(
+      secondUrl,
+      token,
+      'query($l: ID!) { facts(legacyId: $l) { nodes { content mentionCount } } }',
+      { l: legacy.data!.createLegacy.id },
+    );
+    // The fact taken from that range, once, with one mention.
+    expect(facts.data!.facts.nodes).toEqual([
+      { content: 'Joe built wooden boats, I told you in turn 0.', mentionCount: 1 },
+    ]);
+  }, 90_000);
 });
