@@ -10,6 +10,7 @@ import {
   queryWords,
   refersBack,
   trigramProbes,
+  lexemeQuery,
   websearchOr,
 } from './query-analysis.js';
 import { searchSettings, SearchSettings } from './search.config.js';
@@ -34,6 +35,10 @@ import {
 } from './search.types.js';
 import { parseTimeExpression } from './time-expressions.js';
 
+/** Words in more turns than this share of the scope (and this many) do not select turns. */
+const COMMON_WORD_SHARE = 0.05;
+const COMMON_WORD_MIN_DF = 2000;
+
 export interface SearchRequest {
   user: { id: string; timezone?: string | null };
   legacyId: string;
@@ -50,6 +55,8 @@ export interface SearchRequest {
   queryVector?: () => Promise<QueryVector | null>;
   /** How long the shared vector took to make: timing the await would see a settled promise. */
   queryVectorMs?: () => number;
+  /** What widening searches (default: everything searchable). */
+  widenKinds?: SourceKind[];
 }
 
 export type WidenReason = 'few_good_hits' | 'refers_back' | 'recall';
@@ -151,7 +158,9 @@ export class HybridSearchService {
       goodHits = run.rank().filter((r) => r.scope === 'current' && r.good).length;
       if (features.refersBack) widenReason = 'refers_back';
       else if (goodHits < settings.minGoodHits) widenReason = 'few_good_hits';
-      if (widenReason) await run.searchScope('wider', SOURCE_KINDS, vector);
+      if (widenReason) {
+        await run.searchScope('wider', request.widenKinds ?? SOURCE_KINDS, vector);
+      }
     } else {
       widenReason = 'recall';
       await run.searchScope('all', SOURCE_KINDS, vector);
@@ -264,8 +273,12 @@ class SearchRun {
       }))
       .filter((l) => l.df > 0);
     const keywordList = queryWords(this.keywords);
+    // A word most turns hold would make BM25 score most turns while barely moving their
+    // scores: only rarer words select turns (every query word still scores the turns found).
+    const cap = Math.max(COMMON_WORD_MIN_DF, docs * COMMON_WORD_SHARE);
+    const rarer = known.filter((l) => l.df <= cap);
     return {
-      english: websearchOr(queryWords(this.features.text)),
+      english: lexemeQuery((rarer.length > 0 ? rarer : known).map((l) => l.lexeme)),
       simple: websearchOr(keywordList),
       keywords: keywordList.join(' '),
       lexemes: known.map((l) => l.lexeme),

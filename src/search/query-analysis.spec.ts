@@ -5,6 +5,7 @@ import {
   queryWords,
   refersBack,
   trigramProbes,
+  lexemeQuery,
   websearchOr,
 } from './query-analysis.js';
 
@@ -105,5 +106,12 @@ describe('trigramProbes', () => {
   it('keeps the longest probes when there are too many', () => {
     const probes = trigramProbes('alpha beta gamma delta epsilon zeta', 3);
     expect(probes).toEqual(['alpha', 'gamma', 'epsilon']);
+  });
+});
+
+describe('lexemeQuery', () => {
+  it('ORs lexemes as tsquery literals, escaping quotes and backslashes', () => {
+    expect(lexemeQuery(['farm', "o'neil", 'a\\b'])).toBe("'farm' | 'o''neil' | 'a\\\\b'");
+    expect(lexemeQuery([])).toBe('');
   });
 });

@@ -131,3 +131,11 @@ export function trigramProbes(query: string, max = 12): string[] {
     .sort((a, b) => a.i - b.i)
     .map((x) => x.p);
 }
+
+/**
+ * A tsquery literal ORing lexemes as they are (already normalized, so not through a parser
+ * that would stem them again); quotes and backslashes escaped.
+ */
+export function lexemeQuery(lexemes: string[]): string {
+  return lexemes.map((l) => `'${l.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`).join(' | ');
+}

@@ -81,6 +81,9 @@ export class SearchContext {
         clock: request.clock ?? request.now,
         queryVector: request.queryVector,
         queryVectorMs: request.queryVectorMs,
+        // Facts and memories have sections of their own, ranked with the same query vector:
+        // searching them here too would find what those sections already weigh, then drop it.
+        widenKinds: ['segment', 'summary'],
       });
       this.outcomes.set(request, outcome);
       void outcome.then(

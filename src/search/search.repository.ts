@@ -18,7 +18,7 @@ export interface ScopeParams {
 export type ScopeName = 'current' | 'wider' | 'all';
 
 export interface LexicalQuery {
-  /** websearch_to_tsquery input (words ORed) for the english configuration (turns). */
+  /** A tsquery of the turn lexemes a turn must hold one of to be scored (english, ORed). */
   english: string;
   /** The same for the simple configuration (summaries, facts, memories), stop words removed. */
   simple: string;
@@ -335,7 +335,7 @@ export class SearchRepository {
        hits AS (
          SELECT x.id, x.search_tsv, x.main_length + ${alpha} * x.context_length AS dl
            FROM message_segments x
-          WHERE ${where} AND x.search_tsv @@ websearch_to_tsquery('english', ${query})
+          WHERE ${where} AND x.search_tsv @@ ${query}::tsquery
        )
        SELECT h.id,
               sum(q.idf * t.tf * (${k1} + 1)
@@ -474,15 +474,18 @@ export class SearchRepository {
     manager?: EntityManager,
   ): Promise<ProvenanceMessage[]> {
     if (refs.messageIds.length === 0 && refs.ranges.length === 0) return [];
+    // Two index lookups joined by UNION: an OR with EXISTS would scan every turn of the user.
     return (manager ?? this.dataSource.manager).query(
       `SELECT m.id, m.conversation_id AS "conversationId", m.turn_index AS "turnIndex",
               m.metadata, m.occurred_at AS "occurredAt"
          FROM messages m
+        WHERE m.id = ANY($2::uuid[]) AND m.user_id = $1
+       UNION
+       SELECT m.id, m.conversation_id, m.turn_index, m.metadata, m.occurred_at
+         FROM unnest($3::uuid[], $4::int[], $5::int[]) AS r(c, s, e)
+         JOIN messages m ON m.conversation_id = r.c AND m.turn_index BETWEEN r.s AND r.e
         WHERE m.user_id = $1
-          AND (m.id = ANY($2::uuid[])
-               OR EXISTS (SELECT 1 FROM unnest($3::uuid[], $4::int[], $5::int[]) AS r(c, s, e)
-                           WHERE m.conversation_id = r.c AND m.turn_index BETWEEN r.s AND r.e))
-        ORDER BY m.conversation_id, m.turn_index`,
+        ORDER BY 2, 3`,
       [
         userId,
         refs.messageIds,
