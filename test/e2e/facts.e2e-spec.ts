@@ -194,12 +194,18 @@ describe('facts: family review', () => {
     // Ben saw none of that. Shared, it appears for him.
     await setVisibility(anna, fact.id, 'SHARED');
     await benSub.waitFor(1);
+    expect((await list(ben)).map((f) => f.id)).toContain(fact.id);
     await ok(
       `mutation($input: UpdateFactInput!) { updateFact(input: $input) { id } }`,
       { input: { id: fact.id, content: 'Joe whistled old tunes while he worked.' } },
       anna,
     );
     await setVisibility(anna, fact.id, 'PRIVATE');
+    // Unshared: gone from Ben's list and his history view at once.
+    expect((await list(ben)).map((f) => f.id)).not.toContain(fact.id);
+    expect(
+      code(await t.gql('query($id: ID!) { factHistory(id: $id) { id } }', { id: fact.id }, ben)),
+    ).toBe('NOT_FOUND');
     // Private again: a change Ben must not see, and nothing he may not see leaks later.
     await ok(
       `mutation($input: UpdateFactInput!) { updateFact(input: $input) { id } }`,

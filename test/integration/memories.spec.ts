@@ -494,6 +494,56 @@ describe('Memories', () => {
       });
     };
 
+    it('holds at most 10 memories and at most 600 tokens', async () => {
+      const things = [
+        'I grow tomatoes on my balcony.',
+        'My brother lives in Lisbon.',
+        'I am learning to play the cello.',
+        'I run five kilometres every morning.',
+        'My favourite film is Casablanca.',
+        'I work night shifts at the hospital.',
+        'I collect old postcards from Italy.',
+        'My cat is called Pepper.',
+        'I want to visit Japan next spring.',
+        'I bake sourdough bread on Saturdays.',
+        'I am allergic to peanuts.',
+        'My best friend moved to Canada.',
+        'I volunteer at the library on Tuesdays.',
+        'I prefer tea over coffee.',
+        'I am saving for a sailing boat.',
+        'I sing in a choir at church.',
+      ];
+      const capped = await signIn(t, 'context-capped');
+      const cappedLegacy = await createLegacy(t, capped);
+      const cappedConversation = await startConversation(t, capped, cappedLegacy, true);
+      // Half tied to the legacy, half global: MEMORY_MAX_ACTIVE is 8 per scope in this suite.
+      for (const [i, thing] of things.entries()) {
+        const detail = ` ${'It matters to me a great deal, and I think about it most days. '.repeat(i < 8 ? 0 : 3)}`;
+        await rememberThis(
+          t,
+          capped,
+          `${thing}${detail}`.trim(),
+          i % 2 ? {} : { legacyId: cappedLegacy },
+        );
+      }
+      const context = await t.app.get(ContextAssembler).assemble({
+        user: await ds.getRepository(UserEntity).findOneByOrFail({ id: capped.id }),
+        conversation: await ds
+          .getRepository(ConversationEntity)
+          .findOneByOrFail({ id: cappedConversation }),
+        legacy: await ds.getRepository(LegacyEntity).findOneByOrFail({ id: cappedLegacy }),
+        query: 'What do you know about me?',
+      });
+      const block = context.sections.find((s) => s.name === 'memories')!;
+      expect(block.items.length).toBeGreaterThan(0);
+      expect(block.items.length).toBeLessThanOrEqual(10);
+      expect(block.items.reduce((n, i) => n + i.tokens, 0)).toBeLessThanOrEqual(600);
+      // Sixteen candidates: the caps, not a lack of memories, decided what was left out.
+      expect(context.dropped.filter((d) => d.item.sourceType === 'MEMORY').length).toBe(
+        16 - block.items.length,
+      );
+    });
+
     it('ranks the active memories of this legacy and the global ones, relevant first', async () => {
       const context = await assemble('What kind of music do I like?');
       const block = context.sections.find((s) => s.name === 'memories')!;
