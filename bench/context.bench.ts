@@ -11,7 +11,6 @@
  * the latest conversation and, beside it, replays the very read statements each request ran,
  * directly on the database (the floor), reporting p50, p95, p99 and the ratio.
  */
-import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,18 +24,10 @@ import { EmbeddingService } from '../src/embeddings/embedding.service.js';
 import { EMBEDDER } from '../src/models/embedder.js';
 import type { Embedder } from '../src/models/embedder.js';
 import { countTokens } from '../src/models/tokenizer.js';
-import { percentile } from '../src/search/eval/locomo.js';
 import { NewSegment, SegmentRepository } from '../src/search/segment.repository.js';
+import { JWT_SECRET, percentile, table, token } from './support.js';
 
-const JWT_SECRET = randomUUID() + randomUUID();
 const DAY = 86_400_000;
-
-function token(sub: string): string {
-  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  const now = Math.floor(Date.now() / 1000);
-  const unsigned = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ sub, iat: now, exp: now + 24 * 3600 })}`;
-  return `${unsigned}.${createHmac('sha256', JWT_SECRET).update(unsigned).digest('base64url')}`;
-}
 
 /** A small deterministic PRNG (mulberry32), so runs are comparable. */
 function rng(seed: number) {
@@ -167,17 +158,6 @@ function mean(vectors: number[][]): number[] {
   for (const v of vectors) for (let i = 0; i < v.length; i++) out[i] += v[i];
   const norm = Math.sqrt(out.reduce((a, x) => a + x * x, 0)) || 1;
   return out.map((x) => x / norm);
-}
-
-function table(rows: Record<string, string>[]): string {
-  const keys = Object.keys(rows[0]);
-  const widths = keys.map((k) => Math.max(k.length, ...rows.map((r) => r[k].length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padStart(widths[i])).join(' | ')} |`;
-  return [
-    line(keys),
-    `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`,
-    ...rows.map((r) => line(keys.map((k) => r[k]))),
-  ].join('\n');
 }
 
 interface Captured {

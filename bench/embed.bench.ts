@@ -1,5 +1,6 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { LocalEmbedder } from '../src/models/local-embedder.provider.js';
+import { percentile } from './support.js';
 
 /**
  * `npm run bench:embed`: throughput and latency of the local embedder (USE-lite in a worker
@@ -23,8 +24,6 @@ const corpus = (n: number) =>
     (_, i) => `${SUBJECTS[i % SUBJECTS.length]} ${PREDICATES[(i * 7) % PREDICATES.length]} (${i}).`,
   );
 
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const ms = (x: number) => `${x.toFixed(1)} ms`;
 
 interface LoopDelay {

@@ -9,7 +9,6 @@
  * category and overall, next to the README's BM25 floor. Writes the run file if --out is given.
  * Works on any directory laid out like ../shared/bench/locomo-dev.
  */
-import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -31,15 +30,7 @@ import {
   scoreQuestion,
   toImportedMessage,
 } from '../src/search/eval/locomo.js';
-
-const JWT_SECRET = randomUUID() + randomUUID();
-
-function token(sub: string): string {
-  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  const now = Math.floor(Date.now() / 1000);
-  const unsigned = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ sub, iat: now, exp: now + 24 * 3600 })}`;
-  return `${unsigned}.${createHmac('sha256', JWT_SECRET).update(unsigned).digest('base64url')}`;
-}
+import { JWT_SECRET, token } from './support.js';
 
 function client(url: string, bearer: string) {
   return async <T>(query: string, variables: Record<string, unknown> = {}): Promise<T> => {

@@ -6,7 +6,6 @@
  * database. By default each client has a conversation of its own; --same-conversation makes
  * them all append to one (every send then queues on that conversation's turn counter).
  */
-import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,8 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { createApp } from '../src/bootstrap.js';
 import { AppConfig } from '../src/config/app-config.js';
-
-const JWT_SECRET = randomUUID() + randomUUID();
+import { JWT_SECRET, percentile, table, token } from './support.js';
 
 function positive(name: string, raw: string): number {
   const n = Number(raw);
@@ -43,15 +41,6 @@ function options() {
   };
 }
 
-/** An HS256 JWT with node:crypto, as the service verifies them with JWT_SECRET. */
-function token(sub: string): string {
-  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  const now = Math.floor(Date.now() / 1000);
-  const unsigned = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ sub, iat: now, exp: now + 3600 })}`;
-  const signature = createHmac('sha256', JWT_SECRET).update(unsigned).digest('base64url');
-  return `${unsigned}.${signature}`;
-}
-
 interface GqlResult<T> {
   data?: T;
   errors?: { message: string; extensions?: { code?: string } }[];
@@ -71,22 +60,6 @@ function client(url: string, bearer: string) {
     }
     return body.data!;
   };
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
-
-function table(rows: Record<string, string>[]): string {
-  const keys = Object.keys(rows[0]);
-  const widths = keys.map((k) => Math.max(k.length, ...rows.map((r) => r[k].length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padStart(widths[i])).join(' | ')} |`;
-  return [
-    line(keys),
-    `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`,
-    ...rows.map((r) => line(keys.map((k) => r[k]))),
-  ].join('\n');
 }
 
 const SEND = `mutation($input: SendMessageInput!) { sendMessage(input: $input) { message { turnIndex } } }`;

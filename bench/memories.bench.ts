@@ -27,6 +27,7 @@ import {
   MemoryContextProvider,
 } from '../src/memories/memory-context.provider.js';
 import { MemoryRepository } from '../src/memories/memory.repository.js';
+import { percentile } from './support.js';
 
 function options() {
   const { values } = parseArgs({
@@ -93,10 +94,6 @@ const QUERIES = [
   'Have I been to Porto?',
 ];
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-};
 const ms = (x: number) => `${x.toFixed(1)} ms`;
 
 async function timed(times: number[], run: () => Promise<unknown>): Promise<void> {

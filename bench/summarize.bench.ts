@@ -10,7 +10,6 @@
  * chunks, facts stored and jobs retried, and checks that every turn up to the threshold's tail
  * is covered exactly once.
  */
-import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,8 +25,8 @@ import {
   FakeRequest,
   reply,
 } from '../test/support/fake-openai/fake-openai.server.js';
+import { JWT_SECRET, token } from './support.js';
 
-const JWT_SECRET = randomUUID() + randomUUID();
 const THRESHOLD = 30;
 const BATCH = 20;
 
@@ -51,13 +50,6 @@ function options() {
     throw new Error('--embeddings must be fake or local');
   }
   return { turns, faultEvery, embeddings: values.embeddings };
-}
-
-function token(sub: string): string {
-  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  const now = Math.floor(Date.now() / 1000);
-  const unsigned = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ sub, iat: now, exp: now + 3600 })}`;
-  return `${unsigned}.${createHmac('sha256', JWT_SECRET).update(unsigned).digest('base64url')}`;
 }
 
 async function gql<T>(url: string, query: string, variables: Record<string, unknown> = {}) {

@@ -1,0 +1,28 @@
+import { createHmac, randomUUID } from 'node:crypto';
+
+/** Helpers the benchmarks share. Each run signs its own tokens with a secret of its own. */
+
+export { percentile } from '../src/search/eval/locomo.js';
+
+export const JWT_SECRET = randomUUID() + randomUUID();
+
+/** An HS256 JWT made with node:crypto, as the service verifies them with JWT_SECRET. */
+export function token(sub: string, validHours = 24): string {
+  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const now = Math.floor(Date.now() / 1000);
+  const claims = { sub, iat: now, exp: now + validHours * 3600 };
+  const unsigned = `${part({ alg: 'HS256', typ: 'JWT' })}.${part(claims)}`;
+  return `${unsigned}.${createHmac('sha256', JWT_SECRET).update(unsigned).digest('base64url')}`;
+}
+
+/** A Markdown table with every column right-aligned (figures). */
+export function table(rows: Record<string, string>[]): string {
+  const keys = Object.keys(rows[0]);
+  const widths = keys.map((k) => Math.max(k.length, ...rows.map((r) => r[k].length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padStart(widths[i])).join(' | ')} |`;
+  return [
+    line(keys),
+    `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`,
+    ...rows.map((r) => line(keys.map((k) => r[k]))),
+  ].join('\n');
+}
