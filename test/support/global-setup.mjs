@@ -1,7 +1,25 @@
-import { rmSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 
-// A fresh run starts with no template; the first test file that needs a database migrates it.
+const ROOT = resolve('.test-dbs');
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+}
+
+// Each run has a directory of its own (.test-dbs/run-<pid>), so two runs in one checkout do not
+// delete each other's databases; what a killed run left behind is removed here.
 export default function globalSetup() {
-  rmSync(resolve('.test-dbs'), { recursive: true, force: true });
+  mkdirSync(ROOT, { recursive: true });
+  for (const entry of readdirSync(ROOT)) {
+    const pid = /^run-(\d+)$/.exec(entry)?.[1];
+    if (!pid || !alive(Number(pid))) rmSync(join(ROOT, entry), { recursive: true, force: true });
+  }
+  // Jest starts its workers after this, and they inherit the variable.
+  process.env.KEEPSAKE_TEST_DB_ROOT = join(ROOT, `run-${process.pid}`);
 }

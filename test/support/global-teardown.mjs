@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
-import { resolve } from 'node:path';
 
 export default function globalTeardown() {
-  rmSync(resolve('.test-dbs'), { recursive: true, force: true });
+  const root = process.env.KEEPSAKE_TEST_DB_ROOT;
+  if (root) rmSync(root, { recursive: true, force: true });
 }

@@ -5,14 +5,17 @@ import { AppConfig } from '../../src/config/app-config.js';
 import { openDataSource } from '../../src/database/database.module.js';
 import { openEmbeddedPostgres } from '../../src/database/embedded-postgres.js';
 
-export const TEST_DB_ROOT = resolve('.test-dbs');
+/** This run's directory, set by the global setup (a run of its own when a file runs alone). */
+export const TEST_DB_ROOT = resolve(
+  process.env.KEEPSAKE_TEST_DB_ROOT ?? join('.test-dbs', `run-${process.ppid}`),
+);
 const TEMPLATE_DIR = join(TEST_DB_ROOT, 'template');
 const BUILDING = join(TEST_DB_ROOT, 'template.building');
 const READY = join(TEST_DB_ROOT, 'template.ready');
 
 /**
- * The first test file to need a database migrates one template (the global setup clears it
- * before each run); the others wait for it. mkdir is atomic, so exactly one worker builds it.
+ * The first test file to need a database migrates one template for the run; the others wait
+ * for it. mkdir is atomic, so exactly one worker builds it.
  */
 async function ensureTemplate(): Promise<void> {
   if (existsSync(READY)) return;
