@@ -185,6 +185,7 @@ async function main(): Promise<void> {
           q: vectors[i % QUERIES.length],
           relevanceWeight: 1,
           limit: 50,
+          scoreAllMax: config.env.MEMORY_CONTEXT_SCORE_ALL,
         }),
       );
     }

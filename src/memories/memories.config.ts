@@ -53,6 +53,12 @@ export const memoriesVariables = defineVariables({
     default: '600',
     parse: integer(0, 2000),
   },
+  MEMORY_CONTEXT_SCORE_ALL: {
+    description:
+      'Up to this many active memories in scope, the memory block scores each by similarity; beyond it, only the 200 most useful and the 200 nearest (HNSW).',
+    default: '2000',
+    parse: integer(0, 1_000_000),
+  },
   MEMORY_RELEVANCE_WEIGHT: {
     description:
       "Weight of the memory's semantic similarity to the current message, added to its usefulness score (type weight x confidence x recency + 0.1 x references).",

@@ -78,6 +78,7 @@ export class MemoryContextProvider implements ContextSectionProvider, OnModuleIn
       q,
       relevanceWeight,
       limit: CANDIDATES,
+      scoreAllMax: this.config.env.MEMORY_CONTEXT_SCORE_ALL,
     });
     return rows.map((r) => {
       const text = `- ${r.content}`;

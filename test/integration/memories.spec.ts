@@ -47,6 +47,8 @@ describe('Memories', () => {
       JOBS_SCHEDULER: 'false',
       AGENT_REPLY: 'off',
       MEMORY_MAX_ACTIVE: '8',
+      // The memory block's index path, which bigger users take (the e2e suites take the other).
+      MEMORY_CONTEXT_SCORE_ALL: '0',
     });
     ds = t.app.get(DataSource);
     jobs = t.app.get(JobsService);
