@@ -11,6 +11,7 @@ import {
   refersBack,
   trigramProbes,
   lexemeQuery,
+  selectingLexemes,
   websearchOr,
 } from './query-analysis.js';
 import { searchSettings, SearchSettings } from './search.config.js';
@@ -34,10 +35,6 @@ import {
   SourceKind,
 } from './search.types.js';
 import { parseTimeExpression } from './time-expressions.js';
-
-/** Words in more turns than this share of the scope (and this many) do not select turns. */
-const COMMON_WORD_SHARE = 0.05;
-const COMMON_WORD_MIN_DF = 2000;
 
 export interface SearchRequest {
   user: { id: string; timezone?: string | null };
@@ -273,12 +270,8 @@ class SearchRun {
       }))
       .filter((l) => l.df > 0);
     const keywordList = queryWords(this.keywords);
-    // A word most turns hold would make BM25 score most turns while barely moving their
-    // scores: only rarer words select turns (every query word still scores the turns found).
-    const cap = Math.max(COMMON_WORD_MIN_DF, docs * COMMON_WORD_SHARE);
-    const rarer = known.filter((l) => l.df <= cap);
     return {
-      english: lexemeQuery((rarer.length > 0 ? rarer : known).map((l) => l.lexeme)),
+      english: lexemeQuery(selectingLexemes(known, docs)),
       simple: websearchOr(keywordList),
       keywords: keywordList.join(' '),
       lexemes: known.map((l) => l.lexeme),

@@ -6,6 +6,7 @@ import {
   refersBack,
   trigramProbes,
   lexemeQuery,
+  selectingLexemes,
   websearchOr,
 } from './query-analysis.js';
 
@@ -113,5 +114,27 @@ describe('lexemeQuery', () => {
   it('ORs lexemes as tsquery literals, escaping quotes and backslashes', () => {
     expect(lexemeQuery(['farm', "o'neil", 'a\\b'])).toBe("'farm' | 'o''neil' | 'a\\\\b'");
     expect(lexemeQuery([])).toBe('');
+  });
+});
+
+describe('selectingLexemes', () => {
+  const known = [
+    { lexeme: 'farm', df: 40 },
+    { lexeme: 'said', df: 9000 },
+    { lexeme: 'joe', df: 2500 },
+  ];
+
+  it('lets every word select turns in a small scope, however common', () => {
+    const small = [
+      { lexeme: 'farm', df: 4 },
+      { lexeme: 'said', df: 1400 },
+    ];
+    expect(selectingLexemes(small, 1500)).toEqual(['farm', 'said']);
+  });
+
+  it('leaves words held by more than the share of a large scope out of the selection', () => {
+    expect(selectingLexemes(known, 100_000)).toEqual(['farm']);
+    // Only common words: they all select, rather than nothing.
+    expect(selectingLexemes(known.slice(1), 100_000)).toEqual(['said', 'joe']);
   });
 });

@@ -139,3 +139,18 @@ export function trigramProbes(query: string, max = 12): string[] {
 export function lexemeQuery(lexemes: string[]): string {
   return lexemes.map((l) => `'${l.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`).join(' | ');
 }
+
+/** Words in more turns than this share of the scope (and this many) do not select turns. */
+export const COMMON_WORD_SHARE = 0.02;
+export const COMMON_WORD_MIN_DF = 2000;
+
+/**
+ * The lexemes that select turns for BM25. A word most turns hold would make BM25 score most
+ * turns while barely moving their scores, so only the rarer words select (every query word still
+ * scores the turns they find); when every word is common, all of them select.
+ */
+export function selectingLexemes(known: { lexeme: string; df: number }[], docs: number): string[] {
+  const cap = Math.max(COMMON_WORD_MIN_DF, docs * COMMON_WORD_SHARE);
+  const rarer = known.filter((l) => l.df <= cap);
+  return (rarer.length > 0 ? rarer : known).map((l) => l.lexeme);
+}
