@@ -163,6 +163,14 @@ describe('Search operations (e2e)', () => {
         context.sections.flatMap((s) => s.items.map((i) => i.id)),
       );
       expect(context.tokenCount).toBe(context.sections.reduce((a, s) => a + s.tokens, 0));
+      // Deterministic: the same question gives the same prompt, item for item.
+      const again = await gql<{ context: { system: string; items: Item[] } }>(
+        CONTEXT,
+        { c: conversationId, q: 'What did Joe do in the navy?' },
+        owner,
+      );
+      expect(again.context.items.map((i) => i.id)).toEqual(context.items.map((i) => i.id));
+      expect(again.context.system).toBe(context.system);
     });
 
     it('drops whole items to stay within a small budget, and says so', async () => {
@@ -362,8 +370,8 @@ describe('Search operations (e2e)', () => {
           hitsByPath: { path: string; hits: number }[];
         };
       }>(REPORT, { from: '2000-01-01T00:00:00Z', to: '2100-01-01T00:00:00Z' }, admin);
-      // Two context queries and one reply (debug runs are left out); three recalls.
-      expect(r.assemblies).toBe(3);
+      // Three context queries and one reply (debug runs are left out); three recalls.
+      expect(r.assemblies).toBe(4);
       expect(r.recalls).toBe(3);
       expect(r.hitRate).toBe(1);
       expect(r.truncationShare).toBeGreaterThan(0);
