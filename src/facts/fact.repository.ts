@@ -506,8 +506,7 @@ export class FactRepository {
            ORDER BY ${terms.distance} LIMIT $6)
          UNION
          (SELECT f.id FROM facts f WHERE ${inScope}
-           ORDER BY f.mention_count DESC, f.confidence DESC, f.id LIMIT $6)
-)`;
+           ORDER BY f.mention_count DESC, f.confidence DESC, f.id LIMIT $6))`;
     return this.dataSource.transaction(async (m) => {
       await m.query(
         `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),

@@ -400,6 +400,12 @@ export class FactsService {
         supersededBy: later ? later.entry.fact.id : null,
       });
       await this.facts.addSource(m, { ...incoming.source, factId: created.id });
+      // Restating a fact with more detail takes over its mentions (it supersedes it below).
+      if (!later) {
+        for (const { entry, why } of conflicts) {
+          if (why.restates) created = await this.facts.carryMentions(m, entry.fact.id, created.id);
+        }
+      }
       await this.storeVector(m, created, prepared, incoming.vectorIndex);
       await this.facts.addHistory(m, created, FactAction.CREATED, {
         actorId: incoming.actorId,
@@ -414,17 +420,9 @@ export class FactsService {
       });
       return { fact: created, created: true };
     }
-    const entryOfCreated = { fact: created, features };
-    pool.entries.push(entryOfCreated);
+    pool.entries.push({ fact: created, features });
     for (const { entry, why } of conflicts) {
       const before = entry.fact;
-      if (why.restates && !twin) {
-        created = await this.facts.carryMentions(m, before.id, created.id);
-        entryOfCreated.fact = created;
-        // Subscribers learn of the new fact as it stands once the transaction commits.
-        const announced = events.find((e) => e.fact.id === created.id);
-        if (announced) announced.fact = created;
-      }
       const superseded = await this.facts.supersede(m, before.id, created.id, incoming.validFrom);
       await this.facts.addHistory(m, superseded, FactAction.SUPERSEDED, {
         actorId: incoming.actorId,

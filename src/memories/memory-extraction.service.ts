@@ -43,6 +43,11 @@ export type ExtractionOutcome =
  * defers the job too (no attempt spent); invalid model output is retried like any failure and
  * kept as FAILED for review if it never succeeds.
  */
+/** Memories may come from a conversation with remember on, for a user whose memory is not paused. */
+function consents(c: { remember: boolean; memoryPaused: boolean } | null): boolean {
+  return !!c && c.remember && !c.memoryPaused;
+}
+
 @Injectable()
 export class MemoryExtraction implements OnModuleInit {
   private readonly logger = new Logger('Memories');
@@ -69,8 +74,7 @@ export class MemoryExtraction implements OnModuleInit {
     if (event.imported) return;
     for (const message of event.messages) {
       if (message.role !== MessageRole.ASSISTANT) continue;
-      const consent = await this.repo.consent(manager, event.conversation.id);
-      if (!consent || !consent.remember || consent.memoryPaused) continue;
+      if (!consents(await this.repo.consent(manager, event.conversation.id))) continue;
       const userMessageId = await this.repo.answeredUserTurn(
         manager,
         event.conversation.id,
@@ -97,7 +101,7 @@ export class MemoryExtraction implements OnModuleInit {
     };
     const now = this.clock.now();
 
-    if (!ex.remember || ex.memoryPaused) {
+    if (!consents(ex)) {
       await this.repo.transaction((m) => this.repo.recordNoConsent(m, { ...ledger, now }));
       return 'no-consent';
     }
@@ -162,6 +166,19 @@ export class MemoryExtraction implements OnModuleInit {
       .filter((p) => p.content.length > 0 && p.confidence >= min);
 
     const mode = ex.agentWrote ? ConversationMode.AGENT : ConversationMode.CLIENT;
+    const finish = (
+      m: EntityManager,
+      outcome: 'EXTRACTED' | 'NO_CONSENT',
+      counts = { created: 0, merged: 0, superseded: 0 },
+    ) =>
+      this.repo.completeExtraction(m, ledger.sourceMessageId, {
+        outcome,
+        model: this.llm.modelId,
+        proposed: proposed.length,
+        belowThreshold: proposed.length - kept.length,
+        ...counts,
+        now,
+      });
     let withdrawn = false;
     const batch = await this.writer.save(
       userId,
@@ -184,33 +201,18 @@ export class MemoryExtraction implements OnModuleInit {
           }
           // Consent again, locked: switching remember off or pausing during the model call
           // stops this save, and a switch made now waits until it is written.
-          const consent = await this.repo.consent(m, ex.conversationId, { lock: true });
-          if (consent?.remember && !consent.memoryPaused) return true;
+          if (consents(await this.repo.consent(m, ex.conversationId, { lock: true }))) return true;
           withdrawn = true;
-          await this.repo.completeExtraction(m, ledger.sourceMessageId, {
-            outcome: 'NO_CONSENT',
-            model: this.llm.modelId,
-            proposed: proposed.length,
-            belowThreshold: proposed.length - kept.length,
-            created: 0,
-            merged: 0,
-            superseded: 0,
-            now,
-          });
+          await finish(m, 'NO_CONSENT');
           return false;
         },
         complete: (m, saved) => {
           const count = (o: MemorySaveOutcome) =>
             saved.results.filter((r) => r.outcome === o).length;
-          return this.repo.completeExtraction(m, ledger.sourceMessageId, {
-            outcome: 'EXTRACTED',
-            model: this.llm.modelId,
-            proposed: proposed.length,
-            belowThreshold: proposed.length - kept.length,
+          return finish(m, 'EXTRACTED', {
             created: count(MemorySaveOutcome.CREATED) + count(MemorySaveOutcome.SUPERSEDED),
             merged: count(MemorySaveOutcome.MERGED),
             superseded: saved.results.reduce((n, r) => n + r.superseded.length, 0),
-            now,
           });
         },
       },

@@ -333,12 +333,13 @@ export class MemoryRepository {
    * similarity to the query; recency = 1 / (1 + days since last referenced, at most 30).
    *
    * Up to `scoreAllMax` candidates every one is scored by similarity: at the default cap of
-   * 1,000 per scope that is cheaper than any index (25 ms against 66 ms at 1,000 memories). Beyond it, only a pool is: the CONTEXT_POOL
-   * most useful memories and the CONTEXT_POOL nearest to the query (HNSW, iterative scan so that
-   * other users' vectors do not crowd the user's out). Measuring every memory's distance cost
-   * 140 ms at 10,000 memories on the embedded database, the pool a third of that, and it gives
-   * the same top items unless an item is neither among the most useful nor among the nearest,
-   * which the weights make unreachable for the few items a context takes.
+   * 1,000 per scope that is cheaper than any index (25 ms against 66 ms at 1,000 memories).
+   * Beyond it, only a pool is: the CONTEXT_POOL most useful memories and the CONTEXT_POOL
+   * nearest to the query (HNSW, iterative scan so that other users' vectors do not crowd the
+   * user's out). Measuring every memory's distance cost 140 ms at 10,000 memories on the
+   * embedded database, the pool a third of that, and it gives the same top items unless an item
+   * is neither among the most useful nor among the nearest, which the weights make unreachable
+   * for the few items a context takes.
    */
   async contextCandidates(input: {
     userId: string;
@@ -377,37 +378,34 @@ export class MemoryRepository {
                     AS recency) r
            ${join}
           WHERE ${where}`;
-    if (!input.q) {
-      return this.m().query(
-        `SELECT c.*, c.base + $5 * COALESCE(c.similarity, 0) AS score
-           FROM (${scored('NULL::float8', '', inScope)}) c
-          ORDER BY score DESC, c.id
-          LIMIT $6`,
-        params,
-      );
-    }
+    // Best first: usefulness plus relevanceWeight x similarity.
+    const ranked = (inner: string) =>
+      `SELECT c.*, c.base + $5 * COALESCE(c.similarity, 0) AS score FROM (${inner}) c
+        ORDER BY score DESC, c.id
+        LIMIT $6`;
+    if (!input.q) return this.m().query(ranked(scored('NULL::float8', '', inScope)), params);
+
     const q = input.q;
-    params.push(vectorText(q.vector), Math.max(CONTEXT_POOL, input.limit));
-    const vector = `$7::vector(${q.dimensions})`;
     const { on, distance } = vectorJoin(q);
-    const nearest = denseTerms(q, MEMORY_KIND, '$7');
+    params.push(vectorText(q.vector));
+    const withQuery = (inner: string) =>
+      `WITH qv AS MATERIALIZED (SELECT $7::vector(${q.dimensions}) AS v)${inner}`;
+    const similar = (where: string) =>
+      scored(
+        `GREATEST(0, 1 - ${distance})`,
+        `CROSS JOIN qv LEFT JOIN embeddings e ON ${on}`,
+        where,
+      );
     const [{ n }]: { n: number }[] = await this.m().query(
       `SELECT count(*)::int AS n FROM memories m WHERE ${inScope}`,
       [input.userId, input.legacyId],
     );
     if (n <= input.scoreAllMax) {
-      return this.m().query(
-        `WITH qv AS MATERIALIZED (SELECT ${vector} AS v)
-         SELECT c.*, c.base + $5 * COALESCE(c.similarity, 0) AS score FROM (${scored(
-           `GREATEST(0, 1 - ${distance})`,
-           `CROSS JOIN qv LEFT JOIN embeddings e ON ${on}`,
-           inScope,
-         )}) c
-          ORDER BY score DESC, c.id
-          LIMIT $6`,
-        params.slice(0, 7),
-      );
+      return this.m().query(withQuery(` ${ranked(similar(inScope))}`), params);
     }
+
+    params.push(Math.max(CONTEXT_POOL, input.limit));
+    const nearest = denseTerms(q, MEMORY_KIND, '$7');
     return this.dataSource.transaction(async (m) => {
       await m.query(
         `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
@@ -415,7 +413,7 @@ export class MemoryRepository {
         [String(Math.min(1000, Math.max(40, CONTEXT_POOL)))],
       );
       return m.query(
-        `WITH qv AS MATERIALIZED (SELECT ${vector} AS v),
+        withQuery(`,
          useful AS (
            SELECT m.id FROM memories m
              CROSS JOIN LATERAL (SELECT COALESCE(($3::jsonb ->> m.type)::float8, 1) AS weight) w
@@ -432,13 +430,7 @@ export class MemoryRepository {
             LIMIT $8
          ),
          pool AS (SELECT id FROM useful UNION SELECT id FROM near)
-         SELECT c.*, c.base + $5 * COALESCE(c.similarity, 0) AS score FROM (${scored(
-           `GREATEST(0, 1 - ${distance})`,
-           `CROSS JOIN qv LEFT JOIN embeddings e ON ${on}`,
-           `m.id IN (SELECT id FROM pool)`,
-         )}) c
-          ORDER BY score DESC, c.id
-          LIMIT $6`,
+         ${ranked(similar('m.id IN (SELECT id FROM pool)'))}`),
         params,
       );
     });

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { MessageRole } from '../conversations/message-role.enum.js';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import type { ConversationEntity } from '../conversations/conversation.entity.js';
+import { MessageRole } from '../conversations/message-role.enum.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
 import { FactCategory } from '../facts/fact.enums.js';
