@@ -29,7 +29,7 @@ export class ConversationEntity {
   @Column({ name: 'next_turn_index', type: 'integer', default: 0 })
   nextTurnIndex: number;
 
-  @Column({ name: 'last_activity_at', type: 'timestamptz' })
+  @Column({ name: 'last_activity_at', type: 'timestamptz', precision: 3 })
   lastActivityAt: Date;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })

@@ -47,7 +47,7 @@ export class JobEntity {
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 
-  @Column({ name: 'updated_at', type: 'timestamptz' })
+  @Column({ name: 'updated_at', type: 'timestamptz', precision: 3 })
   updatedAt: Date;
 
   @Column({ name: 'finished_at', type: 'timestamptz', nullable: true })

@@ -12,6 +12,6 @@ export class LegacyMemberEntity {
   @Column({ type: 'text' })
   role: LegacyRole;
 
-  @CreateDateColumn({ name: 'joined_at', type: 'timestamptz' })
+  @CreateDateColumn({ name: 'joined_at', type: 'timestamptz', precision: 3 })
   joinedAt: Date;
 }

@@ -115,7 +115,7 @@ export class MemoryEntity {
   @Column({ type: 'jsonb', default: [] })
   history: MemoryHistoryEntry[];
 
-  @Column({ name: 'created_at', type: 'timestamptz' })
+  @Column({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;
 
   @Column({ name: 'updated_at', type: 'timestamptz' })
