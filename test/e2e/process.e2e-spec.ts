@@ -5,7 +5,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SCHEMA_NAME } from '../../src/models/prompts.js';
 import { FakeOpenAiServer, FakeRequest, reply } from '../support/fake-openai/fake-openai.server.js';
-import { createTestDatabase } from '../support/test-database.js';
+import { createTestDatabase, ON_SERVER, TestDatabase } from '../support/test-database.js';
 
 /**
  * The compiled service as operators run it: `node dist/src/main.js` in a child process, with
@@ -138,10 +138,10 @@ async function gql<T>(
   return { ...((await res.json()) as object), requestId: res.headers.get('x-request-id') };
 }
 
-function mintToken(dataDir: string, ...args: string[]): string {
+function mintToken(env: Record<string, string>, ...args: string[]): string {
   return execFileSync(process.execPath, [MINT, ...args], {
     cwd: ROOT,
-    env: baseEnv({ DATA_DIR: dataDir }),
+    env: baseEnv(env),
     encoding: 'utf8',
   }).trim();
 }
@@ -154,8 +154,12 @@ async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> 
   }
 }
 
-describe('The service as a process', () => {
-  let db: { dataDir: string; remove: () => void };
+// DATA_DIR's lock file, generated secret and single process are the embedded database's own: the
+// suite's pass on a real server leaves this block to the embedded pass.
+const describeEmbedded = ON_SERVER ? describe.skip : describe;
+
+describeEmbedded('The service as a process', () => {
+  let db: TestDatabase;
   let service: Service;
   let url: string;
   let token: string;
@@ -171,13 +175,13 @@ describe('The service as a process', () => {
     service = run(MAIN, { PORT: '0', DATA_DIR: db.dataDir, LOG_LEVEL: 'info', AGENT_REPLY: 'off' });
     url = await service.listening;
     second = run(MAIN, { PORT: '0', DATA_DIR: db.dataDir, LOG_LEVEL: 'silent' });
-    token = mintToken(db.dataDir, '--sub', 'tester', '--email', 't@example.com');
+    token = mintToken({ DATA_DIR: db.dataDir }, '--sub', 'tester', '--email', 't@example.com');
   }, 120_000);
 
   afterAll(async () => {
     for (const child of children) child.kill('SIGKILL');
     await new Promise((r) => setTimeout(r, 100));
-    db?.remove();
+    await db?.remove();
   });
 
   it('accepts a token minted by the CLI from the generated secret in DATA_DIR', async () => {
@@ -185,7 +189,14 @@ describe('The service as a process', () => {
     const me = await gql(url, token, '{ me { email isPlatformAdmin } }');
     expect(me.data).toEqual({ me: { email: 't@example.com', isPlatformAdmin: false } });
 
-    const admin = mintToken(db.dataDir, '--sub', 'root', '--email', 'root@example.com', '--admin');
+    const admin = mintToken(
+      { DATA_DIR: db.dataDir },
+      '--sub',
+      'root',
+      '--email',
+      'root@example.com',
+      '--admin',
+    );
     const asAdmin = await gql(url, admin, '{ me { email isPlatformAdmin } }');
     expect(asAdmin.data).toEqual({ me: { email: 'root@example.com', isPlatformAdmin: true } });
 
@@ -359,19 +370,21 @@ describe('The service as a process', () => {
       );
       await new Promise((r) => setTimeout(r, 200));
       restarted.proc.kill('SIGTERM');
+      // Without the timeout it would wait for the stalled body forever; the margin over 500 ms
+      // is for a loaded machine closing the database.
       const exited = await Promise.race([
         restarted.exited.then(() => true),
-        new Promise<boolean>((r) => setTimeout(() => r(false), 2000)),
+        new Promise<boolean>((r) => setTimeout(() => r(false), 8000)),
       ]);
       socket.destroy();
       expect(exited).toBe(true);
-    }, 10_000);
+    }, 15_000);
   });
 });
 
 describe('A restart in the middle of a job', () => {
   let fake: FakeOpenAiServer;
-  let db: { dataDir: string; remove: () => void };
+  let db: TestDatabase;
   const isSummary = (r: FakeRequest) =>
     r.body.response_format?.json_schema?.name === SCHEMA_NAME.summarizeTurns;
 
@@ -385,13 +398,21 @@ describe('A restart in the middle of a job', () => {
     for (const child of children) child.kill('SIGKILL');
     await new Promise((r) => setTimeout(r, 100));
     await fake?.close();
-    db?.remove();
+    await db?.remove();
   });
 
   it('completes the summarization a killed process was doing, exactly once', async () => {
+    // A server has no DATA_DIR secret to generate: the service and the CLI share one.
+    const secret: Record<string, string> = ON_SERVER
+      ? { JWT_SECRET: 'restart-test-secret-of-at-least-32-chars' }
+      : {};
+    // On a server other instances may be running the job, so it comes back when its lease
+    // runs out; the embedded database has one process, which releases it at boot.
+    const lease: Record<string, string> = ON_SERVER ? { JOBS_LEASE_MS: '3000' } : {};
     const env = {
       PORT: '0',
-      DATA_DIR: db.dataDir,
+      ...db.env,
+      ...secret,
       LOG_LEVEL: 'warn',
       AGENT_REPLY: 'off',
       LLM: 'openai',
@@ -402,6 +423,7 @@ describe('A restart in the middle of a job', () => {
       EMBEDDINGS_MODEL: 'fake-embed',
       EMBEDDINGS_DIMENSIONS: '64',
       JOBS_POLL_MS: '100',
+      ...lease,
     };
     // The first summary request never gets its answer in time: the process dies waiting.
     let summaryCalls = 0;
@@ -410,7 +432,13 @@ describe('A restart in the middle of a job', () => {
     );
     const first = run(MAIN, env);
     const url = await first.listening;
-    const token = mintToken(db.dataDir, '--sub', 'restart-owner', '--email', 'r@example.com');
+    const token = mintToken(
+      { ...db.env, ...secret },
+      '--sub',
+      'restart-owner',
+      '--email',
+      'r@example.com',
+    );
     const legacy = await gql<{ createLegacy: { id: string } }>(
       url,
       token,
@@ -456,9 +484,9 @@ describe('A restart in the middle of a job', () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(await chunks()).toEqual([{ rangeStart: 0, rangeEnd: 19 }]);
     expect(summaryCalls).toBe(2);
-    expect(second.logs().find((l) => l.msg === 'released interrupted jobs')).toMatchObject({
-      count: 1,
-    });
+    expect(second.logs().find((l) => l.msg === 'released interrupted jobs')).toEqual(
+      ON_SERVER ? undefined : expect.objectContaining({ count: 1 }),
+    );
     const facts = await gql<{ facts: { nodes: { content: string; mentionCount: number }[] } }>(
       secondUrl,
       token,

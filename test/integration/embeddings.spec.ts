@@ -53,12 +53,12 @@ async function addNotes(t: TestApp, texts: string[]): Promise<string[]> {
 describe('Embeddings: outages and model switch-over', () => {
   let fake: FakeOpenAiServer;
   let t: TestApp;
-  let dataDir: string;
+  let databaseEnv: Record<string, string>;
 
   beforeAll(async () => {
     fake = await FakeOpenAiServer.start();
     t = await startTestApp(openaiEnv(fake, 'embed-a', 16), { keepData: true });
-    dataDir = t.dataDir;
+    databaseEnv = t.databaseEnv;
     const ds = t.app.get(DataSource);
     await ds.query(
       `CREATE TABLE scratch_notes (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), content text NOT NULL)`,
@@ -106,7 +106,7 @@ describe('Embeddings: outages and model switch-over', () => {
     await t.close();
 
     // The same database, restarted with another model of another size.
-    t = await startTestApp({ ...openaiEnv(fake, 'embed-b', 24), DATA_DIR: dataDir });
+    t = await startTestApp({ ...openaiEnv(fake, 'embed-b', 24), ...databaseEnv });
     t.app.get(EmbeddingService).registerKind(KIND);
     const embeddings = t.app.get(EmbeddingService);
     const ds = t.app.get(DataSource);

@@ -5,24 +5,24 @@ import { EmbeddedPostgres, openEmbeddedPostgres } from '../../src/database/embed
 import { DatabaseUsageRecorder } from '../../src/models/database-usage.recorder.js';
 import { LocalLanguageModel } from '../../src/models/local-llm.provider.js';
 import { ModelCallEntity } from '../../src/models/model-call.entity.js';
-import { createTestDatabase } from '../support/test-database.js';
+import { createTestDatabase, TestDatabase } from '../support/test-database.js';
 
 describe('DatabaseUsageRecorder', () => {
-  let db: { dataDir: string; remove: () => void };
-  let embedded: EmbeddedPostgres;
+  let db: TestDatabase;
+  let embedded: EmbeddedPostgres | null;
   let dataSource: DataSource;
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    const config = AppConfig.load({ DATA_DIR: db.dataDir, JWT_SECRET: 'x'.repeat(32) });
-    embedded = await openEmbeddedPostgres(db.dataDir);
+    const config = AppConfig.load({ ...db.env, JWT_SECRET: 'x'.repeat(32) });
+    embedded = config.embedded ? await openEmbeddedPostgres(db.dataDir) : null;
     dataSource = await openDataSource(config, embedded);
   });
 
   afterAll(async () => {
     await dataSource?.destroy();
     await embedded?.close();
-    db?.remove();
+    await db?.remove();
   });
 
   it('writes every call to model_calls', async () => {

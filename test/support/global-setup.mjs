@@ -1,5 +1,6 @@
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { dropRunDatabases } from './server-databases.mjs';
 
 const ROOT = resolve('.test-dbs');
 
@@ -14,12 +15,14 @@ function alive(pid) {
 
 // Each run has a directory of its own (.test-dbs/run-<pid>), so two runs in one checkout do not
 // delete each other's databases; what a killed run left behind is removed here.
-export default function globalSetup() {
+export default async function globalSetup() {
   mkdirSync(ROOT, { recursive: true });
   for (const entry of readdirSync(ROOT)) {
     const pid = /^run-(\d+)$/.exec(entry)?.[1];
     if (!pid || !alive(Number(pid))) rmSync(join(ROOT, entry), { recursive: true, force: true });
   }
+  // On a real server (TEST_DATABASE_URL), the databases of runs that are no longer alive.
+  await dropRunDatabases((pid) => !alive(pid));
   // Jest starts its workers after this, and they inherit the variable.
   process.env.KEEPSAKE_TEST_DB_ROOT = join(ROOT, `run-${process.pid}`);
 }

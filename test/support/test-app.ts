@@ -1,11 +1,10 @@
-import { rmSync } from 'node:fs';
 import { INestApplication } from '@nestjs/common';
 import { createClient, Client } from 'graphql-ws';
 import { SignJWT } from 'jose';
 import WebSocket from 'ws';
 import { AppConfig } from '../../src/config/app-config.js';
 import { createApp } from '../../src/bootstrap.js';
-import { createTestDatabase } from './test-database.js';
+import { createTestDatabase, existingTestDatabase } from './test-database.js';
 
 export const TEST_JWT_SECRET = 'test-secret-that-is-at-least-32-characters-long';
 
@@ -27,6 +26,8 @@ export interface TestApp {
   url: string;
   wsUrl: string;
   dataDir: string;
+  /** The variables that point another start at this app's database (with `keepData`). */
+  databaseEnv: Record<string, string>;
   config: AppConfig;
   user(sub: string, claims?: { email?: string; name?: string; admin?: boolean }): Promise<TestUser>;
   gql<T = Record<string, unknown>>(
@@ -58,17 +59,12 @@ export async function signToken(
  */
 export async function startTestApp(
   env: Record<string, string> = {},
-  /** keepData: leave the data directory on close, to restart on it (pass DATA_DIR in env). */
+  /** keepData: leave the database on close, to restart on it (pass `databaseEnv` in env). */
   options: { keepData?: boolean } = {},
 ): Promise<TestApp> {
-  const db = env.DATA_DIR
-    ? {
-        dataDir: env.DATA_DIR,
-        remove: () => rmSync(env.DATA_DIR, { recursive: true, force: true }),
-      }
-    : await createTestDatabase();
+  const db = env.DATA_DIR ? existingTestDatabase(env) : await createTestDatabase();
   const config = AppConfig.load({
-    DATA_DIR: db.dataDir,
+    ...db.env,
     JWT_SECRET: TEST_JWT_SECRET,
     LOG_LEVEL: 'silent',
     ...env,
@@ -88,6 +84,7 @@ export async function startTestApp(
     url,
     wsUrl,
     dataDir: db.dataDir,
+    databaseEnv: db.env,
     config,
     async user(sub, claims = {}) {
       const token = await signToken(sub, {
@@ -124,7 +121,7 @@ export async function startTestApp(
     async close() {
       await Promise.all(clients.map((c) => c.dispose()));
       await app.close();
-      if (!options.keepData) db.remove();
+      if (!options.keepData) await db.remove();
     },
   };
 }
