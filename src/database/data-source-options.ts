@@ -30,10 +30,16 @@ export function dataSourceOptions(config: AppConfig, embedded?: PGlitePgConfig):
       },
     };
   }
+  // The URL goes to `pg` as it is: TypeORM's own URL parsing drops socket hosts and parameters.
   return {
     ...common,
-    url: config.env.DATABASE_URL,
-    poolSize: config.env.DB_POOL_SIZE,
-    extra: { connectionTimeoutMillis: config.env.DB_CONNECT_TIMEOUT_MS },
+    poolSize: config.env.DATABASE_POOL_SIZE,
+    extra: {
+      connectionString: config.env.DATABASE_URL,
+      connectionTimeoutMillis: config.env.DB_CONNECT_TIMEOUT_MS,
+      ...(config.env.DATABASE_STATEMENT_TIMEOUT_MS > 0
+        ? { statement_timeout: config.env.DATABASE_STATEMENT_TIMEOUT_MS }
+        : {}),
+    },
   };
 }

@@ -1,22 +1,38 @@
+import { parse as parseConnectionString } from 'pg-connection-string';
 import { ConfigParseError, defineVariables, integer, text } from '../config/config-spec.js';
 
-const postgresUrl = (raw: string): string => {
-  let parsed: URL;
+/**
+ * What libpq accepts, read by the parser `pg` itself uses: Unix-socket hosts (`?host=/run/...`
+ * or percent-encoded), a user with an empty host, `sslmode`, `sslrootcert`; the `PG*` variables
+ * fill in what the URL leaves out. WHATWG URLs refuse several of these forms.
+ */
+export const postgresUrl = (raw: string): string => {
+  if (!/^postgres(ql)?:\/\//i.test(raw)) throw new ConfigParseError('must be a postgres:// URL');
   try {
-    parsed = new URL(raw);
-  } catch {
-    throw new ConfigParseError('must be a postgres:// URL');
-  }
-  if (!['postgres:', 'postgresql:'].includes(parsed.protocol)) {
-    throw new ConfigParseError('must be a postgres:// URL');
+    parseConnectionString(raw);
+  } catch (err) {
+    throw new ConfigParseError(`is not a PostgreSQL connection URL (${(err as Error).message})`);
   }
   return raw;
 };
 
+/** Where a connection string points, for messages: never its password. */
+export function describeDatabase(url: string): string {
+  try {
+    const c = parseConnectionString(url);
+    const host = c.host || process.env.PGHOST || 'localhost';
+    const port = c.port || process.env.PGPORT || '5432';
+    const where = host.startsWith('/') ? `socket ${host}` : `${host}:${port}`;
+    return `${where}/${c.database || process.env.PGDATABASE || ''}`;
+  } catch {
+    return 'DATABASE_URL';
+  }
+}
+
 export const databaseVariables = defineVariables({
   DATABASE_URL: {
     description:
-      'PostgreSQL server with the vector and pg_trgm extensions. Unset: an embedded PostgreSQL (PGlite) persisted in DATA_DIR.',
+      'PostgreSQL server with the vector and pg_trgm extensions, in any form libpq accepts (postgres:// or postgresql://, Unix-socket hosts, sslmode, sslrootcert; PG* variables fill in the rest). Unset: an embedded PostgreSQL (PGlite) persisted in DATA_DIR.',
     parse: postgresUrl,
   },
   DATA_DIR: {
@@ -24,10 +40,22 @@ export const databaseVariables = defineVariables({
     default: './data',
     parse: text,
   },
-  DB_POOL_SIZE: {
+  DATABASE_POOL_SIZE: {
     description: 'Connection pool size with DATABASE_URL (the embedded database always uses 1).',
     default: '10',
     parse: integer(1, 200),
+  },
+  DATABASE_STATEMENT_TIMEOUT_MS: {
+    description:
+      'statement_timeout of every connection with DATABASE_URL, in milliseconds; 0 leaves the server default.',
+    default: '0',
+    parse: integer(0, 86_400_000),
+  },
+  DATABASE_BOOT_TIMEOUT_MS: {
+    description:
+      'How long boot keeps retrying, with backoff, a DATABASE_URL server that cannot be reached yet (a database starting beside the service); 0 tries once.',
+    default: '60000',
+    parse: integer(0, 3_600_000),
   },
   DB_CONNECT_TIMEOUT_MS: {
     description: 'Timeout for opening or acquiring a database connection.',

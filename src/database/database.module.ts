@@ -3,6 +3,7 @@ import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { DatabaseMaintenance } from './database-maintenance.service.js';
+import { describeDatabase } from './database.config.js';
 import { dataSourceOptions } from './data-source-options.js';
 import { EmbeddedPostgres, openEmbeddedPostgres } from './embedded-postgres.js';
 
@@ -12,10 +13,7 @@ export class DatabaseUnavailableError extends Error {}
 
 /** At boot on a real server: the extensions must be creatable, or we stop with one clear line. */
 async function ensureExtensions(ds: DataSource, url: string): Promise<void> {
-  const where = (() => {
-    const u = new URL(url);
-    return `${u.hostname}:${u.port || 5432}${u.pathname}`;
-  })();
+  const where = describeDatabase(url);
   for (const ext of ['vector', 'pg_trgm']) {
     try {
       await ds.query(`CREATE EXTENSION IF NOT EXISTS ${ext}`);
@@ -30,18 +28,67 @@ async function ensureExtensions(ds: DataSource, url: string): Promise<void> {
   }
 }
 
+/** Node's codes for a server not there yet, and PostgreSQL's for one starting or full. */
+const TRANSIENT = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOENT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  '57P03',
+  '53300',
+]);
+
+export function isTransientConnectError(err: unknown): boolean {
+  const e = err as { code?: string; message?: string; errors?: unknown[] };
+  if (e?.code && TRANSIENT.has(e.code)) return true;
+  // Several addresses for one host name: Node reports an AggregateError of each attempt.
+  if (Array.isArray(e?.errors) && e.errors.length > 0)
+    return e.errors.every(isTransientConnectError);
+  return /timeout (expired|exceeded)|connection timeout|terminated unexpectedly/i.test(
+    e?.message ?? '',
+  );
+}
+
+/**
+ * Connects, retrying a server that is not reachable yet with backoff (a database that starts
+ * after the service, as in a compose file) for DATABASE_BOOT_TIMEOUT_MS. Wrong credentials, a
+ * missing database or extension fail at once: waiting would not fix them.
+ */
+async function connect(config: AppConfig, embedded: EmbeddedPostgres | null): Promise<DataSource> {
+  const logger = new Logger('Database');
+  const deadline = Date.now() + (embedded ? 0 : config.env.DATABASE_BOOT_TIMEOUT_MS);
+  for (let attempt = 1, delay = 250; ; attempt++, delay = Math.min(delay * 2, 5000)) {
+    const ds = new DataSource(
+      dataSourceOptions(config, embedded ? createPgConfig(embedded.db) : undefined),
+    );
+    try {
+      return await ds.initialize();
+    } catch (err) {
+      const wait = Math.min(delay, deadline - Date.now());
+      if (!isTransientConnectError(err) || wait <= 0) {
+        throw new DatabaseUnavailableError(
+          `Cannot connect to PostgreSQL${config.env.DATABASE_URL ? ` at ${describeDatabase(config.env.DATABASE_URL)}` : ''}: ${(err as Error).message}`,
+        );
+      }
+      logger.warn({
+        msg: 'database not reachable yet, retrying',
+        attempt,
+        retryInMs: wait,
+        error: (err as Error).message,
+      });
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
+}
+
 export async function openDataSource(
   config: AppConfig,
   embedded: EmbeddedPostgres | null,
 ): Promise<DataSource> {
-  const ds = new DataSource(
-    dataSourceOptions(config, embedded ? createPgConfig(embedded.db) : undefined),
-  );
-  try {
-    await ds.initialize();
-  } catch (err) {
-    throw new DatabaseUnavailableError(`Cannot connect to PostgreSQL: ${(err as Error).message}`);
-  }
+  const ds = await connect(config, embedded);
   try {
     if (config.env.DATABASE_URL) await ensureExtensions(ds, config.env.DATABASE_URL);
     await ds.runMigrations({ transaction: 'each' });

@@ -1,0 +1,166 @@
+import { createServer, Server, Socket, connect as tcpConnect } from 'node:net';
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../../src/config/app-config.js';
+import { DatabaseUnavailableError, openDataSource } from '../../src/database/database.module.js';
+import { startTestApp } from '../support/test-app.js';
+import { createTestDatabase, ON_SERVER, TestDatabase } from '../support/test-database.js';
+
+/** Connection strings, pool and timeouts against the real server (TEST_DATABASE_URL). */
+const describeServer = ON_SERVER ? describe : describe.skip;
+
+const SECRET = { JWT_SECRET: 'x'.repeat(32) };
+
+async function withEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, vars);
+  try {
+    return await fn();
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}
+
+/** A TCP port that refuses connections until `open()`, then forwards them to the server. */
+async function lateProxy(
+  target: URL,
+): Promise<{ port: number; open: () => void; close: () => void }> {
+  const probe = createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const port = (probe.address() as { port: number }).port;
+  await new Promise((r) => probe.close(r));
+  const sockets: Socket[] = [];
+  let server: Server | null = null;
+  return {
+    port,
+    open: () => {
+      server = createServer((client) => {
+        const upstream = tcpConnect(Number(target.port || 5432), target.hostname);
+        sockets.push(client, upstream);
+        client.pipe(upstream).pipe(client);
+        client.on('error', () => upstream.destroy());
+        upstream.on('error', () => client.destroy());
+      });
+      server.listen(port, '127.0.0.1');
+    },
+    close: () => {
+      for (const s of sockets) s.destroy();
+      server?.close();
+    },
+  };
+}
+
+describeServer('DATABASE_URL on a real server', () => {
+  let db: TestDatabase;
+  let name: string;
+  let socketDir: string;
+  const opened: DataSource[] = [];
+
+  const open = async (env: Record<string, string>) => {
+    const ds = await openDataSource(AppConfig.load({ ...SECRET, ...env }), null);
+    opened.push(ds);
+    return ds;
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    name = new URL(db.databaseUrl!).pathname.slice(1);
+    const client = new pg.Client({ connectionString: db.databaseUrl });
+    await client.connect();
+    const { rows } = await client.query<{ unix_socket_directories: string }>(
+      'SHOW unix_socket_directories',
+    );
+    socketDir = rows[0].unix_socket_directories.split(',')[0].trim();
+    await client.end();
+  });
+
+  afterAll(async () => {
+    await Promise.all(opened.map((ds) => ds.destroy()));
+    await db?.remove();
+  });
+
+  const port = () => new URL(db.databaseUrl!).port || '5432';
+
+  it('boots the service on a Unix-socket URL with an empty host', async () => {
+    const url = `postgresql://postgres@/${name}?host=${socketDir}&port=${port()}`;
+    const t = await startTestApp({ DATA_DIR: db.dataDir, DATABASE_URL: url }, { keepData: true });
+    try {
+      const me = await t.gql<{ me: { id: string } }>('{ me { id } }', {}, await t.user('sock'));
+      expect(me.errors).toBeUndefined();
+      expect(me.data!.me.id).toEqual(expect.any(String));
+      const [{ addr }] = await t.app.get(DataSource).query(`SELECT inet_client_addr() AS addr`);
+      // No client address: the connection came through the socket, not TCP.
+      expect(addr).toBeNull();
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('accepts a percent-encoded socket path as the host', async () => {
+    const host = encodeURIComponent(socketDir);
+    const ds = await open({ DATABASE_URL: `postgresql://postgres@${host}:${port()}/${name}` });
+    expect(await ds.query(`SELECT current_database() AS d`)).toEqual([{ d: name }]);
+  });
+
+  it('takes what the URL leaves out from the PG* variables', async () => {
+    const ds = await withEnv({ PGHOST: '127.0.0.1', PGPORT: port(), PGUSER: 'postgres' }, () =>
+      open({ DATABASE_URL: `postgresql:///${name}` }),
+    );
+    expect(await ds.query(`SELECT current_database() AS d, current_user AS u`)).toEqual([
+      { d: name, u: 'postgres' },
+    ]);
+  });
+
+  it('sets statement_timeout on every connection', async () => {
+    const ds = await open({ DATABASE_URL: db.databaseUrl!, DATABASE_STATEMENT_TIMEOUT_MS: '300' });
+    expect(await ds.query(`SHOW statement_timeout`)).toEqual([{ statement_timeout: '300ms' }]);
+    await expect(ds.query(`SELECT pg_sleep(2)`)).rejects.toMatchObject({ code: '57014' });
+  });
+
+  it('opens at most DATABASE_POOL_SIZE connections', async () => {
+    const ds = await open({ DATABASE_URL: db.databaseUrl!, DATABASE_POOL_SIZE: '3' });
+    const pids = await Promise.all(
+      Array.from({ length: 9 }, () =>
+        ds.query(`SELECT pg_backend_pid() AS pid, pg_sleep(0.2)`).then((r) => r[0].pid as number),
+      ),
+    );
+    expect(new Set(pids).size).toBe(3);
+  });
+
+  it('waits for a server that starts after the service', async () => {
+    const proxy = await lateProxy(new URL(db.databaseUrl!));
+    const url = `postgres://postgres@127.0.0.1:${proxy.port}/${name}`;
+    const started = Date.now();
+    setTimeout(proxy.open, 1500);
+    try {
+      const ds = await open({ DATABASE_URL: url, DATABASE_BOOT_TIMEOUT_MS: '30000' });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1400);
+      expect(await ds.query(`SELECT 1 AS one`)).toEqual([{ one: 1 }]);
+      await ds.destroy();
+      opened.pop();
+    } finally {
+      proxy.close();
+    }
+  });
+
+  it('gives up after DATABASE_BOOT_TIMEOUT_MS, and at once when waiting cannot help', async () => {
+    const proxy = await lateProxy(new URL(db.databaseUrl!));
+    const unreachable = `postgres://postgres@127.0.0.1:${proxy.port}/${name}`;
+    let started = Date.now();
+    await expect(
+      open({ DATABASE_URL: unreachable, DATABASE_BOOT_TIMEOUT_MS: '1000' }),
+    ).rejects.toThrow(DatabaseUnavailableError);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+
+    started = Date.now();
+    const missing = new URL(db.databaseUrl!);
+    missing.pathname = '/ks_no_such_database';
+    await expect(
+      open({ DATABASE_URL: missing.toString(), DATABASE_BOOT_TIMEOUT_MS: '30000' }),
+    ).rejects.toThrow(/ks_no_such_database/);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+});
