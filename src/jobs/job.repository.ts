@@ -80,6 +80,16 @@ export class JobRepository {
     return updated<JobEntity>(result);
   }
 
+  /** Extends a running job's lease; false when this worker no longer holds it. */
+  async renewLease(id: string, worker: string, leaseMs: number): Promise<boolean> {
+    const result: unknown = await this.m().query(
+      `UPDATE jobs SET locked_until = now() + ($3 || ' milliseconds')::interval
+        WHERE id = $1 AND locked_by = $2 AND status = 'RUNNING' RETURNING id`,
+      [id, worker, String(leaseMs)],
+    );
+    return updated(result).length > 0;
+  }
+
   async succeed(id: string, worker: string): Promise<void> {
     await this.m().query(
       `UPDATE jobs SET status = 'SUCCEEDED', finished_at = now(), updated_at = now(),

@@ -156,6 +156,7 @@ export class JobsService implements OnApplicationBootstrap, OnApplicationShutdow
   private async execute(job: JobEntity): Promise<void> {
     const handler = this.handlers.get(job.type)!;
     const started = performance.now();
+    const heartbeat = this.keepLease(job);
     try {
       await handler(job.payload, { job, attempt: job.attempts });
       await this.jobs.succeed(job.id, this.workerId);
@@ -185,7 +186,28 @@ export class JobsService implements OnApplicationBootstrap, OnApplicationShutdow
       };
       if (status === JobStatus.FAILED) this.logger.error({ ...log, final: true });
       else this.logger.warn({ ...log, retryInMs: retryIn });
+    } finally {
+      clearInterval(heartbeat);
     }
+  }
+
+  /**
+   * Renews a running job's lease at a third of its length, so that only a worker that died
+   * loses its job to another instance, however long the job takes (a slow model call).
+   */
+  private keepLease(job: JobEntity): NodeJS.Timeout {
+    const leaseMs = this.config.env.JOBS_LEASE_MS;
+    const timer = setInterval(() => {
+      this.jobs.renewLease(job.id, this.workerId, leaseMs).then(
+        (held) => {
+          if (!held) clearInterval(timer);
+        },
+        (err: Error) =>
+          this.logger.warn({ msg: 'job lease renewal failed', jobId: job.id, error: err.message }),
+      );
+    }, Math.floor(leaseMs / 3));
+    timer.unref();
+    return timer;
   }
 
   /**

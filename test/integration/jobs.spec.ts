@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { JobRepository } from '../../src/jobs/job.repository.js';
 import { JobDeferred } from '../../src/jobs/jobs.exception.js';
 import { JobsService, retryDelayMs } from '../../src/jobs/jobs.service.js';
 import { ScheduledTasks } from '../../src/jobs/scheduled-tasks.service.js';
@@ -185,5 +186,40 @@ describe('durable jobs', () => {
     expect(retryDelayMs(3, 1000, () => 0.5)).toBe(4000);
     expect(retryDelayMs(3, 1000, () => 0)).toBe(3000);
     expect(retryDelayMs(40, 1000, () => 0.5)).toBe(3_600_000);
+  });
+});
+
+describe('job leases', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({
+      JOBS_WORKER: 'false',
+      JOBS_SCHEDULER: 'false',
+      JOBS_LEASE_MS: '1000',
+    });
+  });
+  afterAll(() => t.close());
+
+  it('keeps a job that runs longer than its lease from being claimed by another instance', async () => {
+    const jobs = t.app.get(JobsService);
+    let runs = 0;
+    jobs.register('test:slow', async () => {
+      runs++;
+      await new Promise((r) => setTimeout(r, 2500));
+    });
+    await jobs.enqueue('test:slow', 'slow-1', {});
+    const running = jobs.drain({ types: ['test:slow'] });
+    // Another instance polls well after the first lease would have run out.
+    await new Promise((r) => setTimeout(r, 1800));
+    const stolen = await t.app.get(JobRepository).claim('other-instance', 10, 1000, ['test:slow']);
+    await running;
+    expect(stolen).toEqual([]);
+    expect(runs).toBe(1);
+    expect(
+      await t.app
+        .get(DataSource)
+        .query(`SELECT status, attempts FROM jobs WHERE type = 'test:slow'`),
+    ).toEqual([{ status: 'SUCCEEDED', attempts: 1 }]);
   });
 });
