@@ -189,6 +189,37 @@ describe('durable jobs', () => {
   });
 });
 
+(ON_SERVER ? describe : describe.skip)('the scheduler with two instances on one server', () => {
+  let a: TestApp;
+  let b: TestApp;
+
+  beforeAll(async () => {
+    const quiet = { JOBS_WORKER: 'false', JOBS_SCHEDULER: 'false' };
+    a = await startTestApp(quiet, { keepData: true });
+    b = await startTestApp({ ...quiet, ...a.databaseEnv });
+  });
+  afterAll(async () => {
+    await a.close();
+    await b.close();
+  });
+
+  it('runs a task once per tick when both instances tick at the same moment', async () => {
+    let runs = 0;
+    for (const t of [a, b]) {
+      t.app.get(ScheduledTasks).register('test-both', '* * * * *', async () => {
+        runs++;
+      });
+    }
+    const at = new Date('2026-03-01T10:00:00Z');
+    const ticked = await Promise.all(
+      [a, b].map((t) => t.app.get(ScheduledTasks).tick({ name: 'test-both' }, at)),
+    );
+    expect(ticked.filter(Boolean)).toHaveLength(1);
+    await Promise.all([a, b].map((t) => t.app.get(JobsService).drain()));
+    expect(runs).toBe(1);
+  });
+});
+
 describe('job leases', () => {
   let t: TestApp;
 

@@ -1,0 +1,194 @@
+import { createClient, Client } from 'graphql-ws';
+import pg from 'pg';
+import WebSocket from 'ws';
+import { signToken, subscribe, TEST_JWT_SECRET } from '../support/test-app.js';
+import { createTestDatabase, ON_SERVER, TestDatabase } from '../support/test-database.js';
+import { children, ensureBuilt, gql, MAIN, run, Service } from '../support/service-process.js';
+
+/**
+ * Two service processes on one real PostgreSQL server, as an operator runs them behind a load
+ * balancer: what one instance stores, the other's subscribers see; turn indexes stay gapless
+ * under racing sends through both pools.
+ */
+const describeServer = ON_SERVER ? describe : describe.skip;
+
+describeServer('Two instances on one PostgreSQL server', () => {
+  let db: TestDatabase;
+  let a: Service;
+  let b: Service;
+  let urlA: string;
+  let urlB: string;
+  let token: string;
+  let legacyId: string;
+  let conversationId: string;
+  const clients: Client[] = [];
+
+  const wsClient = (url: string) => {
+    const client = createClient({
+      url: url.replace('http://', 'ws://'),
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${token}` },
+      retryAttempts: 0,
+    });
+    clients.push(client);
+    return client;
+  };
+  const onServer = async <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => {
+    const client = new pg.Client({ connectionString: db.databaseUrl });
+    await client.connect();
+    try {
+      return (await client.query<T>(sql, params)).rows;
+    } finally {
+      await client.end();
+    }
+  };
+
+  beforeAll(async () => {
+    ensureBuilt();
+    db = await createTestDatabase();
+    const env = {
+      PORT: '0',
+      ...db.env,
+      JWT_SECRET: TEST_JWT_SECRET,
+      LOG_LEVEL: 'warn',
+      DATABASE_POOL_SIZE: '10',
+      JOBS_POLL_MS: '200',
+    };
+    a = run(MAIN, env);
+    b = run(MAIN, env);
+    [urlA, urlB] = await Promise.all([a.listening, b.listening]);
+    token = await signToken('multi-owner', { email: 'owner@example.com' });
+    const legacy = await gql<{ createLegacy: { id: string } }>(
+      urlA,
+      token,
+      'mutation { createLegacy(input: { name: "Ada" }) { id } }',
+    );
+    legacyId = legacy.data!.createLegacy.id;
+    const conversation = await gql<{ startConversation: { id: string } }>(
+      urlB,
+      token,
+      'mutation($l: ID!) { startConversation(input: { legacyId: $l, remember: true }) { id } }',
+      { l: legacyId },
+    );
+    conversationId = conversation.data!.startConversation.id;
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.dispose()));
+    for (const child of children) child.kill('SIGKILL');
+    await new Promise((r) => setTimeout(r, 200));
+    await db?.remove();
+  });
+
+  const send = (url: string, content: string) =>
+    gql<{ sendMessage: { message: { turnIndex: number } } }>(
+      url,
+      token,
+      'mutation($i: SendMessageInput!) { sendMessage(input: $i) { message { turnIndex } } }',
+      { i: { conversationId, content } },
+    );
+
+  it('delivers every subscription to the other instance', async () => {
+    const client = wsClient(urlB);
+    const messages = subscribe<{ messageAdded: { content: string; role: string } }>(
+      client,
+      'subscription($c: ID!) { messageAdded(conversationId: $c) { content role } }',
+      { c: conversationId },
+    );
+    const deltas = subscribe<{ assistantReplyDelta: { done: boolean } }>(
+      client,
+      'subscription($c: ID!) { assistantReplyDelta(conversationId: $c) { done } }',
+      { c: conversationId },
+    );
+    const facts = subscribe<{ factChanged: { change: string; fact: { content: string } } }>(
+      client,
+      'subscription($l: ID!) { factChanged(legacyId: $l) { change fact { content } } }',
+      { l: legacyId },
+    );
+    const memories = subscribe<{ memoryChanged: { action: string } }>(
+      client,
+      'subscription { memoryChanged { action } }',
+    );
+    await Promise.all([messages.ready, deltas.ready, facts.ready, memories.ready]);
+
+    expect((await send(urlA, 'She kept bees behind the house.')).errors).toBeUndefined();
+    await gql(
+      urlA,
+      token,
+      `mutation($l: ID!) { addFact(input: { legacyId: $l, category: HOBBY,
+         content: "She kept bees.", visibility: SHARED }) { id } }`,
+      { l: legacyId },
+    );
+    await gql(
+      urlA,
+      token,
+      'mutation { rememberThis(input: { content: "I prefer short answers." }) { outcome } }',
+    );
+
+    const [user] = await messages.waitFor(1, 10_000);
+    expect(user.data!.messageAdded).toEqual({
+      content: 'She kept bees behind the house.',
+      role: 'USER',
+    });
+    // The reply is written by instance A and streamed to B's subscriber, final event included.
+    await messages.waitFor(2, 15_000);
+    expect(messages.events[1].data!.messageAdded.role).toBe('ASSISTANT');
+    expect(deltas.events.some((e) => e.data!.assistantReplyDelta.done)).toBe(true);
+    const [fact] = await facts.waitFor(1, 10_000);
+    expect(fact.data!.factChanged).toEqual({
+      change: 'CREATED',
+      fact: { content: 'She kept bees.' },
+    });
+    const [memory] = await memories.waitFor(1, 10_000);
+    expect(memory.data!.memoryChanged.action).toEqual(expect.any(String));
+  }, 60_000);
+
+  it('still delivers after the LISTEN connection is killed on the server', async () => {
+    const client = wsClient(urlB);
+    const messages = subscribe<{ messageAdded: { content: string } }>(
+      client,
+      'subscription($c: ID!) { messageAdded(conversationId: $c) { content } }',
+      { c: conversationId },
+    );
+    await messages.ready;
+    const killed = await onServer<{ pid: number }>(
+      `SELECT pg_terminate_backend(pid), pid FROM pg_stat_activity
+        WHERE datname = current_database() AND query ILIKE 'LISTEN%'`,
+    );
+    // One listener per instance.
+    expect(killed.length).toBe(2);
+    await new Promise((r) => setTimeout(r, 1500));
+    await send(urlA, 'After the listener was dropped.');
+    const [event] = await messages.waitFor(1, 15_000);
+    expect(event.data!.messageAdded.content).toBe('After the listener was dropped.');
+    const listening = await onServer<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND query ILIKE 'LISTEN%'`,
+    );
+    expect(listening[0].n).toBe(2);
+  }, 60_000);
+
+  it('keeps turn indexes gapless under 50 racing sends through both pools', async () => {
+    const before = await onServer<{ n: number }>(
+      `SELECT count(*)::int AS n FROM messages WHERE conversation_id = $1`,
+      [conversationId],
+    );
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => send(i % 2 ? urlA : urlB, `Racing turn ${i}.`)),
+    );
+    expect(results.filter((r) => r.errors)).toEqual([]);
+    // Replies settle in the background; then every index from 0 is used exactly once.
+    const deadline = Date.now() + 60_000;
+    let rows: { turn_index: number }[] = [];
+    for (;;) {
+      rows = await onServer<{ turn_index: number }>(
+        `SELECT turn_index FROM messages WHERE conversation_id = $1 ORDER BY turn_index`,
+        [conversationId],
+      );
+      if (rows.length >= before[0].n + 100 || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(rows.length).toBe(before[0].n + 100);
+    expect(rows.map((r) => r.turn_index)).toEqual(rows.map((_, i) => i));
+  }, 90_000);
+});
