@@ -179,7 +179,7 @@ describeServer('Two instances on one PostgreSQL server', () => {
     expect(results.filter((r) => r.errors)).toEqual([]);
     // Replies settle in the background; then every index from 0 is used exactly once.
     const deadline = Date.now() + 60_000;
-    let rows: { turn_index: number }[] = [];
+    let rows: { turn_index: number }[];
     for (;;) {
       rows = await onServer<{ turn_index: number }>(
         `SELECT turn_index FROM messages WHERE conversation_id = $1 ORDER BY turn_index`,
