@@ -5,6 +5,7 @@ import { AppConfig } from '../config/app-config.js';
 import { DatabaseMaintenance } from './database-maintenance.service.js';
 import { describeDatabase } from './database.config.js';
 import { dataSourceOptions } from './data-source-options.js';
+import { SCHEMA_LOCK_SQL, SCHEMA_UNLOCK_SQL } from './schema-lock.js';
 import { EmbeddedPostgres, openEmbeddedPostgres } from './embedded-postgres.js';
 
 export const EMBEDDED_POSTGRES = Symbol('EMBEDDED_POSTGRES');
@@ -89,12 +90,23 @@ export async function openDataSource(
   embedded: EmbeddedPostgres | null,
 ): Promise<DataSource> {
   const ds = await connect(config, embedded);
+  // The lock lives on a connection of its own; migrations run on others from the pool.
+  const lock = embedded ? null : ds.createQueryRunner();
   try {
+    if (lock) {
+      await lock.connect();
+      await lock.query(SCHEMA_LOCK_SQL);
+    }
     if (config.env.DATABASE_URL) await ensureExtensions(ds, config.env.DATABASE_URL);
     await ds.runMigrations({ transaction: 'each' });
   } catch (err) {
+    await lock?.release();
     await ds.destroy();
     throw err;
+  }
+  if (lock) {
+    await lock.query(SCHEMA_UNLOCK_SQL);
+    await lock.release();
   }
   return ds;
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { SCHEMA_XACT_LOCK_SQL } from '../database/schema-lock.js';
 import { EmbeddingKind } from './embedding-kinds.js';
 
 export type ModelState = 'ACTIVE' | 'BUILDING' | 'RETIRED';
@@ -88,12 +89,16 @@ export class EmbeddingRepository {
     });
   }
 
+  /** Under the schema lock: two instances booting together would both create it. */
   async ensureIndex(model: string, dimensions: number, kind: string): Promise<void> {
-    await this.m().query(
-      `CREATE INDEX IF NOT EXISTS ${hnswIndexName(model, kind)} ON embeddings
-         USING hnsw ((embedding::vector(${dimensions})) vector_cosine_ops)
-         WHERE model = ${sqlLiteral(model)} AND kind = ${sqlLiteral(kind)}`,
-    );
+    await this.dataSource.transaction(async (m) => {
+      await m.query(SCHEMA_XACT_LOCK_SQL);
+      await m.query(
+        `CREATE INDEX IF NOT EXISTS ${hnswIndexName(model, kind)} ON embeddings
+           USING hnsw ((embedding::vector(${dimensions})) vector_cosine_ops)
+           WHERE model = ${sqlLiteral(model)} AND kind = ${sqlLiteral(kind)}`,
+      );
+    });
   }
 
   async dropIndex(model: string, kind: string): Promise<void> {

@@ -197,15 +197,22 @@ export class JobsService implements OnApplicationBootstrap, OnApplicationShutdow
    */
   private keepLease(job: JobEntity): NodeJS.Timeout {
     const leaseMs = this.config.env.JOBS_LEASE_MS;
-    const timer = setInterval(() => {
-      this.jobs.renewLease(job.id, this.workerId, leaseMs).then(
-        (held) => {
-          if (!held) clearInterval(timer);
-        },
-        (err: Error) =>
-          this.logger.warn({ msg: 'job lease renewal failed', jobId: job.id, error: err.message }),
-      );
-    }, Math.floor(leaseMs / 3));
+    const timer = setInterval(
+      () => {
+        this.jobs.renewLease(job.id, this.workerId, leaseMs).then(
+          (held) => {
+            if (!held) clearInterval(timer);
+          },
+          (err: Error) =>
+            this.logger.warn({
+              msg: 'job lease renewal failed',
+              jobId: job.id,
+              error: err.message,
+            }),
+        );
+      },
+      Math.floor(leaseMs / 3),
+    );
     timer.unref();
     return timer;
   }

@@ -4,7 +4,13 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../../src/config/app-config.js';
 import { DatabaseUnavailableError, openDataSource } from '../../src/database/database.module.js';
 import { startTestApp } from '../support/test-app.js';
-import { createTestDatabase, ON_SERVER, TestDatabase } from '../support/test-database.js';
+import {
+  createTestDatabase,
+  dropServerDatabase,
+  ON_SERVER,
+  serverDatabaseUrl,
+  TestDatabase,
+} from '../support/test-database.js';
 
 /** Connection strings, pool and timeouts against the real server (TEST_DATABASE_URL). */
 const describeServer = ON_SERVER ? describe : describe.skip;
@@ -51,6 +57,16 @@ async function lateProxy(
       server?.close();
     },
   };
+}
+
+async function onMaintenance(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverDatabaseUrl('postgres') });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
 }
 
 describeServer('DATABASE_URL on a real server', () => {
@@ -128,6 +144,27 @@ describeServer('DATABASE_URL on a real server', () => {
       ),
     );
     expect(new Set(pids).size).toBe(3);
+  });
+
+  it('migrates an empty database once when two instances boot on it together', async () => {
+    const empty = `${name}_empty`;
+    await dropServerDatabase(empty);
+    await onMaintenance(`CREATE DATABASE "${empty}"`);
+    try {
+      const env = { DATABASE_URL: serverDatabaseUrl(empty) };
+      const [one, two] = await Promise.all([open(env), open(env)]);
+      const applied = (await one.query(
+        `SELECT name, count(*)::int AS n FROM typeorm_migrations GROUP BY name`,
+      )) as { n: number }[];
+      expect(applied.length).toBe(one.migrations.length);
+      expect(applied.every((m) => m.n === 1)).toBe(true);
+      expect(await two.query(`SELECT count(*)::int AS n FROM legacies`)).toEqual([{ n: 0 }]);
+      for (const ds of [one, two]) await ds.destroy();
+      opened.splice(opened.indexOf(one), 1);
+      opened.splice(opened.indexOf(two), 1);
+    } finally {
+      await dropServerDatabase(empty);
+    }
   });
 
   it('waits for a server that starts after the service', async () => {
