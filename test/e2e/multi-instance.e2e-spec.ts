@@ -1,9 +1,20 @@
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { createClient, Client } from 'graphql-ws';
 import pg from 'pg';
 import WebSocket from 'ws';
+import { parse as parseYaml } from 'yaml';
 import { signToken, subscribe, TEST_JWT_SECRET } from '../support/test-app.js';
 import { createTestDatabase, ON_SERVER, TestDatabase } from '../support/test-database.js';
-import { children, ensureBuilt, gql, MAIN, run, Service } from '../support/service-process.js';
+import {
+  children,
+  ensureBuilt,
+  gql,
+  MAIN,
+  ROOT,
+  run,
+  Service,
+} from '../support/service-process.js';
 
 /**
  * Two service processes on one real PostgreSQL server, as an operator runs them behind a load
@@ -11,6 +22,25 @@ import { children, ensureBuilt, gql, MAIN, run, Service } from '../support/servi
  * under racing sends through both pools.
  */
 const describeServer = ON_SERVER ? describe : describe.skip;
+
+/** The environment of each named Keepsake service of docker-compose.yml, every value a string. */
+function composeEnvironments(services: string[]): Record<string, string>[] {
+  const compose = parseYaml(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8'), {
+    merge: true,
+  }) as { services: Record<string, { environment: Record<string, string | number> }> };
+  return services.map((name) =>
+    Object.fromEntries(
+      Object.entries(compose.services[name].environment).map(([k, v]) => [k, String(v)]),
+    ),
+  );
+}
+
+/** The runtime stage's CMD of the Dockerfile. */
+function dockerCommand(): string[] {
+  const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+  const cmds = [...dockerfile.matchAll(/^CMD (\[.*\])$/gm)];
+  return JSON.parse(cmds[cmds.length - 1][1]) as string[];
+}
 
 describeServer('Two instances on one PostgreSQL server', () => {
   let db: TestDatabase;
@@ -46,16 +76,19 @@ describeServer('Two instances on one PostgreSQL server', () => {
   beforeAll(async () => {
     ensureBuilt();
     db = await createTestDatabase();
-    const env = {
-      PORT: '0',
+    // What docker-compose.yml runs: the Dockerfile's command with each instance's environment,
+    // pointed at this test's database.
+    expect(dockerCommand()).toEqual(['node', relative(ROOT, MAIN)]);
+    const [envA, envB] = composeEnvironments(['keepsake-1', 'keepsake-2']).map((env) => ({
+      ...env,
       ...db.env,
+      DATABASE_URL: db.databaseUrl!,
       JWT_SECRET: TEST_JWT_SECRET,
-      LOG_LEVEL: 'warn',
-      DATABASE_POOL_SIZE: '10',
+      PORT: '0',
       JOBS_POLL_MS: '200',
-    };
-    a = run(MAIN, env);
-    b = run(MAIN, env);
+    }));
+    a = run(MAIN, envA);
+    b = run(MAIN, envB);
     [urlA, urlB] = await Promise.all([a.listening, b.listening]);
     token = await signToken('multi-owner', { email: 'owner@example.com' });
     const legacy = await gql<{ createLegacy: { id: string } }>(

@@ -1,0 +1,28 @@
+# Keepsake: build with the dev toolchain, run the compiled service on Node 20 slim as a non-root
+# user. The command is the one the process and multi-instance tests run: node dist/src/main.js.
+
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# Not `npm ci`: the registry serves only the Linux builds of Jest's optional native resolver, so
+# the lock file cannot list the others (see .ci/run). `npm install` keeps the locked versions.
+RUN npm install --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json nest-cli.json ormconfig.ts ./
+COPY src ./src
+COPY migrations ./migrations
+RUN npm run build
+
+FROM node:20-bookworm-slim AS runtime
+ENV NODE_ENV=production PORT=3000 DATA_DIR=/data
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+# The embedded database (without DATABASE_URL) and its generated secret live in DATA_DIR.
+RUN mkdir -p /data && chown node:node /data
+VOLUME /data
+USER node
+EXPOSE 3000
+HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+CMD ["node", "dist/src/main.js"]
