@@ -190,10 +190,10 @@ export class JobRepository {
     return Number(rows[0].n);
   }
 
-  async deleteSucceededBefore(before: Date): Promise<number> {
+  async deleteFinishedBefore(status: 'SUCCEEDED' | 'FAILED', before: Date): Promise<number> {
     const result: unknown = await this.m().query(
-      `DELETE FROM jobs WHERE status = 'SUCCEEDED' AND finished_at < $1 RETURNING id`,
-      [before],
+      `DELETE FROM jobs WHERE status = $1 AND finished_at < $2 RETURNING id`,
+      [status, before],
     );
     return updated(result).length;
   }

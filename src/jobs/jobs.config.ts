@@ -42,4 +42,10 @@ export const jobsVariables = defineVariables({
     default: '7',
     parse: integer(0, 3650),
   },
+  JOBS_KEEP_FAILED_DAYS: {
+    description:
+      'Days a job that failed for good stays listed in failedJobs (for review and retryJob) before the cleanup task deletes it.',
+    default: '30',
+    parse: integer(1, 3650),
+  },
 });

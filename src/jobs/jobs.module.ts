@@ -24,8 +24,7 @@ export class JobsModule implements OnModuleInit {
 
   onModuleInit(): void {
     this.tasks.register('jobs-cleanup', '17 3 * * *', async () => {
-      const days = this.config.env.JOBS_KEEP_SUCCEEDED_DAYS;
-      await this.jobs.deleteSucceededBefore(new Date(Date.now() - days * 86_400_000));
+      await this.jobs.deleteFinished();
     });
     // A PostgreSQL server keeps its statistics fresh with autovacuum; the embedded one cannot.
     if (this.config.embedded) {

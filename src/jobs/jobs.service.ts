@@ -275,8 +275,20 @@ export class JobsService implements OnApplicationBootstrap, OnApplicationShutdow
     return job;
   }
 
-  deleteSucceededBefore(before: Date) {
-    return this.jobs.deleteSucceededBefore(before);
+  /** Retention of finished jobs: succeeded ones after JOBS_KEEP_SUCCEEDED_DAYS, failed after JOBS_KEEP_FAILED_DAYS. */
+  async deleteFinished(now = Date.now()): Promise<number> {
+    const day = 86_400_000;
+    const env = this.config.env;
+    return (
+      (await this.jobs.deleteFinishedBefore(
+        'SUCCEEDED',
+        new Date(now - env.JOBS_KEEP_SUCCEEDED_DAYS * day),
+      )) +
+      (await this.jobs.deleteFinishedBefore(
+        'FAILED',
+        new Date(now - env.JOBS_KEEP_FAILED_DAYS * day),
+      ))
+    );
   }
 
   takeLease(name: string, ttlMs: number) {

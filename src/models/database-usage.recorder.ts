@@ -25,6 +25,15 @@ export class DatabaseUsageRecorder implements ModelUsageRecorder {
     await Promise.allSettled([...this.inFlight]);
   }
 
+  /** Retention: deletes the records of calls made before `before`; returns how many. */
+  async deleteBefore(before: Date): Promise<number> {
+    const [, affected] = (await this.dataSource.query(
+      `DELETE FROM model_calls WHERE created_at < $1`,
+      [before],
+    )) as [unknown, number];
+    return affected;
+  }
+
   private async insert(call: ModelCall): Promise<void> {
     if (!this.dataSource.isInitialized) return;
     try {

@@ -69,6 +69,12 @@ export const modelsVariables = defineVariables({
     default: 'json_schema',
     parse: oneOf('json_schema', 'json_object'),
   },
+  MODEL_CALLS_RETENTION_DAYS: {
+    description:
+      'Days the record of each model call (task, model, tokens, duration; no text) is kept before a daily task deletes it.',
+    default: '90',
+    parse: integer(1, 3650),
+  },
   MODEL_TIMEOUT_MS: {
     description:
       'Timeout of one model request (for a streamed reply: until the first byte and between chunks).',

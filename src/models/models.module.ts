@@ -5,9 +5,12 @@ import {
   Injectable,
   Module,
   OnApplicationShutdown,
+  OnModuleInit,
+  Optional,
 } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
+import { ScheduledTasks } from '../jobs/scheduled-tasks.service.js';
 import { DatabaseUsageRecorder } from './database-usage.recorder.js';
 import { EMBEDDER } from './embedder.js';
 import type { Embedder } from './embedder.js';
@@ -77,11 +80,22 @@ export function createLanguageModel(
 }
 
 @Injectable()
-class ModelsLifecycle implements BeforeApplicationShutdown, OnApplicationShutdown {
+class ModelsLifecycle implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   constructor(
     @Inject(EMBEDDER) private readonly embedder: Embedder,
     @Inject(MODEL_USAGE_RECORDER) private readonly recorder: ModelUsageRecorder,
+    private readonly config: AppConfig,
+    @Optional() private readonly tasks?: ScheduledTasks,
   ) {}
+
+  onModuleInit(): void {
+    const recorder = this.recorder;
+    if (!(recorder instanceof DatabaseUsageRecorder) || !this.tasks) return;
+    this.tasks.register('model-calls-prune', '29 3 * * *', async () => {
+      const days = this.config.env.MODEL_CALLS_RETENTION_DAYS;
+      await recorder.deleteBefore(new Date(Date.now() - days * 86_400_000));
+    });
+  }
 
   // Before the database closes (DatabaseModule closes it on application shutdown).
   async beforeApplicationShutdown(): Promise<void> {
