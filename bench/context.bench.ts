@@ -1,25 +1,37 @@
 /**
- * npm run bench:context -- [--messages 10000] [--memories 1000] [--facts 100] [--queries 500]
- *                          [--profile] (the statements the floor spends its time on)
- *                          [--per-conversation 1000]
+ * npm run bench:context -- [--messages 10000] [--users 1] [--memories 1000] [--facts 100]
+ *                          [--queries 500] [--per-conversation 1000]
+ *                          [--profile] (the statements the service's floor spends its time on)
+ *                          [--keep] (leave the database on the server)
  *
- * Latency of context assembly at scale. Fills one legacy through a bulk path (SQL batches, not
- * GraphQL calls): conversations of --per-conversation turns, their segments with vectors and
- * full-text statistics, a summary per 20 turns, memories and facts. Vectors are means of real
- * USE-lite vectors of the sentences each text is made of, so similarities behave like real
- * ones without embedding 100,000 texts. Then asks `context` over GraphQL for varied queries in
- * the latest conversation and, beside it, replays the very read statements each request ran,
- * directly on the database (the floor), reporting p50, p95, p99 and the ratio.
+ * Latency of context assembly at scale, on the embedded database or, with DATABASE_URL, on that
+ * server (in a database of its own, dropped afterwards). Fills through a bulk path (SQL batches,
+ * not GraphQL calls): --users families of one member each share --messages turns (the measured
+ * member is one of them), in conversations of --per-conversation turns, with their segments,
+ * vectors and full-text statistics and a summary per 20 turns; the measured member also gets
+ * --memories memories and --facts facts. Vectors are means of real USE-lite vectors of the
+ * sentences each text is made of, so similarities behave like real ones without embedding a
+ * million texts. Then asks `context` over GraphQL for varied queries in the member's latest
+ * conversation and reports p50, p95 and p99 beside two floors:
+ * - the reference floor, which does not depend on the service's SQL: the bare HNSW top-50 and
+ *   the bare GIN full-text top-50 over the member's turns, timed directly;
+ * - the service's floor: the very read statements each request ran, replayed directly.
+ * And the storage of turns per 100,000 (tables and indexes).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import pg from 'pg';
 import { DataSource, QueryRunner } from 'typeorm';
 import { createApp } from '../src/bootstrap.js';
 import { AppConfig } from '../src/config/app-config.js';
-import { EmbeddingRepository } from '../src/embeddings/embedding.repository.js';
+import {
+  denseTerms,
+  EmbeddingRepository,
+  vectorText,
+} from '../src/embeddings/embedding.repository.js';
 import { EmbeddingService } from '../src/embeddings/embedding.service.js';
 import { EMBEDDER } from '../src/models/embedder.js';
 import type { Embedder } from '../src/models/embedder.js';
@@ -174,15 +186,21 @@ async function main(): Promise<void> {
       queries: { type: 'string', default: '500' },
       'per-conversation': { type: 'string', default: '1000' },
       warmup: { type: 'string', default: '20' },
+      users: { type: 'string', default: '1' },
       profile: { type: 'boolean', default: false },
+      keep: { type: 'boolean', default: false },
     },
   });
   const total = Number(values.messages);
+  const users = Math.max(1, Number(values.users));
+  const perUser = Math.max(1, Math.floor(total / users));
   const perConversation = Math.max(1, Number(values['per-conversation']));
   const random = rng(42);
   const dataDir = mkdtempSync(join(tmpdir(), 'keepsake-context-bench-'));
+  const server = process.env.DATABASE_URL ? await benchDatabase(process.env.DATABASE_URL) : null;
   const config = AppConfig.load({
     DATA_DIR: dataDir,
+    ...(server ? { DATABASE_URL: server.url } : {}),
     JWT_SECRET,
     LOG_LEVEL: 'warn',
     AGENT_REPLY: 'off',
@@ -194,21 +212,27 @@ async function main(): Promise<void> {
     await app.listen(0, '127.0.0.1');
     const { port } = app.getHttpServer().address() as { port: number };
     const url = `http://127.0.0.1:${port}/graphql`;
-    const bearer = token('bench-context');
-    const post = (query: string, variables: Record<string, unknown>) =>
+    const post = (bearer: string, query: string, variables: Record<string, unknown>) =>
       fetch(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` },
         body: JSON.stringify({ query, variables }),
       });
-    const gql = async <T>(query: string, variables: Record<string, unknown> = {}): Promise<T> => {
+    const gqlAs = async <T>(
+      bearer: string,
+      query: string,
+      variables: Record<string, unknown> = {},
+    ): Promise<T> => {
       // The fill blocks the event loop for seconds (index builds): a kept-alive socket the
       // server closed meanwhile fails once; a new one does not.
-      const res = await post(query, variables).catch(() => post(query, variables));
+      const res = await post(bearer, query, variables).catch(() => post(bearer, query, variables));
       const body = (await res.json()) as { data?: T; errors?: { message: string }[] };
       if (body.errors?.length) throw new Error(body.errors[0].message);
       return body.data!;
     };
+    const bearer = token('bench-context');
+    const gql = <T>(query: string, variables: Record<string, unknown> = {}) =>
+      gqlAs<T>(bearer, query, variables);
     const ds = app.get(DataSource);
     const embedder = app.get<Embedder>(EMBEDDER);
     const embeddings = app.get(EmbeddingService);
@@ -240,18 +264,33 @@ async function main(): Promise<void> {
         vector: mean(ids.map((i) => poolVectors[i])),
       };
     };
-    const conversations = Math.max(1, Math.ceil(total / perConversation));
-    const start = Date.now() - 730 * DAY;
-    let current = '';
-    let written = 0;
-    for (let c = 0; c < conversations; c++) {
-      const count = Math.min(perConversation, total - written);
-      const { startConversation } = await gql<{ startConversation: { id: string } }>(
-        'mutation($l: ID!) { startConversation(input: { legacyId: $l }) { id } }',
-        { l: legacyId },
+
+    /** A family: one member, one legacy; the measured member is the first. */
+    interface Family {
+      userId: string;
+      legacyId: string;
+      bearer: string;
+    }
+    const families: Family[] = [{ userId: me.id, legacyId, bearer }];
+    for (let u = 1; u < users; u++) {
+      const other = token(`bench-family-${u}`);
+      const who = await gqlAs<{ me: { id: string } }>(other, '{ me { id } }');
+      const legacy = await gqlAs<{ createLegacy: { id: string } }>(
+        other,
+        'mutation { createLegacy(input: { name: "Nana" }) { id } }',
       );
-      current = startConversation.id;
-      const base = start + (c / conversations) * 720 * DAY;
+      families.push({ userId: who.me.id, legacyId: legacy.createLegacy.id, bearer: other });
+    }
+
+    /** One conversation of `count` turns of a family, in batches of at most 2,000. */
+    const fillConversation = async (f: Family, c: number, count: number, of: number) => {
+      const { startConversation } = await gqlAs<{ startConversation: { id: string } }>(
+        f.bearer,
+        'mutation($l: ID!) { startConversation(input: { legacyId: $l }) { id } }',
+        { l: f.legacyId },
+      );
+      const conversationId = startConversation.id;
+      const base = start + (c / of) * 720 * DAY;
       for (let offset = 0; offset < count; offset += 2000) {
         const batch = Array.from({ length: Math.min(2000, count - offset) }, (_, k) => {
           const i = offset + k;
@@ -267,9 +306,9 @@ async function main(): Promise<void> {
                FROM unnest($4::int[], $5::text[], $6::int[], $7::timestamptz[]) AS t(turn, content, tokens, at)
              RETURNING id, turn_index`,
             [
-              current,
-              legacyId,
-              me.id,
+              conversationId,
+              f.legacyId,
+              f.userId,
               batch.map((b) => b.i),
               batch.map((b) => b.content),
               batch.map((b) => countTokens(b.content)),
@@ -279,9 +318,9 @@ async function main(): Promise<void> {
           const idOf = new Map(rows.map((r) => [r.turn_index, r.id]));
           const segments: NewSegment[] = batch.map((b, k) => ({
             messageId: idOf.get(b.i)!,
-            conversationId: current,
-            legacyId,
-            userId: me.id,
+            conversationId,
+            legacyId: f.legacyId,
+            userId: f.userId,
             turnIndex: b.i,
             position: 0,
             role: b.i % 2 === 0 ? 'USER' : 'ASSISTANT',
@@ -304,8 +343,8 @@ async function main(): Promise<void> {
             inserted.map((s) => ({
               itemId: s.id,
               vector: vectorOf.get(s.messageId)!,
-              legacyId,
-              userId: me.id,
+              legacyId: f.legacyId,
+              userId: f.userId,
             })),
             m,
           );
@@ -325,9 +364,9 @@ async function main(): Promise<void> {
                  FROM unnest($4::int[], $5::text[], $6::timestamptz[]) AS t(e, content, at)
                RETURNING id`,
               [
-                current,
-                legacyId,
-                me.id,
+                conversationId,
+                f.legacyId,
+                f.userId,
                 chunks.map((b) => b.i),
                 summaries.map((s) => s.content),
                 chunks.map((b) => b.at),
@@ -339,18 +378,39 @@ async function main(): Promise<void> {
               ids.map((r, k) => ({
                 itemId: r.id,
                 vector: summaries[k].vector,
-                legacyId,
-                userId: me.id,
+                legacyId: f.legacyId,
+                userId: f.userId,
               })),
               m,
             );
           }
           await m.query(`UPDATE conversations SET next_turn_index = $2 WHERE id = $1`, [
-            current,
+            conversationId,
             offset + batch.length,
           ]);
         });
-        written += batch.length;
+      }
+      return conversationId;
+    };
+
+    // Families take turns, a conversation each, so that a member's rows are spread through the
+    // tables as they are when many families talk at once.
+    const conversations = Math.max(1, Math.ceil(perUser / perConversation));
+    const start = Date.now() - 730 * DAY;
+    let current = '';
+    let written = 0;
+    let lastReport = performance.now();
+    for (let c = 0; c < conversations; c++) {
+      const count = Math.min(perConversation, perUser - c * perConversation);
+      for (const [u, f] of families.entries()) {
+        const id = await fillConversation(f, c, count, conversations);
+        if (u === 0) current = id;
+        written += count;
+        if (performance.now() - lastReport > 30_000) {
+          lastReport = performance.now();
+          const rate = written / ((lastReport - embedded) / 1000);
+          console.log(`  ${written} of ${perUser * users} turns, ${rate.toFixed(0)} turns/s`);
+        }
       }
     }
     const others = async (kind: 'memory' | 'fact', n: number) => {
@@ -391,7 +451,7 @@ async function main(): Promise<void> {
     await ds.query('ANALYZE');
     const indexed = performance.now();
     console.log(
-      `filled ${written} turns in ${conversations} conversations, ${values.memories} memories, ${values.facts} facts: ` +
+      `filled ${written} turns of ${users} families (${conversations} conversations each), ${values.memories} memories, ${values.facts} facts: ` +
         `pool embedded in ${((embedded - fillStarted) / 1000).toFixed(1)} s, rows in ${((filled - embedded) / 1000).toFixed(1)} s, ` +
         `HNSW indexes built in ${((indexed - filled) / 1000).toFixed(1)} s`,
     );
@@ -431,6 +491,29 @@ async function main(): Promise<void> {
         await runner.release();
       }
     };
+    // The reference floor: the two index scans any hybrid search of the member's turns needs,
+    // written as plainly as pgvector and PostgreSQL allow, whatever the service's own SQL.
+    const dense = denseTerms({ model, dimensions: embedder.dimensions }, 'segment', '$3');
+    const bareFloor = async (q: string, vector: number[]) => {
+      const t0 = performance.now();
+      await ds.query(
+        `SELECT e.item_id FROM embeddings e
+          WHERE ${dense.filter} AND e.legacy_id = $1 AND e.user_id = $2
+          ORDER BY ${dense.distance} LIMIT 50`,
+        [legacyId, me.id, vectorText(vector)],
+      );
+      const t1 = performance.now();
+      await ds.query(
+        `SELECT x.id FROM message_segments x, websearch_to_tsquery('english', $3) AS q
+          WHERE x.legacy_id = $1 AND x.user_id = $2 AND x.search_tsv @@ q
+          ORDER BY ts_rank(x.search_tsv, q) DESC LIMIT 50`,
+        [legacyId, me.id, q],
+      );
+      return { hnsw: t1 - t0, gin: performance.now() - t1 };
+    };
+    const bareHnsw: number[] = [];
+    const bareGin: number[] = [];
+    const bareBoth: number[] = [];
     const CONTEXT = `query($c: ID!, $q: String!) { context(conversationId: $c, query: $q) { tokenCount truncated items { id } } }`;
     const list = queries(random, Number(values.queries) + Number(values.warmup));
     const service: number[] = [];
@@ -448,9 +531,13 @@ async function main(): Promise<void> {
       const reads = captured.filter((s) => !/^\s*INSERT INTO retrieval_metrics/i.test(s.sql));
       const sqlMs = await replay(reads);
       const e0 = performance.now();
-      await embedder.embed([q]);
+      const [qv] = await embedder.embed([q]);
       const embedMs = performance.now() - e0;
+      const bare = await bareFloor(q, qv);
       if (i < Number(values.warmup)) continue;
+      bareHnsw.push(bare.hnsw);
+      bareGin.push(bare.gin);
+      bareBoth.push(bare.hnsw + bare.gin);
       service.push(elapsed);
       floor.push(sqlMs);
       embed.push(embedMs + sqlMs);
@@ -470,8 +557,37 @@ async function main(): Promise<void> {
     console.log(
       table([
         row('context over GraphQL', service),
-        row('floor: the same reads, direct', floor),
-        row('floor + query embedding', embed),
+        row('reference: bare HNSW top-50', bareHnsw),
+        row('reference: bare GIN full-text top-50', bareGin),
+        row('reference: both', bareBoth),
+        row("service's floor: its reads, direct", floor),
+        row("service's floor + query embedding", embed),
+      ]),
+    );
+    const [size] = (await ds.query(
+      `SELECT pg_total_relation_size('messages')::float8 AS messages,
+              pg_relation_size('message_segments')::float8 AS segments,
+              (pg_total_relation_size('message_segments') - pg_relation_size('message_segments'))::float8
+                AS "segmentIndexes",
+              pg_relation_size('message_segments_search_tsv_idx')::float8 AS "fullText",
+              (SELECT sum(pg_column_size(e.*)) FROM embeddings e WHERE e.kind = 'segment')::float8
+                AS vectors,
+              pg_total_relation_size('search_term_stats')::float8 AS "termStats"`,
+    )) as Record<string, number>[];
+    const turns = perUser * users;
+    const mb = (bytes: number) => ((bytes * 100_000) / turns / 1024 / 1024).toFixed(1);
+    console.log(`\nstorage per 100,000 turns (MB), ${turns} turns in all:`);
+    console.log(
+      table([
+        {
+          messages: mb(size.messages),
+          segments: mb(size.segments),
+          'segment indexes': mb(size.segmentIndexes),
+          'full-text index': mb(size.fullText),
+          'turn vectors (rows)': mb(size.vectors),
+          'term statistics': mb(size.termStats),
+          'full-text index / table': `${((100 * size.fullText) / size.segments).toFixed(0)}%`,
+        },
       ]),
     );
     if (values.profile) {
@@ -488,7 +604,30 @@ async function main(): Promise<void> {
   } finally {
     await app.close();
     rmSync(dataDir, { recursive: true, force: true });
+    if (server && !values.keep) await server.drop();
   }
+}
+
+/** A database of the bench's own on the DATABASE_URL server, dropped by `drop()`. */
+async function benchDatabase(url: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `keepsake_bench_${process.pid}`;
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const run = async (sql: string) => {
+    const client = new pg.Client({ connectionString: admin.toString() });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await run(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await run(`CREATE DATABASE "${name}"`);
+  const own = new URL(url);
+  own.pathname = `/${name}`;
+  console.log(`database ${name} on ${admin.host}`);
+  return { url: own.toString(), drop: () => run(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
 }
 
 main().catch((err) => {
