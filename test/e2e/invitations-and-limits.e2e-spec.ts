@@ -350,6 +350,39 @@ describe('Invitations, limits and ex-members', () => {
 
   // -- §6 a member's conversations remain theirs -----------------------------------------------
 
+  it('lists only what was left behind, page by page', async () => {
+    const owner = await person('owner');
+    const bob = await person('bob');
+    const [left, stayed] = [await legacyOf(owner), await legacyOf(owner)];
+    await join(owner, left, bob);
+    await join(owner, stayed, bob);
+    const started = (l: string) =>
+      ok<{ startConversation: { id: string } }>(START, { l }, bob).then(
+        (r) => r.startConversation.id,
+      );
+    const older = await started(left);
+    const newer = await started(left);
+    await started(stayed);
+    await ok('mutation($l: ID!) { leaveLegacy(legacyId: $l) }', { l: left }, bob);
+
+    const PAGE = `query($after: String) { leftBehindConversations(first: 1, after: $after) {
+      nodes { id } pageInfo { hasNextPage endCursor } } }`;
+    type Page = {
+      leftBehindConversations: {
+        nodes: { id: string }[];
+        pageInfo: { hasNextPage: boolean; endCursor: string };
+      };
+    };
+    const first = (await ok<Page>(PAGE, {}, bob)).leftBehindConversations;
+    expect(first.nodes).toEqual([{ id: newer }]);
+    expect(first.pageInfo.hasNextPage).toBe(true);
+    const second = (await ok<Page>(PAGE, { after: first.pageInfo.endCursor }, bob))
+      .leftBehindConversations;
+    expect(second.nodes).toEqual([{ id: older }]);
+    expect(second.pageInfo.hasNextPage).toBe(false);
+    refused(await t.gql(PAGE, { after: 'not-a-cursor' }, bob), 'BAD_USER_INPUT');
+  });
+
   it.each(['leaves', 'is removed'])(
     'lets a member who %s find and delete their own conversations, and nothing more',
     async (how) => {
