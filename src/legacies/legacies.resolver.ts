@@ -94,7 +94,8 @@ export class LegaciesResolver {
   }
 
   @Query(() => [ReceivedInvitationModel], {
-    description: 'Invitations to your verified email that you can still accept or decline.',
+    description:
+      'Invitations to your verified email that you can still accept or decline, newest first (at most 100).',
   })
   myInvitations(@CurrentUser() user: UserEntity) {
     return this.service.myInvitations(user);

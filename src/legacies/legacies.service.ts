@@ -25,6 +25,8 @@ import { LegacyEntity } from './legacy.entity.js';
 
 const MANAGERS = new Set([LegacyRole.OWNER, LegacyRole.ADMIN]);
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** myInvitations lists at most this many (the newest): a bounded answer whoever invites. */
+export const MY_INVITATIONS_LIMIT = 100;
 
 /**
  * The answer to addLegacyMember: always an invitation, whether or not the email has an account
@@ -209,9 +211,11 @@ export class LegaciesService {
     });
   }
 
-  /** Invitations to the user's verified email that can still be answered. */
+  /** Invitations to the user's verified email that can still be answered, newest first. */
   myInvitations(user: UserEntity): Promise<ReceivedInvitation[]> {
-    return user.email ? this.legacies.invitationsFor(user.email) : Promise.resolve([]);
+    return user.email
+      ? this.legacies.invitationsFor(user.email, MY_INVITATIONS_LIMIT)
+      : Promise.resolve([]);
   }
 
   /** Joins the legacy with the invitation's role; the invitation is used up. */

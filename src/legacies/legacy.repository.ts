@@ -226,7 +226,7 @@ export class LegacyRepository {
   }
 
   /** Invitations to this email that can still be answered, newest first, with what to show. */
-  async invitationsFor(email: string): Promise<ReceivedInvitation[]> {
+  async invitationsFor(email: string, limit: number): Promise<ReceivedInvitation[]> {
     const rows: {
       id: string;
       legacy_id: string;
@@ -242,8 +242,9 @@ export class LegacyRepository {
          JOIN legacies l ON l.id = i.legacy_id
          LEFT JOIN users u ON u.id = i.invited_by
         WHERE i.email = $1 AND i.expires_at > now()
-        ORDER BY i.created_at DESC, i.id DESC`,
-      [email],
+        ORDER BY i.created_at DESC, i.id DESC
+        LIMIT $2`,
+      [email, limit],
     );
     return rows.map((r) => ({
       id: r.id,
