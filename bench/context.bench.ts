@@ -206,6 +206,8 @@ async function main(): Promise<void> {
     AGENT_REPLY: 'off',
     JOBS_WORKER: 'false',
     JOBS_SCHEDULER: 'false',
+    // One user writes everything here: the bench measures the work, not the abuse limits.
+    CONVERSATIONS_PER_USER_PER_DAY: '1000000',
   });
   const app = await createApp(config);
   try {

@@ -76,6 +76,8 @@ async function main(): Promise<void> {
     JWT_SECRET,
     LOG_LEVEL: 'silent',
     AGENT_REPLY: 'off',
+    // One user writes everything here: the bench measures the work, not the abuse limits.
+    CONVERSATIONS_PER_USER_PER_DAY: '1000000',
   });
   const bootStarted = performance.now();
   const app = await createApp(config);

@@ -9,6 +9,7 @@ import { Memories1763800500000 } from './1763800500000-Memories.js';
 import { Search1763800600000 } from './1763800600000-Search.js';
 import { ModelCalls1763900000000 } from './1763900000000-ModelCalls.js';
 import { CursorPrecision1764000000000 } from './1764000000000-CursorPrecision.js';
+import { InvitationConsentAndQuotas1764000300000 } from './1764000300000-InvitationConsentAndQuotas.js';
 
 /**
  * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
@@ -26,4 +27,5 @@ export const MIGRATIONS = [
   Search1763800600000,
   ModelCalls1763900000000,
   CursorPrecision1764000000000,
+  InvitationConsentAndQuotas1764000300000,
 ];

@@ -78,3 +78,31 @@ export const byteSize = (raw: string): number => {
   ];
   return Number(m[1]) * unit;
 };
+
+const DURATION_UNITS_MS: Record<string, number> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+  w: 604_800_000,
+};
+
+/**
+ * A duration such as `90s`, `15m`, `24h`, `14d` or `2w` (a bare number is milliseconds), in
+ * milliseconds, between `min` and `max` (both written the same way).
+ */
+export const duration =
+  (min: string, max: string) =>
+  (raw: string): number => {
+    const parse = (value: string): number | null => {
+      const m = /^(\d{1,12})\s*(ms|s|m|h|d|w)?$/i.exec(value.trim());
+      return m ? Number(m[1]) * DURATION_UNITS_MS[(m[2] ?? 'ms').toLowerCase()] : null;
+    };
+    const n = parse(raw);
+    if (n === null) throw new ConfigParseError('must be a duration such as 90s, 15m, 24h or 14d');
+    if (n < parse(min)! || n > parse(max)!) {
+      throw new ConfigParseError(`must be between ${min} and ${max}`);
+    }
+    return n;
+  };

@@ -6,6 +6,7 @@ import { factsVariables } from '../facts/facts.config.js';
 import { identityVariables } from '../identity/identity.config.js';
 import { pubsubVariables } from '../pubsub/pubsub.config.js';
 import { jobsVariables } from '../jobs/jobs.config.js';
+import { legaciesVariables } from '../legacies/legacies.config.js';
 import { memoriesVariables } from '../memories/memories.config.js';
 import { modelsVariables, validateModelsConfig } from '../models/models.config.js';
 import { searchVariables } from '../search/search.config.js';
@@ -18,6 +19,7 @@ export const ALL_VARIABLES = {
   ...databaseVariables,
   ...pubsubVariables,
   ...identityVariables,
+  ...legaciesVariables,
   ...conversationsVariables,
   ...contextVariables,
   ...agentVariables,

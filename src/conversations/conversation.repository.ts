@@ -68,6 +68,31 @@ export class ConversationRepository {
       .getMany();
   }
 
+  /**
+   * The user's conversations in legacies they are no longer a member of, most recently active
+   * first: theirs to find and delete.
+   */
+  pageLeftBehind(
+    userId: string,
+    limit: number,
+    after?: { lastActivityAt: string; id: string },
+  ): Promise<ConversationEntity[]> {
+    const qb = this.repo()
+      .createQueryBuilder('c')
+      .where('c.user_id = :userId', { userId })
+      .andWhere(
+        'NOT EXISTS (SELECT 1 FROM legacy_members m WHERE m.legacy_id = c.legacy_id AND m.user_id = c.user_id)',
+      );
+    if (after) {
+      qb.andWhere('(c.last_activity_at, c.id) < (:lastActivityAt::timestamptz, :id::uuid)', after);
+    }
+    return qb
+      .orderBy('c.last_activity_at', 'DESC')
+      .addOrderBy('c.id', 'DESC')
+      .limit(limit)
+      .getMany();
+  }
+
   async setRemember(id: string, remember: boolean): Promise<ConversationEntity> {
     await this.repo().update({ id }, { remember });
     return this.repo().findOneByOrFail({ id });

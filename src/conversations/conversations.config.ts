@@ -16,4 +16,15 @@ export const conversationsVariables = defineVariables({
     default: '5000',
     parse: integer(1, 100_000),
   },
+  CONVERSATIONS_PER_USER_PER_DAY: {
+    description:
+      'Conversations one user may start or import in any 24 hours (deleted ones still count).',
+    default: '200',
+    parse: integer(1, 1_000_000),
+  },
+  IMPORTS_PER_USER_PER_HOUR: {
+    description: 'importConversation calls one user may make in any hour.',
+    default: '20',
+    parse: integer(1, 1_000_000),
+  },
 });

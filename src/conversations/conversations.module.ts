@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { LegaciesModule } from '../legacies/legacies.module.js';
+import { QuotasModule } from '../quotas/quotas.module.js';
 import { ConversationRepository } from './conversation.repository.js';
 import { ConversationsResolver } from './conversations.resolver.js';
 import { ConversationsService } from './conversations.service.js';
@@ -7,7 +8,7 @@ import { MessageRepository } from './message.repository.js';
 import { TurnEvents } from './turn-events.js';
 
 @Module({
-  imports: [LegaciesModule],
+  imports: [LegaciesModule, QuotasModule],
   providers: [
     ConversationRepository,
     MessageRepository,

@@ -28,6 +28,8 @@ import {
   ConversationConnection,
   ConversationModel,
   ImportConversationPayload,
+  LeftBehindConversationConnection,
+  LeftBehindConversationModel,
   MessageConnection,
   MessageModel,
   SendMessagePayload,
@@ -36,6 +38,17 @@ import { ReplyService } from './reply.service.js';
 
 function toModel(c: ConversationEntity): ConversationModel {
   return { ...c, messageCount: c.nextTurnIndex };
+}
+
+function toLeftBehind(c: ConversationEntity): LeftBehindConversationModel {
+  return {
+    id: c.id,
+    legacyId: c.legacyId,
+    title: c.title,
+    messageCount: c.nextTurnIndex,
+    lastActivityAt: c.lastActivityAt,
+    createdAt: c.createdAt,
+  };
 }
 
 @Resolver(() => ConversationModel)
@@ -68,6 +81,19 @@ export class ConversationsResolver {
       ...connection,
       nodes: connection.nodes.map(toModel),
       edges: connection.edges.map((e) => ({ cursor: e.cursor, node: toModel(e.node) })),
+    };
+  }
+
+  @Query(() => LeftBehindConversationConnection, {
+    description:
+      'Your conversations in legacies you left or were removed from, most recently active first: you can still delete them.',
+  })
+  async leftBehindConversations(@CurrentUser() user: UserEntity, @Args() page: ForwardPageArgs) {
+    const connection = await this.service.listLeftBehind(user, page);
+    return {
+      ...connection,
+      nodes: connection.nodes.map(toLeftBehind),
+      edges: connection.edges.map((e) => ({ cursor: e.cursor, node: toLeftBehind(e.node) })),
     };
   }
 
@@ -132,7 +158,10 @@ export class ConversationsResolver {
     return toModel(await this.service.setRemember(user, conversationId, on));
   }
 
-  @Mutation(() => Boolean, { description: 'Deletes the conversation and all derived from it.' })
+  @Mutation(() => Boolean, {
+    description:
+      'Deletes your conversation and all derived from it, also after you left its legacy.',
+  })
   async deleteConversation(
     @CurrentUser() user: UserEntity,
     @Args('id', { type: () => ID }, UuidPipe) id: string,

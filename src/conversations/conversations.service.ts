@@ -13,6 +13,7 @@ import { UserEntity } from '../identity/user.entity.js';
 import { LegaciesService } from '../legacies/legacies.service.js';
 import { countTokens } from '../models/tokenizer.js';
 import { EventBus, topics } from '../pubsub/event-bus.js';
+import { QuotasService } from '../quotas/quotas.service.js';
 import { ConversationErrorCode, ConversationException } from './conversation.exception.js';
 import { ConversationEntity } from './conversation.entity.js';
 import { ConversationRepository } from './conversation.repository.js';
@@ -45,6 +46,8 @@ export interface AppendResult {
 }
 
 const UNIQUE_VIOLATION = '23505';
+const HOUR_MS = 60 * 60 * 1000;
+const DAY_MS = 24 * HOUR_MS;
 
 /** The immutable conversation log: conversations owned by one member, turns appended in order. */
 @Injectable()
@@ -58,22 +61,37 @@ export class ConversationsService {
     private readonly legacies: LegaciesService,
     private readonly events: TurnEvents,
     private readonly bus: EventBus,
+    private readonly quotas: QuotasService,
     private readonly config: AppConfig,
   ) {}
+
+  /** CONVERSATIONS_PER_USER_PER_DAY, counted with the conversation it allows. */
+  private countConversation(m: EntityManager, user: UserEntity): Promise<void> {
+    const limit = this.config.env.CONVERSATIONS_PER_USER_PER_DAY;
+    return this.quotas.consume(m, {
+      scope: 'conversations.created',
+      subjectId: user.id,
+      limit,
+      windowMs: DAY_MS,
+      message: `You can start or import ${limit} conversations a day; try again later.`,
+    });
+  }
 
   async start(
     user: UserEntity,
     input: { legacyId: string; title?: string | null; remember?: boolean | null },
   ): Promise<ConversationEntity> {
     await this.legacies.requireMember(user.id, input.legacyId);
-    return this.dataSource.transaction((m) =>
-      this.conversations.create(m, {
+    const title = this.title(input.title);
+    return this.dataSource.transaction(async (m) => {
+      await this.countConversation(m, user);
+      return this.conversations.create(m, {
         legacyId: input.legacyId,
         userId: user.id,
-        title: this.title(input.title),
+        title,
         remember: input.remember ?? user.rememberByDefault,
-      }),
-    );
+      });
+    });
   }
 
   /** The conversation, if the user owns it and is still a member of its legacy. */
@@ -144,8 +162,32 @@ export class ConversationsService {
     return this.conversations.setRemember(id, remember);
   }
 
+  /**
+   * Conversations the user left behind in legacies they are no longer a member of: theirs to
+   * find and delete, and nothing more (no turns, nothing derived, nothing of the legacy).
+   */
+  async listLeftBehind(
+    user: UserEntity,
+    args: { first?: number; after?: string },
+  ): Promise<Connection<ConversationEntity>> {
+    const request = pageRequest(args, this.config.env.MAX_PAGE_SIZE);
+    const after = request.cursor
+      ? (() => {
+          const [lastActivityAt, id] = decodeCursor(request.cursor, 'after', 2) as string[];
+          return { lastActivityAt, id };
+        })()
+      : undefined;
+    const rows = await this.conversations.pageLeftBehind(user.id, request.limit + 1, after);
+    return toConnection(rows, request, (c) => encodeCursor([c.lastActivityAt.toISOString(), c.id]));
+  }
+
+  /**
+   * Deletes the user's own conversation. Membership is not required: a member who left or was
+   * removed still owns what they said.
+   */
   async delete(user: UserEntity, id: string): Promise<void> {
-    await this.getOwned(user, id);
+    const conversation = await this.conversations.findById(id);
+    if (!conversation || conversation.userId !== user.id) throw ConversationException.notFound();
     await this.conversations.delete(id);
   }
 
@@ -222,6 +264,15 @@ export class ConversationsService {
       null,
     );
     const { conversation, stored } = await this.dataSource.transaction(async (m) => {
+      const perHour = this.config.env.IMPORTS_PER_USER_PER_HOUR;
+      await this.quotas.consume(m, {
+        scope: 'conversations.imported',
+        subjectId: user.id,
+        limit: perHour,
+        windowMs: HOUR_MS,
+        message: `You can make ${perHour} imports an hour; try again later.`,
+      });
+      await this.countConversation(m, user);
       const created = await this.conversations.create(m, {
         legacyId: input.legacyId,
         userId: user.id,

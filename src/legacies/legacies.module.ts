@@ -1,9 +1,11 @@
 import { Module } from '@nestjs/common';
+import { QuotasModule } from '../quotas/quotas.module.js';
 import { LegaciesResolver, LegacyMemberResolver } from './legacies.resolver.js';
 import { LegaciesService } from './legacies.service.js';
 import { LegacyRepository } from './legacy.repository.js';
 
 @Module({
+  imports: [QuotasModule],
   providers: [LegacyRepository, LegaciesService, LegaciesResolver, LegacyMemberResolver],
   exports: [LegaciesService, LegacyRepository],
 })

@@ -24,6 +24,7 @@ import {
   LegacyInvitationModel,
   LegacyMemberModel,
   LegacyModel,
+  ReceivedInvitationModel,
 } from './models/legacy.model.js';
 
 function toModel({ legacy, role }: { legacy: LegacyEntity; role: LegacyRole }): LegacyModel {
@@ -85,10 +86,36 @@ export class LegaciesResolver {
   }
 
   @Mutation(() => AddLegacyMemberPayload, {
-    description: 'Adds an existing user at once, or invites the email until its first sign-in.',
+    description:
+      'Invites the email (owners and admins). The invitee joins only by accepting it; the answer is the same whether or not the email has an account.',
   })
   addLegacyMember(@CurrentUser() user: UserEntity, @Args('input') input: AddLegacyMemberInput) {
     return this.service.addMember(user, input.legacyId, input.email, input.role);
+  }
+
+  @Query(() => [ReceivedInvitationModel], {
+    description:
+      'Invitations to your verified email that you can still accept or decline, newest first (at most 100).',
+  })
+  myInvitations(@CurrentUser() user: UserEntity) {
+    return this.service.myInvitations(user);
+  }
+
+  @Mutation(() => LegacyModel, { description: 'Join the legacy an invitation to you is for.' })
+  async acceptInvitation(
+    @CurrentUser() user: UserEntity,
+    @Args('id', { type: () => ID }, UuidPipe) id: string,
+  ) {
+    return toModel(await this.service.acceptInvitation(user, id));
+  }
+
+  @Mutation(() => Boolean, { description: 'Turn down an invitation to you.' })
+  async declineInvitation(
+    @CurrentUser() user: UserEntity,
+    @Args('id', { type: () => ID }, UuidPipe) id: string,
+  ) {
+    await this.service.declineInvitation(user, id);
+    return true;
   }
 
   @Mutation(() => Boolean)

@@ -1,4 +1,4 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import {
@@ -10,19 +10,31 @@ import {
 } from '../common/pagination/connection.js';
 import { CommonException } from '../common/errors/domain.exception.js';
 import { UserEntity } from '../identity/user.entity.js';
-import { UsersService } from '../identity/users.service.js';
+import { QuotasService } from '../quotas/quotas.service.js';
 import { LegacyInvitationEntity } from './legacy-invitation.entity.js';
 import { LegacyMemberEntity } from './legacy-member.entity.js';
 import { LegacyRole } from './legacy-role.enum.js';
 import { LegacyErrorCode, LegacyException } from './legacy.exception.js';
-import { LegacyFields, LegacyRepository, LegacyWithRole } from './legacy.repository.js';
+import {
+  LegacyFields,
+  LegacyRepository,
+  LegacyWithRole,
+  ReceivedInvitation,
+} from './legacy.repository.js';
 import { LegacyEntity } from './legacy.entity.js';
 
 const MANAGERS = new Set([LegacyRole.OWNER, LegacyRole.ADMIN]);
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** myInvitations lists at most this many (the newest): a bounded answer whoever invites. */
+export const MY_INVITATIONS_LIMIT = 100;
 
+/**
+ * The answer to addLegacyMember: always an invitation, whether or not the email has an account
+ * (`member` is kept for older clients and is always null).
+ */
 export interface AddMemberResult {
-  member: LegacyMemberEntity | null;
-  invitation: LegacyInvitationEntity | null;
+  member: null;
+  invitation: LegacyInvitationEntity;
 }
 
 function checkDates(bornOn?: string | null, diedOn?: string | null): void {
@@ -40,19 +52,13 @@ function checkDates(bornOn?: string | null, diedOn?: string | null): void {
  * "may U see legacy L?" (requireMember) and "does U manage L?" (requireManager).
  */
 @Injectable()
-export class LegaciesService implements OnModuleInit {
+export class LegaciesService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly legacies: LegacyRepository,
-    private readonly users: UsersService,
+    private readonly quotas: QuotasService,
     private readonly config: AppConfig,
   ) {}
-
-  onModuleInit(): void {
-    this.users.onUserCreated(async (user, manager) => {
-      if (user.email) await this.legacies.acceptInvitations(manager, user.email, user.id);
-    });
-  }
 
   /** The viewer's role in the legacy; NOT_FOUND for non-members (existence is not revealed). */
   async requireMember(userId: string, legacyId: string): Promise<LegacyRole> {
@@ -86,10 +92,23 @@ export class LegaciesService implements OnModuleInit {
 
   async create(user: UserEntity, fields: Partial<LegacyFields> & { name: string }) {
     checkDates(fields.bornOn, fields.diedOn);
-    const legacy = await this.dataSource.transaction((m) =>
-      this.legacies.create(m, fields, user.id),
-    );
+    const legacy = await this.dataSource.transaction(async (m) => {
+      await this.assertMayOwnAnother(m, user.id);
+      return this.legacies.create(m, fields, user.id);
+    });
     return { legacy, role: LegacyRole.OWNER };
+  }
+
+  /** MAX_LEGACIES_PER_USER, counted under a per-user lock held until the transaction ends. */
+  private async assertMayOwnAnother(m: EntityManager, userId: string): Promise<void> {
+    await this.quotas.serialize(m, `legacies.owned:${userId}`);
+    const max = this.config.env.MAX_LEGACIES_PER_USER;
+    if ((await this.legacies.countOwned(m, userId)) >= max) {
+      throw new LegacyException(
+        LegacyErrorCode.LEGACY_LIMIT_REACHED,
+        `You can own at most ${max} legacies: delete one or hand it to another owner first.`,
+      );
+    }
   }
 
   async update(user: UserEntity, legacyId: string, changes: Partial<LegacyFields>) {
@@ -137,6 +156,10 @@ export class LegaciesService implements OnModuleInit {
     return this.legacies.pendingInvitations(legacyId);
   }
 
+  /**
+   * Invites the email to the legacy. Nobody joins until they accept (acceptInvitation), and the
+   * answer and the work done are the same whether or not the email has an account.
+   */
   async addMember(
     actor: UserEntity,
     legacyId: string,
@@ -148,29 +171,74 @@ export class LegaciesService implements OnModuleInit {
       throw new LegacyException(LegacyErrorCode.NOT_AN_OWNER, 'Only an owner can add an owner.');
     }
     const normalized = email.trim().toLowerCase();
+    const env = this.config.env;
     return this.dataSource.transaction(async (m) => {
-      const existing = await this.users.findByEmail(normalized, m);
-      if (!existing) {
-        await this.assertMayChangeInvitation(m, actorRole, legacyId, normalized);
-        const invitation = await this.legacies.upsertInvitation(
-          m,
-          legacyId,
-          normalized,
-          role,
-          actor.id,
-        );
-        return { member: null, invitation };
-      }
-      if (await this.legacies.findMembership(legacyId, existing.id, m)) {
+      // Seats are counted under a per-legacy lock, so concurrent invitations cannot overfill it.
+      await this.quotas.serialize(m, `legacies.seats:${legacyId}`);
+      await this.assertMayChangeInvitation(m, actorRole, legacyId, normalized);
+      // The family sees its members' emails anyway: this tells the manager nothing new.
+      if (await this.legacies.hasMemberWithEmail(m, legacyId, normalized)) {
         throw new LegacyException(
           LegacyErrorCode.ALREADY_MEMBER,
           'That person is already a member of this legacy.',
           'email',
         );
       }
-      const member = await this.legacies.addMember(m, legacyId, existing.id, role);
-      return { member, invitation: null };
+      await this.legacies.deleteExpiredInvitations(m, legacyId);
+      if ((await this.legacies.countSeats(m, legacyId, normalized)) >= env.MAX_MEMBERS_PER_LEGACY) {
+        throw new LegacyException(
+          LegacyErrorCode.MEMBER_LIMIT_REACHED,
+          `A legacy has at most ${env.MAX_MEMBERS_PER_LEGACY} members, counting pending invitations.`,
+          'email',
+        );
+      }
+      await this.quotas.consume(m, {
+        scope: 'legacy.invitations',
+        subjectId: legacyId,
+        limit: env.INVITATIONS_PER_LEGACY_PER_DAY,
+        windowMs: DAY_MS,
+        message: `A legacy can send ${env.INVITATIONS_PER_LEGACY_PER_DAY} invitations a day; try again later.`,
+      });
+      const invitation = await this.legacies.upsertInvitation(
+        m,
+        legacyId,
+        normalized,
+        role,
+        actor.id,
+        env.INVITATION_TTL,
+      );
+      return { member: null, invitation };
     });
+  }
+
+  /** Invitations to the user's verified email that can still be answered, newest first. */
+  myInvitations(user: UserEntity): Promise<ReceivedInvitation[]> {
+    return user.email
+      ? this.legacies.invitationsFor(user.email, MY_INVITATIONS_LIMIT)
+      : Promise.resolve([]);
+  }
+
+  /** Joins the legacy with the invitation's role; the invitation is used up. */
+  async acceptInvitation(user: UserEntity, invitationId: string): Promise<LegacyWithRole> {
+    const email = user.email;
+    if (!email) throw LegacyException.invitationNotFound();
+    return this.dataSource.transaction(async (m) => {
+      const taken = await this.legacies.takeInvitation(m, invitationId, email);
+      if (!taken) throw LegacyException.invitationNotFound();
+      if (taken.role === LegacyRole.OWNER) await this.assertMayOwnAnother(m, user.id);
+      const member = await this.legacies.addMember(m, taken.legacyId, user.id, taken.role);
+      const legacy = (await this.legacies.findById(taken.legacyId, m))!;
+      return { legacy, role: member.role, joinedAt: member.joinedAt };
+    });
+  }
+
+  async declineInvitation(user: UserEntity, invitationId: string): Promise<void> {
+    const email = user.email;
+    if (!email) throw LegacyException.invitationNotFound();
+    const taken = await this.dataSource.transaction((m) =>
+      this.legacies.takeInvitation(m, invitationId, email),
+    );
+    if (!taken) throw LegacyException.invitationNotFound();
   }
 
   async cancelInvitation(actor: UserEntity, legacyId: string, email: string): Promise<void> {

@@ -1,7 +1,7 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
 import { LegacyRole } from './legacy-role.enum.js';
 
-/** A membership waiting for a user with this email to sign in for the first time. */
+/** A membership offered to whoever holds this (verified) email, until they answer or it expires. */
 @Entity('legacy_invitations')
 export class LegacyInvitationEntity {
   @PrimaryGeneratedColumn('uuid')
@@ -22,4 +22,7 @@ export class LegacyInvitationEntity {
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
+
+  @Column({ name: 'expires_at', type: 'timestamptz' })
+  expiresAt: Date;
 }

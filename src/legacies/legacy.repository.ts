@@ -11,6 +11,17 @@ export interface LegacyWithRole {
   joinedAt: Date;
 }
 
+/** An invitation as its invitee sees it: enough to decide, nothing more of the legacy. */
+export interface ReceivedInvitation {
+  id: string;
+  legacyId: string;
+  legacyName: string;
+  role: LegacyRole;
+  invitedByName: string | null;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
 export type LegacyFields = Pick<
   LegacyEntity,
   'name' | 'description' | 'bornOn' | 'diedOn' | 'persona'
@@ -38,8 +49,45 @@ export class LegacyRepository {
     return legacy;
   }
 
-  findById(id: string): Promise<LegacyEntity | null> {
-    return this.m().getRepository(LegacyEntity).findOneBy({ id });
+  findById(id: string, manager?: EntityManager): Promise<LegacyEntity | null> {
+    return this.m(manager).getRepository(LegacyEntity).findOneBy({ id });
+  }
+
+  /** Legacies the user owns. */
+  async countOwned(manager: EntityManager, userId: string): Promise<number> {
+    const rows: { n: number }[] = await manager.query(
+      `SELECT count(*)::int AS n FROM legacy_members WHERE user_id = $1 AND role = 'OWNER'`,
+      [userId],
+    );
+    return Number(rows[0].n);
+  }
+
+  /**
+   * Seats taken in the legacy: its members and its invitations that have not expired, except an
+   * invitation to `exceptEmail` (renewing it takes no new seat).
+   */
+  async countSeats(manager: EntityManager, legacyId: string, exceptEmail: string): Promise<number> {
+    const rows: { n: number }[] = await manager.query(
+      `SELECT (SELECT count(*) FROM legacy_members WHERE legacy_id = $1)
+            + (SELECT count(*) FROM legacy_invitations
+                WHERE legacy_id = $1 AND expires_at > now() AND email <> $2) AS n`,
+      [legacyId, exceptEmail],
+    );
+    return Number(rows[0].n);
+  }
+
+  /** Whether a member of the legacy has this (lower-cased) email. */
+  async hasMemberWithEmail(
+    manager: EntityManager,
+    legacyId: string,
+    email: string,
+  ): Promise<boolean> {
+    const rows: unknown[] = await manager.query(
+      `SELECT 1 FROM legacy_members m JOIN users u ON u.id = m.user_id
+        WHERE m.legacy_id = $1 AND lower(u.email) = $2 LIMIT 1`,
+      [legacyId, email],
+    );
+    return rows.length > 0;
   }
 
   async update(id: string, changes: Partial<LegacyFields>): Promise<LegacyEntity> {
@@ -125,25 +173,42 @@ export class LegacyRepository {
     return rows.map((r) => ({ legacy: r.legacy, role: r.role, joinedAt: r.joinedAt }));
   }
 
+  /** Creates or renews the invitation: a fresh role, inviter and expiry. */
   async upsertInvitation(
     manager: EntityManager,
     legacyId: string,
     email: string,
     role: LegacyRole,
     invitedBy: string,
+    ttlMs: number,
   ): Promise<LegacyInvitationEntity> {
     await manager.query(
-      `INSERT INTO legacy_invitations (legacy_id, email, role, invited_by) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (legacy_id, email) DO UPDATE SET role = EXCLUDED.role, invited_by = EXCLUDED.invited_by`,
-      [legacyId, email, role, invitedBy],
+      `INSERT INTO legacy_invitations (legacy_id, email, role, invited_by, created_at, expires_at)
+       VALUES ($1, $2, $3, $4, now(), now() + $5 * interval '1 millisecond')
+       ON CONFLICT (legacy_id, email) DO UPDATE
+         SET role = EXCLUDED.role, invited_by = EXCLUDED.invited_by,
+             created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at`,
+      [legacyId, email, role, invitedBy, ttlMs],
     );
     return manager.getRepository(LegacyInvitationEntity).findOneByOrFail({ legacyId, email });
   }
 
+  /** The legacy's invitations that can still be accepted, oldest first. */
   pendingInvitations(legacyId: string): Promise<LegacyInvitationEntity[]> {
     return this.m()
       .getRepository(LegacyInvitationEntity)
-      .find({ where: { legacyId }, order: { createdAt: 'ASC' } });
+      .createQueryBuilder('i')
+      .where('i.legacy_id = :legacyId AND i.expires_at > now()', { legacyId })
+      .orderBy('i.created_at', 'ASC')
+      .addOrderBy('i.id', 'ASC')
+      .getMany();
+  }
+
+  async deleteExpiredInvitations(manager: EntityManager, legacyId: string): Promise<void> {
+    await manager.query(
+      `DELETE FROM legacy_invitations WHERE legacy_id = $1 AND expires_at <= now()`,
+      [legacyId],
+    );
   }
 
   findInvitationForUpdate(
@@ -160,18 +225,57 @@ export class LegacyRepository {
     await manager.getRepository(LegacyInvitationEntity).delete({ legacyId, email });
   }
 
-  /** Turns every pending invitation for this email into a membership; returns how many. */
-  async acceptInvitations(manager: EntityManager, email: string, userId: string): Promise<number> {
-    const accepted: unknown[] = await manager.query(
-      `WITH taken AS (
-         DELETE FROM legacy_invitations WHERE email = $1 RETURNING legacy_id, role
-       )
-       INSERT INTO legacy_members (legacy_id, user_id, role)
-       SELECT legacy_id, $2, role FROM taken
-       ON CONFLICT (legacy_id, user_id) DO NOTHING
-       RETURNING legacy_id`,
-      [email, userId],
+  /** Invitations to this email that can still be answered, newest first, with what to show. */
+  async invitationsFor(email: string, limit: number): Promise<ReceivedInvitation[]> {
+    const rows: {
+      id: string;
+      legacy_id: string;
+      legacy_name: string;
+      role: LegacyRole;
+      invited_by_name: string | null;
+      created_at: Date;
+      expires_at: Date;
+    }[] = await this.m().query(
+      `SELECT i.id, i.legacy_id, l.name AS legacy_name, i.role, u.display_name AS invited_by_name,
+              i.created_at, i.expires_at
+         FROM legacy_invitations i
+         JOIN legacies l ON l.id = i.legacy_id
+         LEFT JOIN users u ON u.id = i.invited_by
+        WHERE i.email = $1 AND i.expires_at > now()
+        ORDER BY i.created_at DESC, i.id DESC
+        LIMIT $2`,
+      [email, limit],
     );
-    return accepted.length;
+    return rows.map((r) => ({
+      id: r.id,
+      legacyId: r.legacy_id,
+      legacyName: r.legacy_name,
+      role: r.role,
+      invitedByName: r.invited_by_name,
+      createdAt: new Date(r.created_at),
+      expiresAt: new Date(r.expires_at),
+    }));
+  }
+
+  /**
+   * Removes the invitation if it is addressed to this email and has not expired, returning it:
+   * answering an invitation takes it exactly once.
+   */
+  async takeInvitation(
+    manager: EntityManager,
+    id: string,
+    email: string,
+  ): Promise<{ legacyId: string; role: LegacyRole } | null> {
+    const rows: unknown[] = await manager.query(
+      `DELETE FROM legacy_invitations WHERE id = $1 AND email = $2 AND expires_at > now()
+       RETURNING legacy_id, role`,
+      [id, email],
+    );
+    // TypeORM returns [rows, affected] for DELETE ... RETURNING.
+    const taken = (Array.isArray(rows[0]) ? rows[0] : rows) as {
+      legacy_id: string;
+      role: LegacyRole;
+    }[];
+    return taken.length > 0 ? { legacyId: taken[0].legacy_id, role: taken[0].role } : null;
   }
 }

@@ -1,4 +1,5 @@
 import { startTestApp, subscribe, TestApp, TestUser } from '../support/test-app.js';
+import { joinLegacy } from '../support/membership.js';
 
 const DELTAS = `subscription($id: ID!) {
   assistantReplyDelta(conversationId: $id) { sequence text done messageId }
@@ -27,19 +28,14 @@ describe('assistantReplyDelta authorization', () => {
     owner = await t.user('authz-owner', { email: 'owner@example.com' });
     member = await t.user('authz-member', { email: 'member@example.com' });
     outsider = await t.user('authz-outsider', { email: 'outsider@example.com' });
-    await t.gql('{ me { id } }', {}, member); // signs in, so the next step adds rather than invites
+    await t.gql('{ me { id } }', {}, member);
     const legacy = await t.gql<{ createLegacy: { id: string } }>(
       'mutation { createLegacy(input: { name: "Nana" }) { id } }',
       {},
       owner,
     );
     const legacyId = legacy.data!.createLegacy.id;
-    const added = await t.gql(
-      `mutation($input: AddLegacyMemberInput!) { addLegacyMember(input: $input) { member { role } } }`,
-      { input: { legacyId, email: 'member@example.com', role: 'MEMBER' } },
-      owner,
-    );
-    expect(added.data).toEqual({ addLegacyMember: { member: { role: 'MEMBER' } } });
+    await joinLegacy(t, owner, legacyId, member);
     const started = await t.gql<{ startConversation: { id: string } }>(
       `mutation($input: StartConversationInput!) { startConversation(input: $input) { id } }`,
       { input: { legacyId } },

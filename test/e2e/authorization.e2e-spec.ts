@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { buildSchema } from 'graphql';
 import { DataSource } from 'typeorm';
+import { joinLegacy } from '../support/membership.js';
 import { GqlResponse, startTestApp, subscribe, TestApp, TestUser } from '../support/test-app.js';
 
 /**
@@ -34,6 +35,8 @@ interface Fixture {
   /** Started by `member`; holds one message whose content contains `secret`. */
   conversationId: string;
   invitedEmail: string;
+  /** A pending invitation to the outsider's email (an existing account). */
+  outsiderInvitationId: string;
   /** Appears in the legacy's name, the conversation's title and its message: must never leak. */
   secret: string;
 }
@@ -97,19 +100,22 @@ describe('Authorization matrix', () => {
       users.owner,
     );
     const legacyId = createLegacy.id;
-    const add = (email: string, role: string) =>
-      ok(
-        `mutation($input: AddLegacyMemberInput!) { addLegacyMember(input: $input) { member { role } invitation { email } } }`,
-        { input: { legacyId, email, role } },
+    const invite = (email: string) =>
+      ok<{ addLegacyMember: { invitation: { id: string } } }>(
+        `mutation($input: AddLegacyMemberInput!) { addLegacyMember(input: $input) { invitation { id } } }`,
+        { input: { legacyId, email, role: 'MEMBER' } },
         users.owner,
       );
-    await Promise.all([
-      add(users.coOwner.email!, 'OWNER'),
-      add(users.admin.email!, 'ADMIN'),
-      add(users.member.email!, 'MEMBER'),
-      add(users.other.email!, 'MEMBER'),
-      add(invitedEmail, 'MEMBER'),
+    // Everyone joins by accepting an invitation; two stay pending (no account, and the outsider).
+    const [, , , , , toOutsider] = await Promise.all([
+      joinLegacy(t, users.owner, legacyId, users.coOwner, 'OWNER'),
+      joinLegacy(t, users.owner, legacyId, users.admin, 'ADMIN'),
+      joinLegacy(t, users.owner, legacyId, users.member, 'MEMBER'),
+      joinLegacy(t, users.owner, legacyId, users.other, 'MEMBER'),
+      invite(invitedEmail),
+      invite(users.outsider.email!),
     ]);
+    const outsiderInvitationId = toOutsider.addLegacyMember.invitation.id;
     const { startConversation } = await ok<{ startConversation: { id: string } }>(
       `mutation($input: StartConversationInput!) { startConversation(input: $input) { id } }`,
       // remember on, so that switching it off (setConversationRemember) is observable.
@@ -122,12 +128,18 @@ describe('Authorization matrix', () => {
       { input: { conversationId, content: `Message ${secret}` } },
       users.member,
     );
-    return { legacyId, conversationId, invitedEmail, secret };
+    return { legacyId, conversationId, invitedEmail, outsiderInvitationId, secret };
   }
 
   beforeAll(async () => {
     // No worker: a retried job stays PENDING for the checks below.
-    t = await startTestApp({ AGENT_REPLY: 'off', JOBS_WORKER: 'false', JOBS_SCHEDULER: 'false' });
+    t = await startTestApp({
+      AGENT_REPLY: 'off',
+      JOBS_WORKER: 'false',
+      JOBS_SCHEDULER: 'false',
+      // Every fixture is owned by the same two users; the limit has tests of its own.
+      MAX_LEGACIES_PER_USER: '1000',
+    });
     db = t.app.get(DataSource);
     const people: Person[] = ['owner', 'coOwner', 'admin', 'member', 'other', 'outsider'];
     for (const who of [...people, 'platformAdmin' as const]) {
@@ -297,6 +309,73 @@ describe('Authorization matrix', () => {
         ]),
     },
     {
+      name: 'addLegacyMember (an existing account)',
+      query: `mutation($input: AddLegacyMemberInput!) {
+        addLegacyMember(input: $input) { member { role } invitation { email role } } }`,
+      variables: (f) => ({
+        input: {
+          legacyId: f.legacyId,
+          email: users.platformAdmin.email!.toLowerCase(),
+          role: 'MEMBER',
+        },
+      }),
+      matrix: [UNAUTH, NF, FORBID, OK, OK],
+      // The same answer as for an unknown email, and no membership until accepted.
+      data: () => ({
+        addLegacyMember: {
+          member: null,
+          invitation: { email: users.platformAdmin.email!.toLowerCase(), role: 'MEMBER' },
+        },
+      }),
+      effect: async (f) =>
+        (await exists('SELECT 1 FROM legacy_invitations WHERE legacy_id = $1 AND email = $2', [
+          f.legacyId,
+          users.platformAdmin.email!.toLowerCase(),
+        ])) && (await roleOf(f, 'platformAdmin')) === null,
+    },
+    {
+      name: 'myInvitations',
+      query: '{ myInvitations { id legacyId legacyName role } }',
+      variables: () => ({}),
+      matrix: [UNAUTH, OK, OK, OK, OK],
+      // Only the invitee sees an invitation (the legacy's name is theirs to see, to decide).
+      data: (f, role) => ({
+        myInvitations:
+          role === 'outsider'
+            ? expect.arrayContaining([
+                {
+                  id: f.outsiderInvitationId,
+                  legacyId: f.legacyId,
+                  legacyName: `Legacy ${f.secret}`,
+                  role: 'MEMBER',
+                },
+              ])
+            : expect.not.arrayContaining([expect.objectContaining({ legacyId: f.legacyId })]),
+      }),
+    },
+    {
+      name: 'acceptInvitation',
+      query: 'mutation($id: ID!) { acceptInvitation(id: $id) { id viewerRole } }',
+      variables: (f) => ({ id: f.outsiderInvitationId }),
+      // Only the invitee: a manager cannot accept on someone's behalf.
+      matrix: [UNAUTH, OK, NF, NF, NF],
+      fresh: true,
+      data: (f) => ({ acceptInvitation: { id: f.legacyId, viewerRole: 'MEMBER' } }),
+      effect: async (f) => (await roleOf(f, 'outsider')) === 'MEMBER',
+    },
+    {
+      name: 'declineInvitation',
+      query: 'mutation($id: ID!) { declineInvitation(id: $id) }',
+      variables: (f) => ({ id: f.outsiderInvitationId }),
+      matrix: [UNAUTH, OK, NF, NF, NF],
+      fresh: true,
+      data: () => ({ declineInvitation: true }),
+      effect: async (f) =>
+        !(await exists('SELECT 1 FROM legacy_invitations WHERE id = $1', [
+          f.outsiderInvitationId,
+        ])) && (await roleOf(f, 'outsider')) === null,
+    },
+    {
       name: 'cancelLegacyInvitation',
       query:
         'mutation($legacyId: ID!, $email: String!) { cancelLegacyInvitation(legacyId: $legacyId, email: $email) }',
@@ -397,6 +476,19 @@ describe('Authorization matrix', () => {
             role === 'member'
               ? expect.arrayContaining([{ id: f.conversationId }])
               : expect.not.arrayContaining([{ id: f.conversationId }]),
+        },
+      }),
+    },
+    {
+      name: 'leftBehindConversations',
+      query: '{ leftBehindConversations(first: 100) { nodes { id } } }',
+      variables: () => ({}),
+      // Only conversations in legacies one is no longer a member of (tested in
+      // invitations-and-limits): the fixture's member is still a member.
+      matrix: [UNAUTH, OK, OK, OK, OK],
+      data: (f) => ({
+        leftBehindConversations: {
+          nodes: expect.not.arrayContaining([{ id: f.conversationId }]),
         },
       }),
     },

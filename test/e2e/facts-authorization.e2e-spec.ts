@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { GqlResponse, startTestApp, subscribe, TestApp, TestUser } from '../support/test-app.js';
+import { joinLegacy } from '../support/membership.js';
 
 type Caller = 'anonymous' | 'outsider' | 'family member' | 'legacy owner';
 
@@ -136,13 +137,7 @@ describe('facts and summaries authorization', () => {
         owner,
       )
     ).createLegacy.id;
-    for (const email of ['author@example.com', 'member@example.com']) {
-      await ok(
-        `mutation($input: AddLegacyMemberInput!) { addLegacyMember(input: $input) { member { role } } }`,
-        { input: { legacyId: f.legacyId, email, role: 'MEMBER' } },
-        owner,
-      );
-    }
+    for (const invitee of [author, member]) await joinLegacy(t, owner, f.legacyId, invitee);
     f.privateId = await addFact(`Joe buried a tin box under the ${SECRET} bush.`, 'PRIVATE');
     f.sharedId = await addFact('Joe loved the county fair.', 'SHARED');
     f.deletedId = await addFact(`Joe once sold the ${SECRET} farm.`, 'PRIVATE');

@@ -1,4 +1,5 @@
 import { GqlResponse, startTestApp, subscribe, TestApp, TestUser } from '../support/test-app.js';
+import { joinLegacy } from '../support/membership.js';
 
 interface Fact {
   id: string;
@@ -45,13 +46,7 @@ describe('facts: family review', () => {
         owner,
       )
     ).createLegacy.id;
-    for (const email of ['anna@example.com', 'ben@example.com']) {
-      await ok(
-        `mutation($input: AddLegacyMemberInput!) { addLegacyMember(input: $input) { member { role } } }`,
-        { input: { legacyId, email, role: 'MEMBER' } },
-        owner,
-      );
-    }
+    for (const invitee of [anna, ben]) await joinLegacy(t, owner, legacyId, invitee);
   });
   afterAll(() => t.close());
 

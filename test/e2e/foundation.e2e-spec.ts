@@ -100,22 +100,43 @@ describe('Keepsake foundation (HTTP and WebSocket)', () => {
     const legacyId = created.data!.createLegacy.id;
     expect(created.data!.createLegacy.viewerRole).toBe('OWNER');
 
-    // Bob exists already (he signed in above? make sure) and is added at once.
+    // Bob has an account, Carol has not: both are invited, with the same answer, and neither
+    // joins until they accept.
     await t.gql('{ me { id } }', {}, bob);
-    const add = await t.gql<{ addLegacyMember: { member: { role: string } | null } }>(
-      `mutation($input: AddLegacyMemberInput!) { addLegacyMember(input: $input) { member { role user { email } } invitation { email } } }`,
+    const ADD = `mutation($input: AddLegacyMemberInput!) {
+      addLegacyMember(input: $input) { member { role } invitation { id email role } } }`;
+    type Added = { addLegacyMember: { member: null; invitation: { id: string; email: string } } };
+    const add = await t.gql<Added>(
+      ADD,
       { input: { legacyId, email: 'BOB@example.com', role: 'MEMBER' } },
       alice,
     );
-    expect(add.data!.addLegacyMember.member).toMatchObject({ role: 'MEMBER' });
+    expect(add.data!.addLegacyMember).toMatchObject({
+      member: null,
+      invitation: { email: 'bob@example.com', role: 'MEMBER' },
+    });
+    const bobBefore = await t.gql(
+      `query($id: ID!) { legacy(id: $id) { id } }`,
+      { id: legacyId },
+      bob,
+    );
+    expect(bobBefore.errors![0].extensions!.code).toBe('NOT_FOUND');
+    const bobAccepts = await t.gql<{ acceptInvitation: { viewerRole: string } }>(
+      `mutation($id: ID!) { acceptInvitation(id: $id) { viewerRole } }`,
+      { id: add.data!.addLegacyMember.invitation.id },
+      bob,
+    );
+    expect(bobAccepts.data!.acceptInvitation.viewerRole).toBe('MEMBER');
 
-    // Carol has never signed in: she is invited and becomes a member at first sign-in.
-    const invite = await t.gql<{ addLegacyMember: { invitation: { email: string } | null } }>(
-      `mutation($input: AddLegacyMemberInput!) { addLegacyMember(input: $input) { member { role } invitation { email role } } }`,
+    const invite = await t.gql<Added>(
+      ADD,
       { input: { legacyId, email: 'carol@example.com', role: 'ADMIN' } },
       alice,
     );
-    expect(invite.data!.addLegacyMember.invitation).toMatchObject({ email: 'carol@example.com' });
+    expect(invite.data!.addLegacyMember).toMatchObject({
+      member: null,
+      invitation: { email: 'carol@example.com', role: 'ADMIN' },
+    });
     // Someone else whose provider has not verified that address gets nothing from it.
     const mallory = await signToken('mallory', {
       email: 'carol@example.com',
@@ -127,13 +148,35 @@ describe('Keepsake foundation (HTTP and WebSocket)', () => {
       mallory,
     );
     expect(malloryMe.data!.me.email).toBeNull();
+    const malloryInvitations = await t.gql('{ myInvitations { id } }', {}, mallory);
+    expect(malloryInvitations.data).toEqual({ myInvitations: [] });
     const malloryView = await t.gql(
       `query($id: ID!) { legacy(id: $id) { viewerRole } }`,
       { id: legacyId },
       mallory,
     );
     expect(malloryView.errors![0].extensions!.code).toBe('NOT_FOUND');
+    // Carol's first sign-in shows her the invitation; she joins by accepting it.
     const carol = await t.user('carol', { email: 'carol@example.com' });
+    const carolBefore = await t.gql(
+      `query($id: ID!) { legacy(id: $id) { viewerRole } }`,
+      { id: legacyId },
+      carol,
+    );
+    expect(carolBefore.errors![0].extensions!.code).toBe('NOT_FOUND');
+    const carolInvitations = await t.gql<{ myInvitations: { id: string; legacyName: string }[] }>(
+      '{ myInvitations { id legacyName } }',
+      {},
+      carol,
+    );
+    expect(carolInvitations.data!.myInvitations).toEqual([
+      { id: invite.data!.addLegacyMember.invitation.id, legacyName: 'Grandpa Joe' },
+    ]);
+    await t.gql(
+      `mutation($id: ID!) { acceptInvitation(id: $id) { id } }`,
+      { id: invite.data!.addLegacyMember.invitation.id },
+      carol,
+    );
     const carolView = await t.gql<{ legacy: { viewerRole: string } }>(
       `query($id: ID!) { legacy(id: $id) { viewerRole } }`,
       { id: legacyId },

@@ -181,7 +181,7 @@ describe('memories authorization', () => {
     other = await signIn(t, 'mem-authz-other');
     const legacyId = await createLegacy(t, owner);
     const privateLegacyId = await createLegacy(t, owner, 'Grandpa');
-    await addMember(t, owner, legacyId, 'mem-authz-other@example.com');
+    await addMember(t, owner, legacyId, other);
     const conversationId = await startConversation(t, owner, legacyId, true);
     const ex = await exchange(t, owner, conversationId, `My favourite place is the ${SECRET}.`);
     await t.app.get(JobsService).drain();

@@ -1,5 +1,6 @@
 import { JobsService } from '../../src/jobs/jobs.service.js';
 import { GqlResponse, startTestApp, TestApp, TestUser } from '../support/test-app.js';
+import { joinLegacy } from '../support/membership.js';
 
 /**
  * Who may call the search operations. The owner's conversation, private fact and memory hold
@@ -123,11 +124,7 @@ describe('Search authorization', () => {
       people.owner,
     );
     const legacyId = createLegacy.id;
-    await ok(
-      `mutation($input: AddLegacyMemberInput!) { addLegacyMember(input: $input) { member { role } } }`,
-      { input: { legacyId, email: 'member@example.com', role: 'MEMBER' } },
-      people.owner,
-    );
+    await joinLegacy(t, people.owner, legacyId, people.member);
     const { startConversation } = await ok<{ startConversation: { id: string } }>(
       'mutation($l: ID!) { startConversation(input: { legacyId: $l }) { id } }',
       { l: legacyId },

@@ -6,6 +6,7 @@ import { LegacyRepository } from '../../src/legacies/legacy.repository.js';
 import { SUMMARIZE_JOB, SummariesService } from '../../src/summaries/summaries.service.js';
 import { JobsService } from '../../src/jobs/jobs.service.js';
 import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
+import { joinLegacy } from '../support/membership.js';
 
 interface Fact {
   id: string;
@@ -62,11 +63,7 @@ describe('facts from conversations', () => {
     );
     const id = created.data!.createLegacy.id;
     if (member) {
-      await t.gql(
-        `mutation($input: AddLegacyMemberInput!) { addLegacyMember(input: $input) { member { role } } }`,
-        { input: { legacyId: id, email: member.email, role: 'MEMBER' } },
-        owner,
-      );
+      await joinLegacy(t, owner, id, member);
     }
     return id;
   }

@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { MemoryClock } from '../../src/memories/memory-clock.js';
+import { joinLegacy } from '../support/membership.js';
 import { GqlResponse, TestApp, TestUser } from '../support/test-app.js';
 
 /** Shared steps of the memories test files (not a test file itself). */
@@ -67,14 +68,8 @@ export async function createLegacy(t: TestApp, as: TestUser, name = 'Nana'): Pro
   return ok(res).createLegacy.id;
 }
 
-export async function addMember(t: TestApp, owner: TestUser, legacyId: string, email: string) {
-  ok(
-    await t.gql(
-      `mutation($input: AddLegacyMemberInput!) { addLegacyMember(input: $input) { member { role } } }`,
-      { input: { legacyId, email, role: 'MEMBER' } },
-      owner,
-    ),
-  );
+export async function addMember(t: TestApp, owner: TestUser, legacyId: string, invitee: TestUser) {
+  await joinLegacy(t, owner, legacyId, invitee);
 }
 
 export async function startConversation(

@@ -82,7 +82,7 @@ describe('Memories', () => {
       alice = await signIn(t, 'consent-alice');
       bob = await signIn(t, 'consent-bob');
       legacyId = await createLegacy(t, alice);
-      await addMember(t, alice, legacyId, 'consent-bob@example.com');
+      await addMember(t, alice, legacyId, bob);
     });
 
     it('is opt-in: a new user starts with rememberByDefault off, so nothing is remembered', async () => {

@@ -7,6 +7,7 @@ import { HybridSearchService, SearchOutcome } from '../../src/search/hybrid-sear
 import { SearchRepository } from '../../src/search/search.repository.js';
 import { INDEX_JOB, SegmentIndexer } from '../../src/search/segment-indexer.service.js';
 import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
+import { joinLegacy } from '../support/membership.js';
 
 /**
  * Hybrid search on the embedded database: each path, the trigram fallback, time expressions,
@@ -108,11 +109,7 @@ describe('Hybrid search', () => {
       alice,
     );
     legacyId = createLegacy.id;
-    await gql(
-      `mutation($input: AddLegacyMemberInput!) { addLegacyMember(input: $input) { member { role } } }`,
-      { input: { legacyId, email: 'bob@example.com', role: 'MEMBER' } },
-      alice,
-    );
+    await joinLegacy(t, alice, legacyId, bob);
     older = await importTurns(
       alice,
       [

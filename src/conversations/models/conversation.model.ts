@@ -88,3 +88,33 @@ export class ImportConversationPayload {
   @Field(() => Int)
   importedCount: number;
 }
+
+@ObjectType('LeftBehindConversation', {
+  description:
+    'One of your conversations in a legacy you are no longer a member of: yours to delete (deleteConversation); its turns are no longer readable.',
+})
+export class LeftBehindConversationModel {
+  @Field(() => ID)
+  id: string;
+
+  @Field(() => ID)
+  legacyId: string;
+
+  @Field(() => String, { nullable: true })
+  title: string | null;
+
+  @Field(() => Int, { description: 'Turns stored.' })
+  messageCount: number;
+
+  @Field(() => GraphQLISODateTime)
+  lastActivityAt: Date;
+
+  @Field(() => GraphQLISODateTime)
+  createdAt: Date;
+}
+
+@ObjectType()
+export class LeftBehindConversationConnection extends ConnectionType(
+  LeftBehindConversationModel,
+  'LeftBehindConversation',
+) {}

@@ -18,7 +18,10 @@ export class LegacyMemberModel {
   joinedAt: Date;
 }
 
-@ObjectType('LegacyInvitation', { description: 'Membership waiting for this email to sign in.' })
+@ObjectType('LegacyInvitation', {
+  description:
+    'Membership offered to whoever holds this email; they join only by accepting it before it expires.',
+})
 export class LegacyInvitationModel {
   @Field(() => ID)
   id: string;
@@ -31,6 +34,35 @@ export class LegacyInvitationModel {
 
   @Field()
   createdAt: Date;
+
+  @Field({ description: 'After this it can no longer be accepted (INVITATION_TTL).' })
+  expiresAt: Date;
+}
+
+@ObjectType('ReceivedInvitation', {
+  description: 'An invitation to join a legacy, as the invitee sees it.',
+})
+export class ReceivedInvitationModel {
+  @Field(() => ID)
+  id: string;
+
+  @Field(() => ID)
+  legacyId: string;
+
+  @Field()
+  legacyName: string;
+
+  @Field(() => LegacyRole, { description: 'The role accepting gives.' })
+  role: LegacyRole;
+
+  @Field(() => String, { nullable: true, description: "The inviter's display name." })
+  invitedByName: string | null;
+
+  @Field()
+  createdAt: Date;
+
+  @Field()
+  expiresAt: Date;
 }
 
 @ObjectType('Legacy', { description: 'A person remembered by a family.' })
@@ -71,12 +103,16 @@ export class LegacyConnection extends ConnectionType(LegacyModel, 'Legacy') {}
 
 @ObjectType()
 export class AddLegacyMemberPayload {
-  @Field(() => LegacyMemberModel, { nullable: true, description: 'Set when the user existed.' })
-  member: LegacyMemberModel | null;
+  @Field(() => LegacyMemberModel, {
+    nullable: true,
+    deprecationReason:
+      'Always null: everyone joins by accepting the invitation (acceptInvitation), so the answer does not tell whether the email has an account.',
+  })
+  member: null;
 
   @Field(() => LegacyInvitationModel, {
-    nullable: true,
-    description: 'Set when no user has this email yet: it becomes a membership at first sign-in.',
+    description:
+      'The invitation, the same whether or not the email has an account; the invitee sees it in myInvitations.',
   })
-  invitation: LegacyInvitationModel | null;
+  invitation: LegacyInvitationModel;
 }
