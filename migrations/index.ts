@@ -9,6 +9,7 @@ import { Memories1763800500000 } from './1763800500000-Memories.js';
 import { Search1763800600000 } from './1763800600000-Search.js';
 import { ModelCalls1763900000000 } from './1763900000000-ModelCalls.js';
 import { CursorPrecision1764000000000 } from './1764000000000-CursorPrecision.js';
+import { FactPrivacy1764000100000 } from './1764000100000-FactPrivacy.js';
 import { InvitationConsentAndQuotas1764000300000 } from './1764000300000-InvitationConsentAndQuotas.js';
 
 /**
@@ -27,5 +28,6 @@ export const MIGRATIONS = [
   Search1763800600000,
   ModelCalls1763900000000,
   CursorPrecision1764000000000,
+  FactPrivacy1764000100000,
   InvitationConsentAndQuotas1764000300000,
 ];

@@ -43,6 +43,10 @@ export class FactEntity {
   @Column({ name: 'mention_count', type: 'integer', default: 1 })
   mentionCount: number;
 
+  /** What other members see of the count: its value when the author last shared the fact. */
+  @Column({ name: 'shared_mention_count', type: 'integer', default: 0 })
+  sharedMentionCount: number;
+
   /** Where it was first said; null for facts written by hand or once that conversation is gone. */
   @Column({ name: 'source_conversation_id', type: 'uuid', nullable: true })
   sourceConversationId: string | null;
@@ -147,6 +151,9 @@ export class FactHistoryEntity {
 
   @Column({ name: 'mention_count', type: 'integer' })
   mentionCount: number;
+
+  @Column({ name: 'shared_mention_count', type: 'integer', default: 0 })
+  sharedMentionCount: number;
 
   /** The fact that superseded this one, or that this one superseded. */
   @Column({ name: 'related_fact_id', type: 'uuid', nullable: true })

@@ -2,6 +2,14 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { QueryVector } from '../embeddings/embedding.service.js';
 import { denseTerms, vectorText } from '../embeddings/embedding.repository.js';
+import {
+  activeForSql,
+  mentionCountSql,
+  statusSql,
+  supersessionVisibleSql,
+  viewerColumnsSql,
+  visibleSql,
+} from './fact-visibility.js';
 import { FactEntity, FactHistoryEntity, FactSourceEntity } from './fact.entity.js';
 import {
   FactAction,
@@ -22,7 +30,7 @@ const MEANING_MARGIN = 0.1;
 
 const COLUMNS = `f.id, f.legacy_id AS "legacyId", f.author_id AS "authorId", f.category, f.content,
   f.normalized, f.visibility, f.status, f.confidence, f.mention_count AS "mentionCount",
-  f.source_conversation_id AS "sourceConversationId", f.source_range_start AS "sourceRangeStart",
+  f.shared_mention_count AS "sharedMentionCount", f.source_conversation_id AS "sourceConversationId", f.source_range_start AS "sourceRangeStart",
   f.source_range_end AS "sourceRangeEnd", f.source_message_ids AS "sourceMessageIds",
   f.valid_from AS "validFrom", f.valid_to AS "validTo", f.superseded_by AS "supersededBy",
   f.deleted_at AS "deletedAt", f.deleted_by AS "deletedBy", f.created_at AS "createdAt",
@@ -33,16 +41,14 @@ const SOURCE_COLUMNS = `id, fact_id AS "factId", kind, conversation_id AS "conve
   message_ids AS "messageIds", added_by AS "addedBy", occurred_at AS "occurredAt",
   created_at AS "createdAt"`;
 
-const HISTORY_COLUMNS = `id, fact_id AS "factId", action, actor_id AS "actorId", content, category,
-  visibility, status, mention_count AS "mentionCount", related_fact_id AS "relatedFactId",
-  conversation_id AS "conversationId", detail, created_at AS "createdAt"`;
+const historyColumns = (h: string) => `${h}.id, ${h}.fact_id AS "factId", ${h}.action,
+  ${h}.actor_id AS "actorId", ${h}.content, ${h}.category, ${h}.visibility, ${h}.status,
+  ${h}.mention_count AS "mentionCount", ${h}.shared_mention_count AS "sharedMentionCount",
+  ${h}.related_fact_id AS "relatedFactId", ${h}.conversation_id AS "conversationId", ${h}.detail,
+  ${h}.created_at AS "createdAt"`;
 
-/** Who may see a fact: its author always; other members while it is shared and not deleted. */
 /** Facts scored for the context: this many nearest, this many most mentioned. */
 const CONTEXT_POOL = 100;
-
-const VISIBLE = (viewer: string) =>
-  `(f.author_id = ${viewer} OR (f.visibility = 'SHARED' AND f.status <> 'DELETED'))`;
 
 export interface NewFact {
   legacyId: string;
@@ -209,8 +215,9 @@ export class FactRepository {
       `INSERT INTO facts AS f (legacy_id, author_id, category, content, normalized, visibility,
                                status, confidence, source_conversation_id, source_range_start,
                                source_range_end, source_message_ids, valid_from, valid_to,
-                               superseded_by)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::uuid[], $13, $14, $15)
+                               superseded_by, shared_mention_count)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::uuid[], $13, $14, $15,
+               CASE WHEN $6 = 'SHARED' THEN 1 ELSE 0 END)
        RETURNING ${COLUMNS}`,
       [
         fact.legacyId,
@@ -298,6 +305,9 @@ export class FactRepository {
     );
     const result: unknown = await manager.query(
       `UPDATE facts f SET mention_count = (SELECT count(*) FROM fact_sources s WHERE s.fact_id = f.id),
+              shared_mention_count = CASE WHEN f.visibility = 'SHARED'
+                THEN (SELECT count(*) FROM fact_sources s WHERE s.fact_id = f.id)
+                ELSE f.shared_mention_count END,
               confidence = GREATEST(f.confidence, (SELECT confidence FROM facts WHERE id = $1)),
               updated_at = now()
         WHERE f.id = $2 RETURNING ${COLUMNS}`,
@@ -325,7 +335,10 @@ export class FactRepository {
     visibility: FactVisibility,
   ): Promise<FactEntity> {
     const result: unknown = await manager.query(
-      `UPDATE facts f SET visibility = $2, updated_at = now() WHERE f.id = $1 RETURNING ${COLUMNS}`,
+      `UPDATE facts f SET visibility = $2, updated_at = now(),
+              shared_mention_count = CASE WHEN $2 = 'SHARED' THEN f.mention_count
+                                          ELSE f.shared_mention_count END
+        WHERE f.id = $1 RETURNING ${COLUMNS}`,
       [id, visibility],
     );
     return updated<FactEntity>(result)[0];
@@ -362,8 +375,9 @@ export class FactRepository {
   ): Promise<void> {
     await manager.query(
       `INSERT INTO fact_history (fact_id, action, actor_id, content, category, visibility, status,
-                                 mention_count, related_fact_id, conversation_id, detail)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+                                 mention_count, related_fact_id, conversation_id, detail,
+                                 shared_mention_count)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
       [
         fact.id,
         action,
@@ -376,17 +390,47 @@ export class FactRepository {
         extra.relatedFactId ?? null,
         extra.conversationId ?? null,
         extra.detail ?? null,
+        fact.sharedMentionCount,
       ],
     );
   }
 
-  /** Oldest first. `sharedOnly`: the entries made while the fact was shared. */
-  history(factId: string, sharedOnly: boolean): Promise<FactHistoryEntity[]> {
+  /**
+   * A fact's entries, oldest first, each with whether `viewerId` may see its related fact and
+   * the fact's supersession (what fact-visibility.ts decides other members see of it).
+   */
+  history(
+    factId: string,
+    viewerId: string,
+  ): Promise<(FactHistoryEntity & { relatedVisible: boolean; supersessionVisible: boolean })[]> {
     return this.m().query(
-      `SELECT ${HISTORY_COLUMNS} FROM fact_history
-        WHERE fact_id = $1 AND ($2 = false OR visibility = 'SHARED')
-        ORDER BY created_at, id`,
-      [factId, sharedOnly],
+      `SELECT ${historyColumns('h')},
+              COALESCE((SELECT ${visibleSql('r', '$2')} FROM facts r WHERE r.id = h.related_fact_id),
+                       false) AS "relatedVisible",
+              (SELECT ${supersessionVisibleSql('f', '$2')} FROM facts f WHERE f.id = h.fact_id)
+                AS "supersessionVisible"
+         FROM fact_history h
+        WHERE h.fact_id = $1
+        ORDER BY h.created_at, h.id`,
+      [factId, viewerId],
+    );
+  }
+
+  /** The facts `id` superseded. */
+  supersededBy(manager: EntityManager, id: string): Promise<FactEntity[]> {
+    return manager.query(
+      `SELECT ${COLUMNS} FROM facts f WHERE f.superseded_by = $1 ORDER BY f.id`,
+      [id],
+    );
+  }
+
+  /** The facts among `ids` that the viewer may see, as they see them. */
+  findForViewer(ids: readonly string[], viewerId: string): Promise<FactEntity[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.m().query(
+      `SELECT ${viewerColumnsSql('$2')} FROM facts f
+        WHERE f.id = ANY($1::uuid[]) AND ${visibleSql('f', '$2')}`,
+      [ids, viewerId],
     );
   }
 
@@ -413,12 +457,12 @@ export class FactRepository {
     search: SearchSql | null,
   ): Promise<(FactEntity & { cursorKey: string | number })[]> {
     const params: unknown[] = [legacyId, viewerId];
-    const where = [`f.legacy_id = $1`, VISIBLE('$2')];
+    const where = [`f.legacy_id = $1`, visibleSql('f', '$2')];
     const bind = (value: unknown) => {
       params.push(value);
       return `$${params.length}`;
     };
-    where.push(`f.status = ${bind(filter.status ?? FactStatus.ACTIVE)}`);
+    where.push(`${statusSql('f', '$2')} = ${bind(filter.status ?? FactStatus.ACTIVE)}`);
     if (filter.visibility) where.push(`f.visibility = ${bind(filter.visibility)}`);
     if (filter.category) where.push(`f.category = ${bind(filter.category)}`);
     if (filter.authorId) where.push(`f.author_id = ${bind(filter.authorId)}::uuid`);
@@ -429,7 +473,7 @@ export class FactRepository {
           `(f.created_at, f.id) < (${bind(after[0])}::timestamptz, ${bind(after[1])}::uuid)`,
         );
       return this.m().query(
-        `SELECT ${COLUMNS}, f.created_at::text AS "cursorKey" FROM facts f
+        `SELECT ${viewerColumnsSql('$2')}, f.created_at::text AS "cursorKey" FROM facts f
           WHERE ${where.join(' AND ')}
           ORDER BY f.created_at DESC, f.id DESC LIMIT ${bind(limit)}`,
         params,
@@ -453,7 +497,7 @@ export class FactRepository {
       : '';
     return this.m().query(
       `WITH matched AS (
-         SELECT ${COLUMNS}, ${lexical} AS lexical, ${dense} AS dense
+         SELECT ${viewerColumnsSql('$2')}, ${lexical} AS lexical, ${dense} AS dense
            FROM facts f ${join}
           WHERE ${where.join(' AND ')}),
        best AS (SELECT max(dense) AS top FROM matched),
@@ -487,15 +531,15 @@ export class FactRepository {
     const params: unknown[] = [legacyId, viewerId, query, limit];
     const scoredSql = (dense: string, join: string, where: string) =>
       `WITH visible AS (
-         SELECT ${COLUMNS}, ${dense} AS dense,
+         SELECT ${viewerColumnsSql('$2')}, ${dense} AS dense,
                 CASE WHEN $3 = '' THEN 0 ELSE word_similarity($3, f.content) END AS lexical,
-                LEAST(ln(f.mention_count::float8) / ln(10), 1) AS mentions
+                LEAST(ln(GREATEST(${mentionCountSql('f', '$2')}, 1)::float8) / ln(10), 1) AS mentions
            FROM facts f ${join}
           WHERE ${where})
        SELECT *, (0.55 * COALESCE(dense, lexical) + 0.15 * lexical + 0.2 * mentions
                   + 0.1 * confidence)::float8 AS score
          FROM visible ORDER BY score DESC, id LIMIT $4`;
-    const inScope = `f.legacy_id = $1 AND f.status = 'ACTIVE' AND ${VISIBLE('$2')}`;
+    const inScope = `f.legacy_id = $1 AND ${activeForSql('f', '$2')}`;
     if (!vector) return this.m().query(scoredSql('NULL::float8', '', inScope), params);
 
     params.push(vectorText(vector.vector), Math.max(CONTEXT_POOL, limit));
@@ -506,7 +550,7 @@ export class FactRepository {
            ORDER BY ${terms.distance} LIMIT $6)
          UNION
          (SELECT f.id FROM facts f WHERE ${inScope}
-           ORDER BY f.mention_count DESC, f.confidence DESC, f.id LIMIT $6))`;
+           ORDER BY ${mentionCountSql('f', '$2')} DESC, f.confidence DESC, f.id LIMIT $6))`;
     return this.dataSource.transaction(async (m) => {
       await m.query(
         `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),

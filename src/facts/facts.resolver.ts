@@ -104,6 +104,17 @@ export class FactsResolver {
     };
   }
 
+  @Query(() => FactModel, {
+    description:
+      'One fact, as you see it: yours, or one another member shared (NOT_FOUND otherwise). A supersession by a fact you cannot see is not shown.',
+  })
+  async fact(
+    @CurrentUser() user: UserEntity,
+    @Args('id', { type: () => ID }, UuidPipe) id: string,
+  ): Promise<FactModel> {
+    return toFactModel(await this.service.getVisible(user, id), user.id);
+  }
+
   @Query(() => [FactHistoryEntryModel], {
     description:
       "A fact's changes, oldest first. Other members see the changes made while it was shared.",
@@ -174,7 +185,7 @@ export class FactsResolver {
     // into a broken stream instead of an error result.
     return filterMap(this.bus.subscribe<FactEvent>(topics.legacyFacts(legacyId)), async (event) => {
       if (!(await this.service.deliverable(event, user))) return null;
-      const view = this.service.viewOf(event, user.id);
+      const view = this.service.viewOf(event, user.id)!;
       return { ...view, fact: view.fact && toFactModel(view.fact, user.id) };
     });
   }

@@ -22,6 +22,13 @@ import {
   normalizeFact,
   tidyFact,
 } from './fact-relations.js';
+import {
+  asSeenBy,
+  canSee,
+  FactVisibilityState,
+  historyEntryForOthers,
+  viewKey,
+} from './fact-visibility.js';
 import { FactEntity, FactHistoryEntity, FactSourceEntity } from './fact.entity.js';
 import {
   FactAction,
@@ -38,28 +45,20 @@ const MAX_CONTENT = 500;
 /** Nearest stored facts whose similarity the relation rules see, per new fact. */
 const SIMILAR_LIMIT = 20;
 
-/** The state of a fact that decides who sees it. */
-export interface FactVisibilityState {
-  authorId: string;
-  visibility: FactVisibility;
-  status: FactStatus;
+/** A fact with the state of the fact that superseded it: all a viewer's projection needs. */
+export interface FactSnapshot {
+  fact: FactEntity;
+  superseder: FactVisibilityState | null;
 }
 
-/** Who may see a fact: its author always; other members while it is shared and not deleted. */
-export function canSee(fact: FactVisibilityState, viewerId: string): boolean {
-  return (
-    fact.authorId === viewerId ||
-    (fact.visibility === FactVisibility.SHARED && fact.status !== FactStatus.DELETED)
-  );
-}
-
-/** What factChanged publishes; each subscriber is shown its own view of it. */
+/** What factChanged publishes; each subscriber is shown its own view of it (fact-visibility). */
 export interface FactEvent {
   legacyId: string;
   change: Exclude<FactChange, FactChange.REMOVED>;
   fact: FactEntity;
-  /** Who saw it before the change is decided from this (null: it did not exist). */
-  before: FactVisibilityState | null;
+  superseder: FactVisibilityState | null;
+  /** The fact before the change (null: it did not exist). */
+  before: FactSnapshot | null;
   actorId: string | null;
 }
 
@@ -380,7 +379,7 @@ export class FactsService {
         conversationId: incoming.source.conversationId,
         detail: 'Said again after a newer fact had superseded it.',
       });
-      events.push(this.event(FactChange.UPDATED, created, twin, incoming.actorId));
+      events.push(await this.event(m, FactChange.UPDATED, created, twin, incoming.actorId));
     } else {
       created = await this.facts.insert(m, {
         legacyId: source.legacyId,
@@ -411,7 +410,7 @@ export class FactsService {
         actorId: incoming.actorId,
         conversationId: incoming.source.conversationId,
       });
-      events.push(this.event(FactChange.CREATED, created, null, incoming.actorId));
+      events.push(await this.event(m, FactChange.CREATED, created, null, incoming.actorId));
     }
     if (later) {
       await this.facts.addHistory(m, created, FactAction.SUPERSEDED, {
@@ -430,7 +429,7 @@ export class FactsService {
         conversationId: incoming.source.conversationId,
         detail: `${why.relation.toLowerCase()}: ${why.detail}`,
       });
-      events.push(this.event(FactChange.UPDATED, superseded, before, incoming.actorId));
+      events.push(await this.event(m, FactChange.UPDATED, superseded, before, incoming.actorId));
       pool.entries.splice(pool.entries.indexOf(entry), 1);
     }
     return { fact: created, created: !twin };
@@ -456,7 +455,7 @@ export class FactsService {
       actorId: incoming.actorId,
       conversationId: incoming.source.conversationId,
     });
-    events.push(this.event(FactChange.UPDATED, mentioned, fact, incoming.actorId));
+    events.push(await this.event(m, FactChange.UPDATED, mentioned, fact, incoming.actorId));
     return mentioned;
   }
 
@@ -480,10 +479,13 @@ export class FactsService {
 
   // ---- review -----------------------------------------------------------------------------
 
-  /** The fact, if the user may see it; NOT_FOUND otherwise (existence is not revealed). */
+  /**
+   * The fact as the user sees it (fact-visibility.ts), if they may; NOT_FOUND otherwise
+   * (existence is not revealed).
+   */
   async getVisible(user: UserEntity, id: string): Promise<FactEntity> {
-    const fact = await this.facts.findById(id);
-    if (!fact || !canSee(fact, user.id)) throw FactException.notFound();
+    const [fact] = await this.facts.findForViewer([id], user.id);
+    if (!fact) throw FactException.notFound();
     await this.legacies.requireMember(user.id, fact.legacyId).catch(() => {
       throw FactException.notFound();
     });
@@ -554,7 +556,7 @@ export class FactsService {
         await this.storeVector(m, changed, prepared, 0);
       }
       await this.facts.addHistory(m, changed, FactAction.UPDATED, { actorId: user.id });
-      events.push(this.event(FactChange.UPDATED, changed, current, user.id));
+      events.push(await this.event(m, FactChange.UPDATED, changed, current, user.id));
       return changed;
     });
     await this.publish(events);
@@ -602,7 +604,8 @@ export class FactsService {
       actorId,
       detail: moderated ? 'Taken back to private by an owner or admin of the legacy.' : null,
     });
-    events.push(this.event(FactChange.VISIBILITY_CHANGED, changed, current, actorId));
+    events.push(await this.event(m, FactChange.VISIBILITY_CHANGED, changed, current, actorId));
+    events.push(...(await this.supersededEvents(m, changed, current, actorId)));
     return changed;
   }
 
@@ -618,7 +621,8 @@ export class FactsService {
       if (current.status === FactStatus.DELETED) return current;
       const deleted = await this.facts.softDelete(m, id, user.id);
       await this.facts.addHistory(m, deleted, FactAction.DELETED, { actorId: user.id });
-      events.push(this.event(FactChange.DELETED, deleted, current, user.id));
+      events.push(await this.event(m, FactChange.DELETED, deleted, current, user.id));
+      events.push(...(await this.supersededEvents(m, deleted, current, user.id)));
       return deleted;
     });
     await this.publish(events);
@@ -658,23 +662,32 @@ export class FactsService {
       }
       const restored = await this.facts.restore(m, id);
       await this.facts.addHistory(m, restored, FactAction.RESTORED, { actorId: user.id });
-      events.push(this.event(FactChange.RESTORED, restored, current, user.id));
+      events.push(await this.event(m, FactChange.RESTORED, restored, current, user.id));
+      events.push(...(await this.supersededEvents(m, restored, current, user.id)));
       return restored;
     });
     await this.publish(events);
     return result;
   }
 
-  /** A fact's changes, oldest first. Other members see those made while it was shared. */
+  /**
+   * A fact's changes, oldest first. Other members see those made while it was shared, without
+   * the author's mentions or a supersession by a fact they cannot see (fact-visibility.ts).
+   */
   async history(user: UserEntity, id: string): Promise<FactHistoryEntity[]> {
     const fact = await this.getVisible(user, id);
-    return this.facts.history(id, fact.authorId !== user.id);
+    const rows = await this.facts.history(id, user.id);
+    const mine = fact.authorId === user.id;
+    return rows.flatMap(({ relatedVisible, supersessionVisible, ...entry }) => {
+      if (mine) return [entry];
+      const seen = historyEntryForOthers(entry, relatedVisible, supersessionVisible);
+      return seen ? [seen] : [];
+    });
   }
 
-  /** Facts by id that the viewer may see (others are left out). */
-  async findVisibleByIds(viewerId: string, ids: readonly string[]): Promise<FactEntity[]> {
-    const rows = await this.facts.findByIds(ids);
-    return rows.filter((f) => canSee(f, viewerId));
+  /** Facts by id that the viewer may see, as they see them (others are left out). */
+  findVisibleByIds(viewerId: string, ids: readonly string[]): Promise<FactEntity[]> {
+    return this.facts.findForViewer(ids, viewerId);
   }
 
   /** Sources of facts, for their authors. */
@@ -688,21 +701,54 @@ export class FactsService {
 
   // ---- events -----------------------------------------------------------------------------
 
-  private event(
+  private async stateOf(m: EntityManager, id: string | null): Promise<FactVisibilityState | null> {
+    if (!id) return null;
+    const fact = await this.facts.findById(id, m);
+    return fact && { authorId: fact.authorId, visibility: fact.visibility, status: fact.status };
+  }
+
+  /** An event with what each viewer's projection needs: the superseders before and after. */
+  private async event(
+    m: EntityManager,
     change: FactEvent['change'],
     fact: FactEntity,
     before: FactEntity | null,
     actorId: string | null,
-  ): FactEvent {
+  ): Promise<FactEvent> {
     return {
       legacyId: fact.legacyId,
       change,
       fact,
-      before: before
-        ? { authorId: before.authorId, visibility: before.visibility, status: before.status }
-        : null,
+      superseder: await this.stateOf(m, fact.supersededBy),
+      before: before && { fact: before, superseder: await this.stateOf(m, before.supersededBy) },
       actorId,
     };
+  }
+
+  /**
+   * When a fact's visibility or existence changes, so does what other members see of the facts
+   * it superseded (fact-visibility.ts): an UPDATED event for each, from the fact before to now.
+   */
+  private async supersededEvents(
+    m: EntityManager,
+    superseder: FactEntity,
+    before: FactEntity,
+    actorId: string | null,
+  ): Promise<FactEvent[]> {
+    const older = await this.facts.supersededBy(m, superseder.id);
+    const state = (f: FactEntity): FactVisibilityState => ({
+      authorId: f.authorId,
+      visibility: f.visibility,
+      status: f.status,
+    });
+    return older.map((fact) => ({
+      legacyId: fact.legacyId,
+      change: FactChange.UPDATED,
+      fact,
+      superseder: state(superseder),
+      before: { fact, superseder: state(before) },
+      actorId,
+    }));
   }
 
   /** Publishes events after their transaction committed; a failed publish never fails a write. */
@@ -716,26 +762,32 @@ export class FactsService {
     }
   }
 
-  /** Whether a subscriber gets this event: a member who could see the fact before or now. */
+  /** Whether a subscriber gets this event: a member for whom something changed. */
   async deliverable(event: FactEvent, viewer: UserEntity | undefined): Promise<boolean> {
-    if (!viewer) return false;
-    const visible =
-      canSee(event.fact, viewer.id) || (event.before && canSee(event.before, viewer.id));
-    if (!visible) return false;
+    if (!viewer || !this.viewOf(event, viewer.id)) return false;
     return (await this.legacyRepo.findMembership(event.legacyId, viewer.id)) !== null;
   }
 
-  /** The subscriber's view: the change, or REMOVED once the fact is no longer theirs to see. */
-  viewOf(event: FactEvent, viewerId: string): FactChangedView {
-    if (canSee(event.fact, viewerId)) {
-      return {
-        change: event.change,
-        factId: event.fact.id,
-        fact: reviveDates(event.fact),
-        actorId: event.actorId,
-      };
+  /**
+   * The subscriber's view (fact-visibility.ts): the change as they see the fact now, REMOVED once
+   * it is no longer theirs to see, or null when nothing they can see changed (a mention, or a
+   * supersession by a fact they cannot see).
+   */
+  viewOf(event: FactEvent, viewerId: string): FactChangedView | null {
+    const now = canSee(event.fact, viewerId)
+      ? asSeenBy(reviveDates(event.fact), event.superseder, viewerId)
+      : null;
+    const then =
+      event.before && canSee(event.before.fact, viewerId)
+        ? asSeenBy(reviveDates(event.before.fact), event.before.superseder, viewerId)
+        : null;
+    if (!now) {
+      return then
+        ? { change: FactChange.REMOVED, factId: event.fact.id, fact: null, actorId: null }
+        : null;
     }
-    return { change: FactChange.REMOVED, factId: event.fact.id, fact: null, actorId: null };
+    if (then && viewKey(then) === viewKey(now)) return null;
+    return { change: event.change, factId: event.fact.id, fact: now, actorId: event.actorId };
   }
 
   // ---- rules ------------------------------------------------------------------------------

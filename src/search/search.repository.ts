@@ -1,3 +1,4 @@
+import { activeForSql } from '../facts/fact-visibility.js';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { denseTerms, vectorText } from '../embeddings/embedding.repository.js';
@@ -107,12 +108,11 @@ const KINDS: Record<SourceKind, KindSql> = {
     timeFrom: 'x.first_occurred_at',
     timeTo: 'x.last_occurred_at',
   },
-  // The legacy's facts the user may see: their own, and those other members shared.
+  // The legacy's facts active as the user sees them (facts/fact-visibility.ts).
   fact: {
     table: 'facts',
     scope: (_scope, s, p) =>
-      `x.legacy_id = ${p.add(s.legacyId)} AND x.status = 'ACTIVE'
-       AND (x.author_id = ${p.add(s.userId)} OR x.visibility = 'SHARED')`,
+      `x.legacy_id = ${p.add(s.legacyId)} AND ${activeForSql('x', p.add(s.userId))}`,
     timeFrom: 'x.created_at',
     timeTo: 'x.created_at',
   },

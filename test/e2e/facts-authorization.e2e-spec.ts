@@ -28,6 +28,7 @@ const SECRET = 'Marigold';
 const table: {
   authorizes:
     | 'facts'
+    | 'fact'
     | 'factHistory'
     | 'addFact'
     | 'updateFact'
@@ -44,6 +45,12 @@ const table: {
   { authorizes: 'facts', caller: 'outsider', code: 'NOT_FOUND' },
   { authorizes: 'facts', caller: 'family member', code: 'OK' },
   { authorizes: 'facts', caller: 'legacy owner', code: 'OK' },
+  { authorizes: 'fact', caller: 'anonymous', target: 'shared', code: 'UNAUTHENTICATED' },
+  { authorizes: 'fact', caller: 'outsider', target: 'shared', code: 'NOT_FOUND' },
+  { authorizes: 'fact', caller: 'family member', target: 'private', code: 'NOT_FOUND' },
+  { authorizes: 'fact', caller: 'legacy owner', target: 'private', code: 'NOT_FOUND' },
+  { authorizes: 'fact', caller: 'family member', target: 'shared', code: 'OK' },
+  { authorizes: 'fact', caller: 'legacy owner', target: 'shared', code: 'OK' },
   { authorizes: 'factHistory', caller: 'anonymous', target: 'private', code: 'UNAUTHENTICATED' },
   { authorizes: 'factHistory', caller: 'outsider', target: 'shared', code: 'NOT_FOUND' },
   { authorizes: 'factHistory', caller: 'family member', target: 'private', code: 'NOT_FOUND' },
@@ -195,6 +202,8 @@ describe('facts and summaries authorization', () => {
           { id: f.legacyId },
           who,
         );
+      case 'fact':
+        return t.gql(`query($id: ID!) { fact(id: $id) { ${FIELDS} } }`, { id }, who);
       case 'factHistory':
         return t.gql(`query($id: ID!) { factHistory(id: $id) { content } }`, { id }, who);
       case 'addFact':

@@ -1,0 +1,130 @@
+import type { FactEntity, FactHistoryEntity } from './fact.entity.js';
+import { FactAction, FactStatus, FactVisibility } from './fact.enums.js';
+
+/**
+ * Who may see a fact, and what of it: the one place that decides, in TypeScript for events and
+ * single facts and in SQL for lists, search and the agent's context.
+ *
+ * The rule: nothing another member sees may depend on a fact that member cannot see.
+ * - A fact is visible to its author always; to other members while it is shared and not deleted.
+ * - Its supersession is part of it only for a viewer who can see the fact that superseded it: a
+ *   shared fact superseded by its author's private one stays ACTIVE for the family (no validTo,
+ *   no supersededBy, no SUPERSEDED history entry) until the newer fact is shared.
+ * - Mentions are the author's: every conversation is private to its member, so the family sees
+ *   the count the fact had when its author shared it (`shared_mention_count`), never MENTIONED
+ *   history entries, and no event when the author mentions it again.
+ * - Where a fact was said (conversation, turns, sources) is its author's alone.
+ */
+
+/** The state of a fact that decides who sees it. */
+export interface FactVisibilityState {
+  authorId: string;
+  visibility: FactVisibility;
+  status: FactStatus;
+}
+
+export function canSee(fact: FactVisibilityState, viewerId: string): boolean {
+  return (
+    fact.authorId === viewerId ||
+    (fact.visibility === FactVisibility.SHARED && fact.status !== FactStatus.DELETED)
+  );
+}
+
+/**
+ * The fact as `viewerId` sees it (call only when `canSee`). `superseder` is the state of the
+ * fact that superseded it, if any.
+ */
+export function asSeenBy(
+  fact: FactEntity,
+  superseder: FactVisibilityState | null,
+  viewerId: string,
+): FactEntity {
+  if (fact.authorId === viewerId) return fact;
+  const hidden =
+    fact.status === FactStatus.SUPERSEDED && !(superseder && canSee(superseder, viewerId));
+  return {
+    ...fact,
+    mentionCount: fact.sharedMentionCount,
+    ...(hidden ? { status: FactStatus.ACTIVE, validTo: null, supersededBy: null } : {}),
+  };
+}
+
+/** What a viewer sees of a fact, to tell whether a change changed anything for them. */
+export function viewKey(fact: FactEntity | null): string {
+  if (!fact) return '';
+  return JSON.stringify([
+    fact.content,
+    fact.category,
+    fact.visibility,
+    fact.status,
+    fact.confidence,
+    fact.mentionCount,
+    fact.validTo == null ? null : new Date(fact.validTo).getTime(),
+    fact.supersededBy,
+  ]);
+}
+
+/**
+ * A history entry as another member sees it, or null when it is not theirs to see: entries made
+ * while the fact was private, mentions, and supersessions by a fact they cannot see.
+ * `relatedVisible` tells whether the viewer can see the entry's related fact.
+ */
+export function historyEntryForOthers(
+  entry: FactHistoryEntity,
+  relatedVisible: boolean,
+  supersessionVisible: boolean,
+): FactHistoryEntity | null {
+  if (entry.visibility !== FactVisibility.SHARED) return null;
+  if (entry.action === FactAction.MENTIONED) return null;
+  if (entry.relatedFactId && !relatedVisible) return null;
+  const hidden = entry.status === FactStatus.SUPERSEDED && !supersessionVisible;
+  return {
+    ...entry,
+    mentionCount: entry.sharedMentionCount,
+    ...(hidden ? { status: FactStatus.ACTIVE } : {}),
+  };
+}
+
+// ---- SQL ------------------------------------------------------------------------------------
+
+/** `alias` is visible to the viewer bound at `viewer` (a parameter such as `$2`). */
+export function visibleSql(alias: string, viewer: string): string {
+  return `(${alias}.author_id = ${viewer} OR (${alias}.visibility = 'SHARED' AND ${alias}.status <> 'DELETED'))`;
+}
+
+/** The fact that superseded `alias` exists and the viewer can see it. */
+export function supersessionVisibleSql(alias: string, viewer: string): string {
+  return `EXISTS (SELECT 1 FROM facts sup WHERE sup.id = ${alias}.superseded_by AND ${visibleSql('sup', viewer)})`;
+}
+
+/** The status the viewer sees. */
+export function statusSql(alias: string, viewer: string): string {
+  return `(CASE WHEN ${alias}.status = 'SUPERSEDED' AND NOT ${supersessionVisibleSql(alias, viewer)}
+               THEN 'ACTIVE' ELSE ${alias}.status END)`;
+}
+
+/** The mention count the viewer sees. */
+export function mentionCountSql(alias: string, viewer: string): string {
+  return `(CASE WHEN ${alias}.author_id = ${viewer} THEN ${alias}.mention_count
+               ELSE ${alias}.shared_mention_count END)`;
+}
+
+/** Active in the viewer's eyes, among the facts they may see: what search and context use. */
+export function activeForSql(alias: string, viewer: string): string {
+  return `${visibleSql(alias, viewer)} AND ${statusSql(alias, viewer)} = 'ACTIVE'`;
+}
+
+/** The fact columns (as FactEntity fields) the viewer sees, `f` the alias. */
+export function viewerColumnsSql(viewer: string): string {
+  const superseded = `${statusSql('f', viewer)} = 'SUPERSEDED'`;
+  return `f.id, f.legacy_id AS "legacyId", f.author_id AS "authorId", f.category, f.content,
+  f.normalized, f.visibility, ${statusSql('f', viewer)} AS status, f.confidence,
+  ${mentionCountSql('f', viewer)} AS "mentionCount", f.shared_mention_count AS "sharedMentionCount",
+  f.source_conversation_id AS "sourceConversationId", f.source_range_start AS "sourceRangeStart",
+  f.source_range_end AS "sourceRangeEnd", f.source_message_ids AS "sourceMessageIds",
+  f.valid_from AS "validFrom",
+  CASE WHEN ${superseded} OR f.status <> 'SUPERSEDED' THEN f.valid_to END AS "validTo",
+  CASE WHEN ${superseded} OR f.status <> 'SUPERSEDED' THEN f.superseded_by END AS "supersededBy",
+  f.deleted_at AS "deletedAt", f.deleted_by AS "deletedBy", f.created_at AS "createdAt",
+  f.updated_at AS "updatedAt"`;
+}

@@ -1,0 +1,321 @@
+import { DataSource } from 'typeorm';
+import { SummariesService } from '../../src/summaries/summaries.service.js';
+import { joinLegacy } from '../support/membership.js';
+import { startTestApp, subscribe, TestApp, TestUser } from '../support/test-app.js';
+
+/**
+ * A member's private fact must not show through a shared one (fact-visibility.ts): not in its
+ * status, validTo, supersededBy, history, mention count or events, and not in what recall and
+ * the context give another member. Each path is checked for a plain member and for an admin
+ * (admins moderate shared facts but never see private ones); the author's own view is checked
+ * beside them, so the scenario is known to have happened.
+ */
+
+const SHARED = 'Her favourite song was Moon River.';
+const PRIVATE = 'Her favourite song was the lullaby Grandpa wrote.';
+/** A word of the private fact that appears nowhere else. */
+const SECRET = /lullaby|Grandpa/i;
+
+const NOW = () => new Date().toISOString();
+
+const FACT = `id content status validTo mentionCount supersededBy { id content }`;
+
+interface Fact {
+  id: string;
+  content: string;
+  status: string;
+  validTo: string | null;
+  mentionCount: number;
+  supersededBy: { id: string; content: string } | null;
+}
+
+describe('Private facts do not leak through shared ones', () => {
+  let t: TestApp;
+  let ds: DataSource;
+  let owner: TestUser;
+  let author: TestUser;
+  let member: TestUser;
+  let admin: TestUser;
+  let viewers: [string, TestUser][];
+  let legacyId: string;
+  let sharedId: string;
+  let privateId: string;
+  const conversationOf = new Map<TestUser, string>();
+
+  const gql = async <T>(query: string, variables: Record<string, unknown>, as: TestUser) => {
+    const res = await t.gql<T>(query, variables, as);
+    expect(res.errors).toBeUndefined();
+    return res.data!;
+  };
+  const facts = async (as: TestUser, status = 'ACTIVE') =>
+    (
+      await gql<{ facts: { nodes: Fact[] } }>(
+        `query($l: ID!, $s: FactStatus) { facts(legacyId: $l, filter: { status: $s }, first: 100) {
+           nodes { ${FACT} } } }`,
+        { l: legacyId, s: status },
+        as,
+      )
+    ).facts.nodes;
+  const fact = async (as: TestUser, id: string) =>
+    (await gql<{ fact: Fact }>(`query($id: ID!) { fact(id: $id) { ${FACT} } }`, { id }, as)).fact;
+  const history = async (as: TestUser, id: string) =>
+    (
+      await gql<{
+        factHistory: { action: string; status: string; mentionCount: number; detail: string }[];
+      }>(
+        `query($id: ID!) { factHistory(id: $id) { action status mentionCount detail content } }`,
+        { id },
+        as,
+      )
+    ).factHistory;
+  const recall = async (as: TestUser, q: string) =>
+    (
+      await gql<{ recall: { sourceType: string; sourceId: string; text: string }[] }>(
+        `query($l: ID!, $q: String!) { recall(legacyId: $l, query: $q, first: 50) {
+           sourceType sourceId text } }`,
+        { l: legacyId, q },
+        as,
+      )
+    ).recall;
+  const context = async (as: TestUser, q: string) =>
+    (
+      await gql<{ context: { items: { sourceType: string; id: string; text: string }[] } }>(
+        `query($c: ID!, $q: String!) { context(conversationId: $c, query: $q) {
+           items { sourceType id text } } }`,
+        { c: conversationOf.get(as), q },
+        as,
+      )
+    ).context;
+  const addFact = async (as: TestUser, content: string, visibility: string) =>
+    (
+      await gql<{ addFact: { id: string } }>(
+        `mutation($i: AddFactInput!) { addFact(input: $i) { id } }`,
+        { i: { legacyId, content, category: 'PREFERENCE', visibility } },
+        as,
+      )
+    ).addFact.id;
+  const share = (as: TestUser, id: string, visibility: string) =>
+    gql(
+      `mutation($id: ID!, $v: FactVisibility!) { setFactVisibility(id: $id, visibility: $v) { id } }`,
+      { id, v: visibility },
+      as,
+    );
+  const statusInDb = async (id: string) =>
+    ((await ds.query(`SELECT status FROM facts WHERE id = $1`, [id])) as { status: string }[])[0]
+      .status;
+
+  beforeAll(async () => {
+    t = await startTestApp({ JOBS_WORKER: 'false', JOBS_SCHEDULER: 'false', AGENT_REPLY: 'off' });
+    ds = t.app.get(DataSource);
+    owner = await t.user('privacy-owner', { email: 'owner@example.com' });
+    author = await t.user('privacy-author', { email: 'author@example.com' });
+    member = await t.user('privacy-member', { email: 'member@example.com' });
+    admin = await t.user('privacy-admin', { email: 'admin@example.com' });
+    viewers = [
+      ['a plain member', member],
+      ['an admin', admin],
+    ];
+    for (const u of [owner, author, member, admin]) await t.gql('{ me { id } }', {}, u);
+    legacyId = (
+      await gql<{ createLegacy: { id: string } }>(
+        'mutation { createLegacy(input: { name: "Rose" }) { id } }',
+        {},
+        owner,
+      )
+    ).createLegacy.id;
+    await joinLegacy(t, owner, legacyId, author);
+    await joinLegacy(t, owner, legacyId, member);
+    await joinLegacy(t, owner, legacyId, admin, 'ADMIN');
+    for (const u of [author, member, admin]) {
+      const started = await gql<{ startConversation: { id: string } }>(
+        'mutation($l: ID!) { startConversation(input: { legacyId: $l }) { id } }',
+        { l: legacyId },
+        u,
+      );
+      conversationOf.set(u, started.startConversation.id);
+    }
+    sharedId = await addFact(author, SHARED, 'SHARED');
+    privateId = await addFact(author, PRIVATE, 'PRIVATE');
+  });
+  afterAll(() => t.close());
+
+  it('is the reported scenario: the private fact superseded the shared one', async () => {
+    expect(await statusInDb(sharedId)).toBe('SUPERSEDED');
+    const own = await fact(author, sharedId);
+    expect(own).toMatchObject({ status: 'SUPERSEDED', supersededBy: { id: privateId } });
+    expect(own.validTo).not.toBeNull();
+    expect((await history(author, sharedId)).map((h) => h.action)).toContain('SUPERSEDED');
+  });
+
+  describe.each([
+    ['a plain member', 'member'],
+    ['an admin', 'admin'],
+  ])('for %s', (_label, who) => {
+    const viewer = () => (who === 'member' ? member : admin);
+
+    it('lists the shared fact as ACTIVE, not under SUPERSEDED, and reads it as ACTIVE', async () => {
+      const listed = (await facts(viewer())).find((f) => f.id === sharedId);
+      expect(listed).toMatchObject({ status: 'ACTIVE', validTo: null, supersededBy: null });
+      expect((await facts(viewer(), 'SUPERSEDED')).map((f) => f.id)).not.toContain(sharedId);
+      expect(await fact(viewer(), sharedId)).toMatchObject({
+        status: 'ACTIVE',
+        validTo: null,
+        supersededBy: null,
+      });
+    });
+
+    it('shows a history without the supersession or anything of the private fact', async () => {
+      const entries = await history(viewer(), sharedId);
+      expect(entries.map((h) => h.action)).toEqual(['CREATED']);
+      expect(JSON.stringify(entries)).not.toMatch(SECRET);
+    });
+
+    it('keeps the shared fact in recall and the context, and nothing of the private one', async () => {
+      const recalled = await recall(viewer(), 'favourite song');
+      expect(recalled.some((r) => r.sourceType === 'FACT' && r.sourceId === sharedId)).toBe(true);
+      expect(JSON.stringify(recalled)).not.toMatch(SECRET);
+      const given = await context(viewer(), 'What was her favourite song?');
+      expect(
+        given.items.some((i) => i.sourceType === 'FACT' && i.text.includes('Moon River')),
+      ).toBe(true);
+      expect(JSON.stringify(given)).not.toMatch(SECRET);
+    });
+
+    it('reveals nothing in exports and stats', async () => {
+      const exported = await gql<{ exportMemories: unknown }>(
+        '{ exportMemories(format: JSON) { data } }',
+        {},
+        viewer(),
+      );
+      const stats = await gql<{ memoryStats: unknown }>(
+        '{ memoryStats { byStatus { status count } } }',
+        {},
+        viewer(),
+      );
+      expect(JSON.stringify([exported, stats])).not.toMatch(SECRET);
+    });
+  });
+
+  it('does not tell the family when or how often the author mentions a shared fact', async () => {
+    const id = await addFact(author, 'Rose loved sweet peas.', 'SHARED');
+    const events = viewers.map(([, v]) =>
+      subscribe<{ factChanged: { change: string; fact: Fact | null } }>(
+        t.ws(v),
+        'subscription($l: ID!) { factChanged(legacyId: $l) { change fact { id mentionCount } } }',
+        { l: legacyId },
+      ),
+    );
+    const authorEvents = subscribe<{ factChanged: { change: string; fact: Fact | null } }>(
+      t.ws(author),
+      'subscription($l: ID!) { factChanged(legacyId: $l) { change fact { id mentionCount } } }',
+      { l: legacyId },
+    );
+    await Promise.all([...events, authorEvents].map((e) => e.ready));
+    // The author says it again in their own conversation, and it is extracted there.
+    const summaries = t.app.get(SummariesService);
+    const imported = await gql<{ importConversation: { conversation: { id: string } } }>(
+      `mutation($i: ImportConversationInput!) { importConversation(input: $i) { conversation { id } } }`,
+      {
+        i: {
+          legacyId,
+          messages: [
+            { role: 'USER', content: 'Rose loved sweet peas.', occurredAt: NOW() },
+            { role: 'ASSISTANT', content: 'How lovely.', occurredAt: NOW() },
+          ],
+        },
+      },
+      author,
+    );
+    while (await summaries.summarizeNext(imported.importConversation.conversation.id, true));
+    const [own] = await authorEvents.waitFor(1);
+    expect(own.data!.factChanged).toEqual({
+      change: 'UPDATED',
+      fact: { id, mentionCount: 2 },
+    });
+    expect((await fact(author, id)).mentionCount).toBe(2);
+    expect((await history(author, id)).map((h) => h.action)).toContain('MENTIONED');
+
+    // A later, visible change: the only event the family gets.
+    await share(author, id, 'PRIVATE');
+    for (const [label, v] of viewers) {
+      const [first, ...rest] = await events[viewers.findIndex(([l]) => l === label)].waitFor(1);
+      expect(first.data!.factChanged).toEqual({ change: 'REMOVED', fact: null });
+      expect(rest).toEqual([]);
+      void v;
+    }
+    await share(author, id, 'SHARED');
+    for (const [, v] of viewers) {
+      const seen = await fact(v, id);
+      // Shared again now: the family sees the count as it stands at this sharing.
+      expect(seen.mentionCount).toBe(2);
+      expect((await history(v, id)).map((h) => h.action)).not.toContain('MENTIONED');
+    }
+  });
+
+  it('shows the family the supersession once the newer fact is shared, and hides it again', async () => {
+    const subs = viewers.map(([, v]) =>
+      subscribe<{ factChanged: { change: string; fact: Fact | null } }>(
+        t.ws(v),
+        `subscription($l: ID!) { factChanged(legacyId: $l) { change fact { ${FACT} } } }`,
+        { l: legacyId },
+      ),
+    );
+    await Promise.all(subs.map((s) => s.ready));
+    await share(author, privateId, 'SHARED');
+    for (const [i, [, v]] of viewers.entries()) {
+      const events = await subs[i].waitFor(2);
+      const older = events.find((e) => e.data!.factChanged.fact?.id === sharedId);
+      expect(older!.data!.factChanged).toMatchObject({
+        change: 'UPDATED',
+        fact: { status: 'SUPERSEDED', supersededBy: { id: privateId } },
+      });
+      expect((await facts(v, 'SUPERSEDED')).map((f) => f.id)).toContain(sharedId);
+      expect((await history(v, sharedId)).map((h) => h.action)).toEqual(['CREATED', 'SUPERSEDED']);
+    }
+    // Private again: the family is back to the shared fact alone, told so.
+    await share(author, privateId, 'PRIVATE');
+    for (const [i, [, v]] of viewers.entries()) {
+      const events = await subs[i].waitFor(4);
+      const back = events.slice(2).find((e) => e.data!.factChanged.fact?.id === sharedId)!.data!
+        .factChanged;
+      expect(back).toMatchObject({ change: 'UPDATED', fact: { status: 'ACTIVE', validTo: null } });
+      expect(await fact(v, sharedId)).toMatchObject({ status: 'ACTIVE', supersededBy: null });
+    }
+  });
+
+  it('shows a shared fact stored superseded by an earlier private one as ACTIVE (the mirror case)', async () => {
+    // The newer private fact first; then an older statement, imported, shared by its author.
+    await addFact(author, 'Her favourite colour was green.', 'PRIVATE');
+    const summaries = t.app.get(SummariesService);
+    const imported = await gql<{ importConversation: { conversation: { id: string } } }>(
+      `mutation($i: ImportConversationInput!) { importConversation(input: $i) { conversation { id } } }`,
+      {
+        i: {
+          legacyId,
+          messages: [
+            {
+              role: 'USER',
+              content: 'Her favourite colour was blue.',
+              occurredAt: '2001-05-01T10:00:00Z',
+            },
+            { role: 'ASSISTANT', content: 'I see.', occurredAt: '2001-05-01T10:00:01Z' },
+          ],
+        },
+      },
+      author,
+    );
+    while (await summaries.summarizeNext(imported.importConversation.conversation.id, true));
+    const blue = (await facts(author, 'SUPERSEDED')).find((f) => /colour was blue/.test(f.content));
+    expect(blue).toBeDefined();
+    await share(author, blue!.id, 'SHARED');
+    for (const [, v] of viewers) {
+      expect(await fact(v, blue!.id)).toMatchObject({
+        status: 'ACTIVE',
+        validTo: null,
+        supersededBy: null,
+      });
+      expect((await facts(v)).map((f) => f.id)).toContain(blue!.id);
+      expect(JSON.stringify(await history(v, blue!.id))).not.toMatch(/green/);
+    }
+  });
+});
