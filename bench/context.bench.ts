@@ -23,7 +23,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { DataSource, QueryRunner } from 'typeorm';
 import { createApp } from '../src/bootstrap.js';
 import { AppConfig } from '../src/config/app-config.js';
@@ -37,7 +36,7 @@ import { EMBEDDER } from '../src/models/embedder.js';
 import type { Embedder } from '../src/models/embedder.js';
 import { countTokens } from '../src/models/tokenizer.js';
 import { NewSegment, SegmentRepository } from '../src/search/segment.repository.js';
-import { JWT_SECRET, percentile, table, token } from './support.js';
+import { benchDatabase, JWT_SECRET, percentile, table, token } from './support.js';
 
 const DAY = 86_400_000;
 
@@ -608,28 +607,6 @@ async function main(): Promise<void> {
     rmSync(dataDir, { recursive: true, force: true });
     if (server && !values.keep) await server.drop();
   }
-}
-
-/** A database of the bench's own on the DATABASE_URL server, dropped by `drop()`. */
-async function benchDatabase(url: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `keepsake_bench_${process.pid}`;
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const run = async (sql: string) => {
-    const client = new pg.Client({ connectionString: admin.toString() });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
-  await run(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  await run(`CREATE DATABASE "${name}"`);
-  const own = new URL(url);
-  own.pathname = `/${name}`;
-  console.log(`database ${name} on ${admin.host}`);
-  return { url: own.toString(), drop: () => run(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
 }
 
 main().catch((err) => {

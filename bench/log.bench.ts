@@ -3,17 +3,20 @@
  *
  * Throughput and latency of the conversation log: N concurrent clients send `sendMessage` over
  * GraphQL/HTTP, each waiting for its previous answer, to the real application on a fresh embedded
- * database. By default each client has a conversation of its own; --same-conversation makes
- * them all append to one (every send then queues on that conversation's turn counter).
+ * database, or with DATABASE_URL on that server (in a database of its own, dropped afterwards).
+ * By default each client has a conversation of its own; --same-conversation makes them all
+ * append to one (every send then queues on that conversation's turn counter). The background
+ * jobs each turn enqueues (segments, vectors) run meanwhile; the event-loop delay of the process
+ * is reported beside the latencies.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { createApp } from '../src/bootstrap.js';
 import { AppConfig } from '../src/config/app-config.js';
-import { JWT_SECRET, percentile, table, token } from './support.js';
+import { benchDatabase, JWT_SECRET, percentile, table, token } from './support.js';
 
 function positive(name: string, raw: string): number {
   const n = Number(raw);
@@ -71,8 +74,10 @@ async function main(): Promise<void> {
     (_, i) => Math.floor(opts.messages / opts.clients) + (i < opts.messages % opts.clients ? 1 : 0),
   );
   const dataDir = mkdtempSync(join(tmpdir(), 'keepsake-bench-'));
+  const server = process.env.DATABASE_URL ? await benchDatabase(process.env.DATABASE_URL) : null;
   const config = AppConfig.load({
     DATA_DIR: dataDir,
+    ...(server ? { DATABASE_URL: server.url, DATABASE_POOL_SIZE: '20' } : {}),
     JWT_SECRET,
     LOG_LEVEL: 'silent',
     AGENT_REPLY: 'off',
@@ -114,6 +119,8 @@ async function main(): Promise<void> {
     const latencies: number[] = [];
     let errors = 0;
     let firstError: string | null = null;
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
     const started = performance.now();
     await Promise.all(
       perClient.map(async (count, c) => {
@@ -130,6 +137,7 @@ async function main(): Promise<void> {
       }),
     );
     const elapsedS = (performance.now() - started) / 1000;
+    loop.disable();
 
     // Every send is in the log, once.
     let stored = 0;
@@ -150,7 +158,7 @@ async function main(): Promise<void> {
         `  clients            ${opts.clients} (each waits for its previous answer)`,
         `  messages           ${opts.messages} measured (${perClient[0]} per client), + ${opts.warmup} warm-up per client`,
         `  conversations      ${conversations.length}${opts.sameConversation ? ' (all clients append to the same one)' : ' (one per client)'}`,
-        `  database           embedded PGlite in a fresh ${dataDir}`,
+        `  database           ${server ? `PostgreSQL server (DATABASE_URL), pool of 20` : `embedded PGlite in a fresh ${dataDir}`}`,
         `  runtime            node ${process.version}, ${process.platform}/${process.arch}; boot ${ms(bootMs)} ms`,
         '',
         table([
@@ -164,6 +172,9 @@ async function main(): Promise<void> {
             'wall s': elapsedS.toFixed(2),
           },
         ]),
+        '',
+        `event-loop delay while sending (background indexing running): p50 ${ms(loop.percentile(50) / 1e6)} ms, ` +
+          `p99 ${ms(loop.percentile(99) / 1e6)} ms, max ${ms(loop.max / 1e6)} ms`,
       ].join('\n'),
     );
     if (firstError) console.error(`first error: ${firstError}`);
@@ -175,6 +186,7 @@ async function main(): Promise<void> {
   } finally {
     await app.close();
     rmSync(dataDir, { recursive: true, force: true });
+    await server?.drop();
   }
 }
 

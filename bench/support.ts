@@ -1,4 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
+import pg from 'pg';
 
 /** Helpers the benchmarks share. Each run signs its own tokens with a secret of its own. */
 
@@ -25,4 +26,28 @@ export function table(rows: Record<string, string>[]): string {
     `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`,
     ...rows.map((r) => line(keys.map((k) => r[k]))),
   ].join('\n');
+}
+
+/** A database of the bench's own on the DATABASE_URL server, dropped by `drop()`. */
+export async function benchDatabase(
+  url: string,
+): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `keepsake_bench_${process.pid}`;
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const run = async (sql: string) => {
+    const client = new pg.Client({ connectionString: admin.toString() });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await run(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await run(`CREATE DATABASE "${name}"`);
+  const own = new URL(url);
+  own.pathname = `/${name}`;
+  console.log(`database ${name} on ${admin.host}`);
+  return { url: own.toString(), drop: () => run(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
 }
