@@ -10,6 +10,7 @@ import { Search1763800600000 } from './1763800600000-Search.js';
 import { ModelCalls1763900000000 } from './1763900000000-ModelCalls.js';
 import { CursorPrecision1764000000000 } from './1764000000000-CursorPrecision.js';
 import { FactPrivacy1764000100000 } from './1764000100000-FactPrivacy.js';
+import { FactPurge1764000110000 } from './1764000110000-FactPurge.js';
 import { InvitationConsentAndQuotas1764000300000 } from './1764000300000-InvitationConsentAndQuotas.js';
 
 /**
@@ -29,5 +30,6 @@ export const MIGRATIONS = [
   ModelCalls1763900000000,
   CursorPrecision1764000000000,
   FactPrivacy1764000100000,
+  FactPurge1764000110000,
   InvitationConsentAndQuotas1764000300000,
 ];

@@ -66,7 +66,8 @@ export function viewKey(fact: FactEntity | null): string {
 
 /**
  * A history entry as another member sees it, or null when it is not theirs to see: entries made
- * while the fact was private, mentions, and supersessions by a fact they cannot see.
+ * while the fact was private (or marked PRIVATE because they concern a fact the family could not
+ * see, or one since purged), mentions, and supersessions by a fact they cannot see.
  * `relatedVisible` tells whether the viewer can see the entry's related fact.
  */
 export function historyEntryForOthers(

@@ -416,6 +416,61 @@ export class FactRepository {
     );
   }
 
+  /** Deleted facts whose grace period ended before `before`, oldest first. */
+  async purgeable(before: Date, limit: number): Promise<string[]> {
+    const rows: { id: string }[] = await this.m().query(
+      `SELECT id FROM facts WHERE status = 'DELETED' AND deleted_at < $1
+        ORDER BY deleted_at, id LIMIT $2`,
+      [before, limit],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * Removes a deleted fact for good, if it is still deleted and past `before`: its row, sources
+   * and history go with it (cascade), its vectors by trigger, and what other facts' history
+   * quoted of it. False when a restore got there first.
+   */
+  async purge(manager: EntityManager, id: string, before: Date): Promise<boolean> {
+    const locked: unknown[] = await manager.query(
+      `SELECT id FROM facts WHERE id = $1 AND status = 'DELETED' AND deleted_at < $2 FOR UPDATE`,
+      [id, before],
+    );
+    if (locked.length === 0) return false;
+    // Entries about it stay in the other fact's history for its author only, without its words.
+    await manager.query(
+      `UPDATE fact_history
+          SET detail = CASE WHEN detail IS NULL THEN NULL
+                            ELSE 'Related to a fact that has since been deleted.' END,
+              visibility = 'PRIVATE'
+        WHERE related_fact_id = $1`,
+      [id],
+    );
+    await manager.query(`DELETE FROM facts WHERE id = $1`, [id]);
+    return true;
+  }
+
+  /** The author's facts (not deleted) in legacies they are no longer a member of, newest first. */
+  pageLeftBehind(
+    authorId: string,
+    memberOf: string[],
+    limit: number,
+    after?: (string | number)[],
+  ): Promise<(FactEntity & { cursorKey: string })[]> {
+    const params: unknown[] = [authorId, memberOf, limit];
+    let cursor = '';
+    if (after) {
+      params.push(after[0], after[1]);
+      cursor = `AND (f.created_at, f.id) < ($4::timestamptz, $5::uuid)`;
+    }
+    return this.m().query(
+      `SELECT ${COLUMNS}, f.created_at::text AS "cursorKey" FROM facts f
+        WHERE f.author_id = $1 AND f.status <> 'DELETED' AND f.legacy_id <> ALL($2::uuid[]) ${cursor}
+        ORDER BY f.created_at DESC, f.id DESC LIMIT $3`,
+      params,
+    );
+  }
+
   /** The facts `id` superseded. */
   supersededBy(manager: EntityManager, id: string): Promise<FactEntity[]> {
     return manager.query(

@@ -1,4 +1,4 @@
-import { decimal, defineVariables, integer } from '../config/config-spec.js';
+import { decimal, defineVariables, duration, integer } from '../config/config-spec.js';
 
 export const factsVariables = defineVariables({
   FACT_DUPLICATE_THRESHOLD: {
@@ -12,6 +12,12 @@ export const factsVariables = defineVariables({
       'Cosine similarity at or above which two facts are about the same thing, so that a later change ("retired from teaching") supersedes the older fact.',
     default: '0.6',
     parse: decimal(0, 1),
+  },
+  FACT_PURGE_AFTER: {
+    description:
+      'How long a deleted fact can be restored; an hourly task then removes it for good: the row, every version in its history, its sources and its vectors (90s, 15m, 24h, 30d).',
+    default: '30d',
+    parse: duration('1m', '3650d'),
   },
   FACT_MIN_CONFIDENCE: {
     description: 'Facts the model extracts with a lower confidence are not stored.',

@@ -1,3 +1,4 @@
+import { ScheduledTasks } from '../jobs/scheduled-tasks.service.js';
 import { Module, OnModuleInit } from '@nestjs/common';
 import { ContextAssembler } from '../context/context-assembler.service.js';
 import { ConversationsModule } from '../conversations/conversations.module.js';
@@ -25,6 +26,8 @@ export class FactsModule implements OnModuleInit {
     private readonly embeddings: EmbeddingService,
     private readonly assembler: ContextAssembler,
     private readonly contextProvider: FactsContextProvider,
+    private readonly tasks: ScheduledTasks,
+    private readonly facts: FactsService,
   ) {}
 
   onModuleInit(): void {
@@ -38,5 +41,8 @@ export class FactsModule implements OnModuleInit {
       userColumn: 'author_id',
     });
     this.assembler.register(this.contextProvider);
+    this.tasks.register('facts-purge', '47 * * * *', async () => {
+      await this.facts.purgeDeleted();
+    });
   }
 }

@@ -104,6 +104,22 @@ export class FactsResolver {
     };
   }
 
+  @Query(() => FactConnection, {
+    description:
+      'Your own facts in legacies you are no longer a member of (you left or were removed): yours to delete with deleteFact. Newest first.',
+  })
+  async leftBehindFacts(@CurrentUser() user: UserEntity, @Args() page: ForwardPageArgs) {
+    const connection = await this.service.listLeftBehind(user, page);
+    return {
+      ...connection,
+      nodes: connection.nodes.map((f) => toFactModel(f, user.id)),
+      edges: connection.edges.map((e) => ({
+        cursor: e.cursor,
+        node: toFactModel(e.node, user.id),
+      })),
+    };
+  }
+
   @Query(() => FactModel, {
     description:
       'One fact, as you see it: yours, or one another member shared (NOT_FOUND otherwise). A supersession by a fact you cannot see is not shown.',

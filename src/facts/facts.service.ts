@@ -609,9 +609,14 @@ export class FactsService {
     return changed;
   }
 
-  /** A soft delete by its author, or by an owner or admin (moderation of a shared fact). */
+  /**
+   * A soft delete by its author, or by an owner or admin (moderation of a shared fact). The
+   * author needs no membership: a member who left or was removed still owns what they wrote.
+   * Deleted facts are purged after FACT_PURGE_AFTER.
+   */
   async delete(user: UserEntity, id: string): Promise<FactEntity> {
-    const fact = await this.getVisible(user, id);
+    const own = await this.facts.findById(id);
+    const fact = own?.authorId === user.id ? own : await this.getVisible(user, id);
     await this.requireAuthorOrManager(user, fact);
     if (fact.status === FactStatus.DELETED) return fact;
     const events: FactEvent[] = [];
@@ -627,6 +632,34 @@ export class FactsService {
     });
     await this.publish(events);
     return result;
+  }
+
+  /**
+   * Removes deleted facts whose FACT_PURGE_AFTER has passed, for good (the scheduled task).
+   * Idempotent: a second run finds nothing. Returns how many went.
+   */
+  async purgeDeleted(now = new Date()): Promise<number> {
+    const before = new Date(now.getTime() - this.config.env.FACT_PURGE_AFTER);
+    let purged = 0;
+    for (;;) {
+      const ids = await this.facts.purgeable(before, 100);
+      for (const id of ids) {
+        if (await this.dataSource.transaction((m) => this.facts.purge(m, id, before))) purged++;
+      }
+      if (ids.length < 100) return purged;
+    }
+  }
+
+  /** The user's own facts in legacies they are no longer a member of (to delete them). */
+  async listLeftBehind(
+    user: UserEntity,
+    args: { first?: number; after?: string },
+  ): Promise<Connection<FactEntity>> {
+    const request = pageRequest(args, this.config.env.MAX_PAGE_SIZE);
+    const after = request.cursor ? decodeCursor(request.cursor, 'after', 2) : undefined;
+    const memberOf = await this.legacyRepo.legacyIdsOf(user.id);
+    const rows = await this.facts.pageLeftBehind(user.id, memberOf, request.limit + 1, after);
+    return toConnection(rows, request, (f) => encodeCursor([f.cursorKey, f.id]));
   }
 
   /** Undoes a delete: its author, or the owner or admin who deleted it. */

@@ -100,6 +100,12 @@ export class LegacyRepository {
     await this.m().getRepository(LegacyEntity).delete({ id });
   }
 
+  /** The legacies the user is a member of now. */
+  async legacyIdsOf(userId: string): Promise<string[]> {
+    const rows = await this.m().getRepository(LegacyMemberEntity).findBy({ userId });
+    return rows.map((r) => r.legacyId);
+  }
+
   findMembership(
     legacyId: string,
     userId: string,

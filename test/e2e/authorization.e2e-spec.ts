@@ -493,6 +493,15 @@ describe('Authorization matrix', () => {
       }),
     },
     {
+      name: 'leftBehindFacts',
+      query: '{ leftBehindFacts(first: 100) { nodes { id content } } }',
+      variables: () => ({}),
+      // Only one's own facts in legacies one has left (tested in fact-purge.spec): nobody in the
+      // fixture has left it, so the list is empty for everyone.
+      matrix: [UNAUTH, OK, OK, OK, OK],
+      data: () => ({ leftBehindFacts: { nodes: [] } }),
+    },
+    {
       name: 'startConversation',
       query:
         'mutation($input: StartConversationInput!) { startConversation(input: $input) { legacyId title } }',
