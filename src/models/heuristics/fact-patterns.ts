@@ -5,6 +5,8 @@ import {
   isLogistics,
   isMedicalOrFinancial,
   isQuestion,
+  MAX_SENTENCE_CHARS,
+  trimEndOf,
   normalizeQuotes,
   round2,
   splitSentences,
@@ -253,7 +255,8 @@ function factFrom(
   ambiguous: ReadonlySet<Pronoun>,
   turnIndex: number,
 ): LegacyFact | null {
-  if (sentence.length < 8 || isQuestion(sentence) || isLogistics(sentence)) return null;
+  if (sentence.length < 8 || sentence.length > MAX_SENTENCE_CHARS) return null;
+  if (isQuestion(sentence) || isLogistics(sentence)) return null;
   let category: FactCategory | null = null;
   let pronoun = false;
   let content: string;
@@ -281,7 +284,7 @@ function factFrom(
   let confidence = FACT_CONFIDENCE[category] - (pronoun ? PRONOUN_PENALTY : 0);
   if (isHedged(sentence)) confidence -= HEDGE_PENALTY;
   if (isMedicalOrFinancial(sentence)) confidence = Math.min(confidence, SENSITIVE_CAP);
-  content = content.replace(/[\s,;:]+$/, '');
+  content = trimEndOf(content, (c) => /[\s,;:]/.test(c));
   if (!/[.!]$/.test(content)) content += '.';
   return {
     content: content.slice(0, 500),

@@ -6,6 +6,7 @@ import {
   isLogistics,
   isMedicalOrFinancial,
   isQuestion,
+  MAX_SENTENCE_CHARS,
   normalizeQuotes,
   round2,
   splitSentences,
@@ -191,7 +192,9 @@ function candidates(
 /** HEURISTIC: at most three memories about the user, from the user's turn only. */
 export function extractMemoriesHeuristic(input: ExtractMemoriesInput): ExtractedMemory[] {
   const known = [...(input.existingMemories ?? [])];
-  const all = splitSentences(input.userTurn).flatMap((sentence, i) => candidates(sentence, i));
+  const all = splitSentences(input.userTurn).flatMap((sentence, i) =>
+    sentence.length > MAX_SENTENCE_CHARS ? [] : candidates(sentence, i),
+  );
   const kept: (ExtractedMemory & { position: number })[] = [];
   for (const memory of all) {
     if (isDuplicate(memory.content, known)) continue;

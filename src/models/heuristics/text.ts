@@ -123,6 +123,36 @@ export function round2(x: number): number {
   return Math.round(x * 100) / 100;
 }
 
+/**
+ * Longer sentences are not statements of a fact or a memory (a pasted document, or hostile
+ * input): the extractors pass them over rather than run their patterns on them.
+ */
+export const MAX_SENTENCE_CHARS = 1000;
+
+const isSpace = (c: string) => /\s/.test(c);
+
+/**
+ * Strips characters of `strip` from the end, in one pass. An end-anchored class such as
+ * /[\s,]+$/ is retried from every position of a long run that does not reach the end: its time
+ * grows with the square of the run (0.5 s for 32,000 characters).
+ */
+export function trimEndOf(text: string, strip: (c: string) => boolean): string {
+  let end = text.length;
+  while (end > 0 && strip(text[end - 1])) end--;
+  return text.slice(0, end);
+}
+
+function trimStartOf(text: string, strip: (c: string) => boolean): string {
+  let start = 0;
+  while (start < text.length && strip(text[start])) start++;
+  return text.slice(start);
+}
+
+const LEADING = new Set(['"', "'", '“', '”', '‘', '’', '(', '-']);
+const TRAILING = new Set(['"', "'", '“', '”', '‘', '’', ')', '-']);
+
+/** Quotes, brackets, dashes and spaces off both ends (linear, see trimEndOf). */
 export function trimSentence(sentence: string): string {
-  return sentence.replace(/^[\s"'“”‘’(-]+|[\s"'“”‘’)-]+$/g, '').trim();
+  const start = trimStartOf(sentence, (c) => isSpace(c) || LEADING.has(c));
+  return trimEndOf(start, (c) => isSpace(c) || TRAILING.has(c)).trim();
 }
