@@ -78,9 +78,21 @@ function operationLogPlugin(): ApolloServerPlugin<RequestContext> {
 function graphqlWsOptions(): GraphQLWsSubscriptionsConfig {
   const options: Pick<ServerOptions, 'onNext' | 'onError'> & { path: string } = {
     path: '/graphql',
+    // An error without a path is about the request itself (graphql-js's
+    // variable coercion): the client's input, as Apollo reports it over HTTP.
     onNext: (_ctx, _id, _payload, _args, result) =>
       result.errors
-        ? { ...result, errors: result.errors.map((e) => formatError(e.toJSON(), e)) }
+        ? {
+            ...result,
+            errors: result.errors.map((e) =>
+              formatError(
+                !e.path && !e.extensions?.code
+                  ? { ...e.toJSON(), extensions: { code: 'BAD_USER_INPUT' } }
+                  : e.toJSON(),
+                e,
+              ),
+            ),
+          }
         : undefined,
     // Errors sent before execution are validation errors.
     onError: (_ctx, _id, _payload, errors) =>

@@ -25,7 +25,8 @@ function pageSize(
     if (arg.value.kind === Kind.INT) return Number(arg.value.value);
     if (arg.value.kind === Kind.VARIABLE) {
       const v = variables[arg.value.name.value];
-      if (typeof v === 'number') return v;
+      // Not an Int: coercion refuses it after this plugin; the default is what it would cost.
+      if (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 2 ** 31 - 1) return v;
     }
   }
   return defaultPage;
@@ -79,7 +80,12 @@ export function queryLimitsPlugin(limits: {
 }): ApolloServerPlugin {
   const reject = (message: string) =>
     new GraphQLError(message, {
-      extensions: { code: PublicErrorCode.BAD_USER_INPUT, reason: 'QUERY_TOO_COMPLEX' },
+      // A client's mistake: 400, not the 500 Apollo gives an error thrown from a plugin.
+      extensions: {
+        code: PublicErrorCode.BAD_USER_INPUT,
+        reason: 'QUERY_TOO_COMPLEX',
+        http: { status: 400 },
+      },
     });
   return {
     async requestDidStart() {
