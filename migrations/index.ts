@@ -11,6 +11,7 @@ import { ModelCalls1763900000000 } from './1763900000000-ModelCalls.js';
 import { CursorPrecision1764000000000 } from './1764000000000-CursorPrecision.js';
 import { FactPrivacy1764000100000 } from './1764000100000-FactPrivacy.js';
 import { FactPurge1764000110000 } from './1764000110000-FactPurge.js';
+import { MetricsTextAndRetention1764000120000 } from './1764000120000-MetricsTextAndRetention.js';
 import { InvitationConsentAndQuotas1764000300000 } from './1764000300000-InvitationConsentAndQuotas.js';
 
 /**
@@ -31,5 +32,6 @@ export const MIGRATIONS = [
   CursorPrecision1764000000000,
   FactPrivacy1764000100000,
   FactPurge1764000110000,
+  MetricsTextAndRetention1764000120000,
   InvitationConsentAndQuotas1764000300000,
 ];

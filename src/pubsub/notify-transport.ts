@@ -9,7 +9,8 @@ export interface NotifyTransport {
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   park(body: string): Promise<string>;
   fetchParked(id: string): Promise<string | null>;
-  pruneParked(olderThanSeconds: number): Promise<void>;
+  /** Deletes payloads parked before `olderThanMs` ago; returns how many. */
+  pruneParked(olderThanMs: number): Promise<number>;
 }
 
 type Query = (sql: string, params: unknown[]) => Promise<Record<string, unknown>[]>;
@@ -39,11 +40,13 @@ abstract class SqlNotifyTransport implements NotifyTransport {
     return (row?.body as string | undefined) ?? null;
   }
 
-  async pruneParked(olderThanSeconds: number): Promise<void> {
-    await this.run(
-      `DELETE FROM event_payloads WHERE created_at < now() - make_interval(secs => $1)`,
-      [olderThanSeconds],
+  async pruneParked(olderThanMs: number): Promise<number> {
+    const rows = await this.run(
+      `DELETE FROM event_payloads WHERE created_at < now() - make_interval(secs => $1 / 1000.0)
+       RETURNING id`,
+      [olderThanMs],
     );
+    return rows.length;
   }
 }
 

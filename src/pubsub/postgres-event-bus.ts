@@ -7,7 +7,6 @@ import { NotifyTransport } from './notify-transport.js';
 export const EVENT_CHANNEL = 'keepsake_events';
 /** NOTIFY refuses payloads of 8000 bytes or more; leave room for the envelope. */
 const INLINE_LIMIT_BYTES = 7000;
-const PARKED_TTL_SECONDS = 300;
 
 interface Envelope {
   topic: string;
@@ -45,7 +44,6 @@ export class PostgresEventBus extends EventBus {
   private readonly logger = new Logger('EventBus');
   private readonly local = new PubSub();
   private stop: (() => Promise<void>) | null = null;
-  private published = 0;
   /** Deliveries run one at a time, so a parked event is not overtaken by the next one. */
   private delivering = Promise.resolve();
   readonly instanceId = randomUUID();
@@ -72,9 +70,13 @@ export class PostgresEventBus extends EventBus {
     let envelope: Envelope = { topic, body };
     if (Buffer.byteLength(body) + topic.length > INLINE_LIMIT_BYTES) {
       envelope = { topic, ref: await this.transport.park(body) };
-      if (++this.published % 100 === 0) await this.transport.pruneParked(PARKED_TTL_SECONDS);
     }
     await this.transport.notify(EVENT_CHANNEL, JSON.stringify(envelope));
+  }
+
+  /** Retention of parked payloads (the scheduled task): every instance has read them by then. */
+  pruneParked(olderThanMs: number): Promise<number> {
+    return this.transport.pruneParked(olderThanMs);
   }
 
   subscribe<T>(topic: string): AsyncIterableIterator<T> {

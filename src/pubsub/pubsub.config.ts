@@ -1,4 +1,4 @@
-import { defineVariables, oneOf } from '../config/config-spec.js';
+import { defineVariables, duration, oneOf } from '../config/config-spec.js';
 
 export const pubsubVariables = defineVariables({
   EVENT_BUS: {
@@ -6,5 +6,11 @@ export const pubsubVariables = defineVariables({
       'Where subscription events travel. auto: PostgreSQL LISTEN/NOTIFY with DATABASE_URL (every instance sees every event), in-process with the embedded database (one process by construction). memory or postgres force one.',
     default: 'auto',
     parse: oneOf('auto', 'memory', 'postgres'),
+  },
+  EVENT_PAYLOAD_RETENTION: {
+    description:
+      'How long an event too large for NOTIFY stays parked in event_payloads for the instances to read; a task every five minutes deletes older ones (30s, 5m, 1h).',
+    default: '5m',
+    parse: duration('10s', '7d'),
   },
 });

@@ -1,4 +1,13 @@
-import { Global, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
+import {
+  Global,
+  Inject,
+  Injectable,
+  Module,
+  OnApplicationShutdown,
+  OnModuleInit,
+  Optional,
+} from '@nestjs/common';
+import { ScheduledTasks } from '../jobs/scheduled-tasks.service.js';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { EventBus } from './event-bus.js';
@@ -19,8 +28,21 @@ async function createEventBus(config: AppConfig, dataSource: DataSource): Promis
 }
 
 @Injectable()
-class EventBusLifecycle implements OnApplicationShutdown {
-  constructor(@Inject(EventBus) private readonly bus: EventBus) {}
+class EventBusLifecycle implements OnModuleInit, OnApplicationShutdown {
+  constructor(
+    @Inject(EventBus) private readonly bus: EventBus,
+    private readonly config: AppConfig,
+    @Optional() private readonly tasks?: ScheduledTasks,
+  ) {}
+
+  /** Events too large for NOTIFY are parked in a table (PostgreSQL bus only): pruned here. */
+  onModuleInit(): void {
+    const bus = this.bus;
+    if (!(bus instanceof PostgresEventBus) || !this.tasks) return;
+    this.tasks.register('event-payloads-prune', '*/5 * * * *', async () => {
+      await bus.pruneParked(this.config.env.EVENT_PAYLOAD_RETENTION);
+    });
+  }
 
   async onApplicationShutdown(): Promise<void> {
     if (this.bus instanceof PostgresEventBus) await this.bus.close();

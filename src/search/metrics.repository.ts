@@ -56,15 +56,20 @@ export interface MetricsAggregate {
 export class MetricsRepository {
   constructor(private readonly dataSource: DataSource) {}
 
+  /** The row, and its query text (SEARCH_METRICS_TEXT) beside it, in one statement. */
   async insert(row: MetricRow): Promise<void> {
     await this.dataSource.query(
-      `INSERT INTO retrieval_metrics (operation, user_id, legacy_id, conversation_id, hybrid,
-         fusion, hits_dense, hits_lexical, hits_trigram, hits_time, hits_segment, hits_summary,
-         hits_fact, hits_memory, good_hits, fallback, widened, widen_reason, time_filtered,
-         degraded, failed_stage, items, items_by_source, tokens, budget, truncated, embed_ms,
-         search_ms, total_ms, query_tokens, query_text)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-               $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31)`,
+      `WITH m AS (
+         INSERT INTO retrieval_metrics (operation, user_id, legacy_id, conversation_id, hybrid,
+           fusion, hits_dense, hits_lexical, hits_trigram, hits_time, hits_segment, hits_summary,
+           hits_fact, hits_memory, good_hits, fallback, widened, widen_reason, time_filtered,
+           degraded, failed_stage, items, items_by_source, tokens, budget, truncated, embed_ms,
+           search_ms, total_ms, query_tokens)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
+                 $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)
+         RETURNING id, conversation_id)
+       INSERT INTO retrieval_metric_texts (metric_id, conversation_id, query_text)
+       SELECT id, conversation_id, $31::text FROM m WHERE $31::text IS NOT NULL`,
       [
         row.operation,
         row.userId,
@@ -99,6 +104,15 @@ export class MetricsRepository {
         row.queryText,
       ],
     );
+  }
+
+  /** Retention: deletes the rows (and their texts) recorded before `before`. */
+  async deleteBefore(before: Date): Promise<number> {
+    const [, affected] = (await this.dataSource.query(
+      `DELETE FROM retrieval_metrics WHERE created_at < $1`,
+      [before],
+    )) as [unknown, number];
+    return affected;
   }
 
   /**

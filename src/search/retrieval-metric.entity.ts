@@ -100,8 +100,4 @@ export class RetrievalMetricEntity {
 
   @Column({ name: 'query_tokens', type: 'integer' })
   queryTokens: number;
-
-  /** Only with SEARCH_METRICS_TEXT on. */
-  @Column({ name: 'query_text', type: 'text', nullable: true })
-  queryText: string | null;
 }

@@ -123,9 +123,15 @@ export const searchVariables = defineVariables({
     default: '0.2',
     parse: decimal(0, 1),
   },
+  SEARCH_METRICS_RETENTION_DAYS: {
+    description:
+      'Days retrieval metrics rows (counts and timings, and their query text) are kept before a daily task deletes them.',
+    default: '30',
+    parse: integer(1, 3650),
+  },
   SEARCH_METRICS_TEXT: {
     description:
-      'Debug only: store the query text in retrieval metrics rows. Off, the metrics hold no message text.',
+      'Debug only: store the query text beside retrieval metrics rows; it is deleted with its conversation. Off, the metrics hold no message text.',
     default: 'false',
     parse: bool,
   },

@@ -1,3 +1,5 @@
+import { AppConfig } from '../config/app-config.js';
+import { ScheduledTasks } from '../jobs/scheduled-tasks.service.js';
 import { Module, OnModuleInit } from '@nestjs/common';
 import { ContextAssembler } from '../context/context-assembler.service.js';
 import { ConversationsModule } from '../conversations/conversations.module.js';
@@ -47,11 +49,18 @@ export class SearchModule implements OnModuleInit {
     private readonly turns: TurnsContextProvider,
     private readonly summaries: SummariesContextProvider,
     private readonly metrics: RetrievalMetrics,
+    private readonly metricsRows: MetricsRepository,
+    private readonly tasks: ScheduledTasks,
+    private readonly config: AppConfig,
   ) {}
 
   onModuleInit(): void {
     this.assembler.register(this.summaries);
     this.assembler.register(this.turns);
     this.assembler.observe(this.metrics);
+    this.tasks.register('metrics-prune', '11 4 * * *', async () => {
+      const days = this.config.env.SEARCH_METRICS_RETENTION_DAYS;
+      await this.metricsRows.deleteBefore(new Date(Date.now() - days * 86_400_000));
+    });
   }
 }

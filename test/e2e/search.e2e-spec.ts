@@ -343,10 +343,13 @@ describe('Search operations (e2e)', () => {
       expect(row).toMatchObject({
         user_id: expect.any(String),
         conversation_id: conversationId,
-        query_text: null,
         hybrid: true,
         fusion: 'weighted',
       });
+      // SEARCH_METRICS_TEXT is off: no text is kept beside the row.
+      expect(
+        await ds.query(`SELECT 1 FROM retrieval_metric_texts WHERE metric_id = $1`, [row.id]),
+      ).toEqual([]);
       expect(row.hits_dense).toBeGreaterThan(0);
       expect(row.items).toBeGreaterThan(0);
       expect(row.total_ms).toBeGreaterThan(0);

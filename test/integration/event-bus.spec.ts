@@ -37,7 +37,7 @@ class PGliteTransport implements NotifyTransport {
   }
 
   async pruneParked() {
-    await this.db.query('DELETE FROM event_payloads');
+    return (await this.db.query('DELETE FROM event_payloads')).rowCount ?? 0;
   }
 }
 
