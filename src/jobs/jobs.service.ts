@@ -92,10 +92,29 @@ export class JobsService implements OnApplicationBootstrap, OnApplicationShutdow
     this.schedule(0);
   }
 
+  /**
+   * Lets running jobs finish, for SHUTDOWN_TIMEOUT_MS at most: one left behind is not lost (its
+   * transaction rolls back; the next boot releases it on the embedded database, another instance
+   * takes it when its lease ends on a server).
+   */
   async onApplicationShutdown(): Promise<void> {
     this.stopping = true;
     if (this.timer) clearTimeout(this.timer);
-    await Promise.allSettled([...this.inFlight]);
+    if (this.inFlight.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const finished = await Promise.race([
+      Promise.allSettled([...this.inFlight]).then(() => true),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), this.config.env.SHUTDOWN_TIMEOUT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!finished) {
+      this.logger.warn({
+        msg: 'shutdown left running jobs to be retried',
+        count: this.inFlight.size,
+      });
+    }
   }
 
   /** Wake the worker now rather than at the next poll. */

@@ -228,9 +228,31 @@ describe('job leases', () => {
       JOBS_WORKER: 'false',
       JOBS_SCHEDULER: 'false',
       JOBS_LEASE_MS: '1000',
+      SHUTDOWN_TIMEOUT_MS: '300',
     });
   });
   afterAll(() => t.close());
+
+  it('stops waiting for a running job after SHUTDOWN_TIMEOUT_MS, leaving it to be retried', async () => {
+    const jobs = t.app.get(JobsService);
+    let release = () => undefined as void;
+    const stuck = new Promise<void>((resolve) => (release = resolve));
+    jobs.register('test:stuck', () => stuck);
+    await jobs.enqueue('test:stuck', 'stuck-1', {});
+    const running = jobs.drain({ types: ['test:stuck'], timeoutMs: 5000 }).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 200));
+    const started = performance.now();
+    await jobs.onApplicationShutdown();
+    const waited = performance.now() - started;
+    expect(waited).toBeGreaterThanOrEqual(250);
+    expect(waited).toBeLessThan(3000);
+    // Not lost: still RUNNING, for its lease (or the next boot) to hand back.
+    expect(
+      await t.app.get(DataSource).query(`SELECT status FROM jobs WHERE type = 'test:stuck'`),
+    ).toEqual([{ status: 'RUNNING' }]);
+    release();
+    await running;
+  });
 
   it('keeps a job that runs longer than its lease from being claimed by another instance', async () => {
     const jobs = t.app.get(JobsService);

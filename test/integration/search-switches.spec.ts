@@ -137,11 +137,11 @@ describe('Search switches, set by configuration', () => {
   });
 
   it('keeps the query text in metrics with the debug setting on', async () => {
-    const [row] = await t.app
-      .get(DataSource)
-      .query(
-        `SELECT query_text, hybrid, fusion FROM retrieval_metrics ORDER BY created_at DESC LIMIT 1`,
-      );
+    const [row] = await t.app.get(DataSource).query(
+      `SELECT t.query_text, m.hybrid, m.fusion
+           FROM retrieval_metrics m JOIN retrieval_metric_texts t ON t.metric_id = m.id
+          ORDER BY m.created_at DESC LIMIT 1`,
+    );
     expect(row).toEqual({
       query_text: 'the red tractor and the dog',
       hybrid: false,
