@@ -287,6 +287,23 @@ export class SearchRepository {
     const p = new Params();
     const vector = p.add(vectorText(q.vector));
     const { filter, distance } = denseTerms(q, kind, vector);
+    if (scope === 'current') {
+      // One conversation's items are few: score each by its vector, looked up by primary key.
+      // Joined the other way the planner scanned every vector of the kind (19 ms against 5 ms
+      // at 100,000 turns on a server), as its default costs expect a disk, not a cache.
+      const where = sql.scope(scope, s, p);
+      const exact: { id: string; distance: number }[] = await m.query(
+        `SELECT x.id, d.distance FROM ${sql.table} x
+           CROSS JOIN LATERAL (
+             SELECT ${distance} AS distance FROM embeddings e
+              WHERE ${filter} AND e.item_id = x.id) d
+          WHERE ${where}
+          ORDER BY d.distance
+          LIMIT ${p.add(limit)}`,
+        p.values,
+      );
+      return exact.map((r) => ({ id: r.id, score: 1 - Number(r.distance) }));
+    }
     // Turns carry their owner on the vector row, which lets the index scan filter early.
     const owner =
       kind === 'segment'
