@@ -1,4 +1,4 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import {
@@ -11,6 +11,7 @@ import {
 import { CommonException } from '../common/errors/domain.exception.js';
 import { UserEntity } from '../identity/user.entity.js';
 import { UsersService } from '../identity/users.service.js';
+import { EventBus, RevocationEvent, topics } from '../pubsub/event-bus.js';
 import { LegacyInvitationEntity } from './legacy-invitation.entity.js';
 import { LegacyMemberEntity } from './legacy-member.entity.js';
 import { LegacyRole } from './legacy-role.enum.js';
@@ -46,6 +47,7 @@ export class LegaciesService implements OnModuleInit {
     private readonly legacies: LegacyRepository,
     private readonly users: UsersService,
     private readonly config: AppConfig,
+    private readonly bus: EventBus,
   ) {}
 
   onModuleInit(): void {
@@ -109,6 +111,7 @@ export class LegaciesService implements OnModuleInit {
       throw new LegacyException(LegacyErrorCode.NOT_AN_OWNER, 'Only an owner can delete a legacy.');
     }
     await this.legacies.delete(legacyId);
+    await this.accessRevoked(legacyId, null);
   }
 
   async list(
@@ -247,6 +250,16 @@ export class LegaciesService implements OnModuleInit {
         this.ensureAnotherOwner(members, userId);
       }
       await this.legacies.removeMember(m, legacyId, userId);
+    });
+    await this.accessRevoked(legacyId, userId);
+  }
+
+  /** Ends the subscriptions of whoever just lost access (they re-check on this signal). */
+  private async accessRevoked(legacyId: string, userId: string | null): Promise<void> {
+    const event: RevocationEvent = { userId };
+    await this.bus.publish(topics.legacyAccessRevoked(legacyId), event).catch((err: unknown) => {
+      // Committed already; the subscriptions still end at their next event's access check.
+      new Logger('Legacies').warn({ msg: 'revocation not published', error: String(err) });
     });
   }
 
