@@ -8,6 +8,7 @@ import { Facts1763800410000 } from './1763800410000-Facts.js';
 import { Memories1763800500000 } from './1763800500000-Memories.js';
 import { Search1763800600000 } from './1763800600000-Search.js';
 import { ModelCalls1763900000000 } from './1763900000000-ModelCalls.js';
+import { AuditLog1764000400000 } from './1764000400000-AuditLog.js';
 
 /**
  * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
@@ -24,4 +25,5 @@ export const MIGRATIONS = [
   Memories1763800500000,
   Search1763800600000,
   ModelCalls1763900000000,
+  AuditLog1764000400000,
 ];
