@@ -65,11 +65,10 @@ export class AgentResolver {
     const deltas = this.bus.subscribe<ReplyDeltaModel>(
       topics.conversationReplyDeltas(conversationId),
     );
-    return boundToSession(
-      this.bus,
-      context,
-      deltas,
-      this.conversations.subscriptionBounds(user, conversation),
-    );
+    // A reply streams many deltas: one access check a second, and at once on a revocation.
+    return boundToSession(this.bus, context, deltas, {
+      ...this.conversations.subscriptionBounds(user, conversation),
+      trustPassedCheckMs: 1000,
+    });
   }
 }

@@ -40,6 +40,33 @@ describe('boundToSession', () => {
     expect(await events.next()).toEqual({ done: true, value: undefined });
   });
 
+  it('trusts a passed check for trustPassedCheckMs, not across a revocation signal', async () => {
+    const bus = new InProcessEventBus();
+    let checks = 0;
+    let allowed = true;
+    const events = boundToSession(bus, context(60_000), bus.subscribe<number>('t'), {
+      check: async () => {
+        checks += 1;
+        if (!allowed) throw new NotFoundException('gone');
+      },
+      revokedBy: ['revoked'],
+      trustPassedCheckMs: 60_000,
+    });
+    for (const n of [1, 2, 3]) {
+      const next = events.next();
+      await tick();
+      await bus.publish('t', n);
+      expect(await next).toEqual({ done: false, value: n });
+    }
+    expect(checks).toBe(1);
+    allowed = false;
+    const next = events.next();
+    await tick();
+    await bus.publish('revoked', {});
+    expect((await next).value).toBeInstanceOf(SubscriptionEnded);
+    expect(checks).toBe(2);
+  });
+
   it('ends with TOKEN_EXPIRED when the token expires, with no event needed', async () => {
     const bus = new InProcessEventBus();
     const events = boundToSession(bus, context(50), bus.subscribe<number>('t'), {

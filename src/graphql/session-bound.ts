@@ -20,6 +20,11 @@ export interface SessionBounds<T = unknown> {
   check: (event: T | null) => Promise<unknown>;
   /** Topics whose events mean access may just have been lost (member removed, deleted). */
   revokedBy?: string[];
+  /**
+   * For streams of many small events (reply deltas): a passed check is trusted for this long
+   * before an event runs it again. Revocation signals always run it at once. Default 0.
+   */
+  trustPassedCheckMs?: number;
 }
 
 /** setTimeout's longest delay; a later expiry is reached by re-arming. */
@@ -83,6 +88,13 @@ export function boundToSession<T>(
     })();
   }
 
+  let passedAt = -Infinity;
+  const checkEvent = async (event: T) => {
+    if (performance.now() - passedAt < (bounds.trustPassedCheckMs ?? 0)) return;
+    await bounds.check(event);
+    passedAt = performance.now();
+  };
+
   const done = (): IteratorResult<T | SubscriptionEnded> => ({ done: true, value: undefined });
   const stop = async (reason: SubscriptionEnded | null) => {
     await close();
@@ -96,7 +108,10 @@ export function boundToSession<T>(
       const outcome = await Promise.race([
         pending.then((item) => ({ item })),
         ended.then((reason) => ({ reason })),
-      ]);
+      ]).catch(async (err: unknown) => {
+        await close();
+        throw err;
+      });
       if ('reason' in outcome) return stop(outcome.reason);
       pending = null;
       if (outcome.item.done) {
@@ -104,7 +119,7 @@ export function boundToSession<T>(
         return done();
       }
       try {
-        await bounds.check(outcome.item.value);
+        await checkEvent(outcome.item.value);
       } catch (err) {
         return stop(new SubscriptionEnded(err));
       }
