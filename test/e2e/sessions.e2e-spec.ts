@@ -186,6 +186,20 @@ describe('sessions: tokens and subscriptions that end', () => {
     expect(error.extensions).toMatchObject({ code: 'NOT_FOUND' });
   });
 
+  it("ends members' subscriptions when the legacy is deleted", async () => {
+    const legacyId = await family('Deleted family');
+    const conversationId = await conversation(legacyId, member);
+    const messages = subscribe(t.ws(member), MESSAGE_ADDED, { id: conversationId });
+    const facts = subscribe(t.ws(member), FACT_CHANGED, { legacyId });
+    await Promise.all([messages.ready, facts.ready]);
+    await ok('mutation($id: ID!) { deleteLegacy(id: $id) }', { id: legacyId }, owner);
+    for (const sub of [messages, facts]) {
+      const { error, elapsedMs } = await endedWith(sub);
+      expect(error.extensions).toMatchObject({ code: 'NOT_FOUND' });
+      expect(elapsedMs).toBeLessThan(2000);
+    }
+  });
+
   it('ends messageAdded and assistantReplyDelta on a conversation when it is deleted', async () => {
     const legacyId = await family('Deletion family');
     const conversationId = await conversation(legacyId, member);
