@@ -8,6 +8,7 @@ import {
   JWTVerifyGetKey,
 } from 'jose';
 import { AppConfig } from '../config/app-config.js';
+import { AdminClaimRule, adminClaimRule, grantsAdmin } from './admin-claim.js';
 import { IdentityErrorCode, IdentityException } from './identity.exception.js';
 import { resolveJwtSecret } from './jwt-keys.js';
 
@@ -39,7 +40,7 @@ export class AuthService {
   private readonly algorithms: string[];
   /** This service's own HS256 tokens (not a provider's): their lifetime is capped. */
   private readonly symmetric: boolean;
-  private readonly isAdmin: (payload: JWTPayload) => boolean;
+  private readonly adminRule: AdminClaimRule | null;
 
   constructor(private readonly config: AppConfig) {
     const env = config.env;
@@ -54,7 +55,7 @@ export class AuthService {
       this.algorithms = ['HS256'];
     }
     this.symmetric = !env.JWKS_URL && !env.JWT_PUBLIC_KEY;
-    this.isAdmin = adminRule(env.JWT_ADMIN_CLAIM ?? (this.symmetric ? 'admin' : null));
+    this.adminRule = adminClaimRule(env.JWT_ADMIN_CLAIM, this.symmetric);
   }
 
   /** exp - iat within JWT_MAX_AGE, and iat not in the future (which would stretch it). */
@@ -105,26 +106,10 @@ export class AuthService {
       // claim invitations or be found by addLegacyMember; any other is ignored.
       email: payload.email_verified === true ? (claim('email')?.toLowerCase() ?? null) : null,
       name: claim('name'),
-      admin: this.isAdmin(payload),
+      admin: grantsAdmin(this.adminRule, payload),
       expiresAt: new Date(payload.exp! * 1000),
     };
   }
-}
-
-/**
- * JWT_ADMIN_CLAIM: `name` grants admin when the claim is exactly true; `name=value` when the
- * claim equals value or is a list holding it. No rule: no token makes an administrator.
- */
-export function adminRule(setting: string | null): (payload: JWTPayload) => boolean {
-  if (!setting) return () => false;
-  const at = setting.indexOf('=');
-  if (at < 0) return (payload) => payload[setting] === true;
-  const name = setting.slice(0, at);
-  const wanted = setting.slice(at + 1);
-  return (payload) => {
-    const value = payload[name];
-    return value === wanted || (Array.isArray(value) && value.includes(wanted));
-  };
 }
 
 function describeJoseError(err: unknown): string {

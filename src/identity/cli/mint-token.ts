@@ -7,15 +7,9 @@
 import { parseArgs } from 'node:util';
 import { SignJWT } from 'jose';
 import { AppConfig, ConfigValidationError } from '../../config/app-config.js';
+import { adminClaimFor, adminClaimRule } from '../admin-claim.js';
 import { duration } from '../identity.config.js';
 import { resolveJwtSecret } from '../jwt-keys.js';
-
-/** The claim JWT_ADMIN_CLAIM (default `admin`) looks for, with the value it accepts. */
-function adminClaim(setting: string | undefined): Record<string, unknown> {
-  const rule = setting ?? 'admin';
-  const at = rule.indexOf('=');
-  return at < 0 ? { [rule]: true } : { [rule.slice(0, at)]: [rule.slice(at + 1)] };
-}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -59,7 +53,7 @@ async function main(): Promise<void> {
   const jwt = new SignJWT({
     ...(values.email ? { email: values.email, email_verified: true } : {}),
     ...(values.name ? { name: values.name } : {}),
-    ...(values.admin ? adminClaim(config.env.JWT_ADMIN_CLAIM) : {}),
+    ...(values.admin ? adminClaimFor(adminClaimRule(config.env.JWT_ADMIN_CLAIM, true)!) : {}),
   })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(values.sub)
