@@ -174,19 +174,19 @@ export class FactsResolver {
     @Context() context: RequestContext,
   ) {
     await this.service.requireMember(user, legacyId);
-    // Filtered here rather than with the decorator's `filter`, which turns a refusal above
-    // into a broken stream instead of an error result.
-    const views = filterMap(
-      this.bus.subscribe<FactEvent>(topics.legacyFacts(legacyId)),
-      async (event) => {
-        if (!(await this.service.deliverable(event, user))) return null;
-        const view = this.service.viewOf(event, user.id);
-        return { ...view, fact: view.fact && toFactModel(view.fact, user.id) };
-      },
-    );
-    return boundToSession(this.bus, context, views, {
+    return boundToSession(this.bus, context, this.factViews(user, legacyId), {
       check: () => this.service.requireMember(user, legacyId),
       revokedBy: [topics.legacyAccessRevoked(legacyId)],
+    });
+  }
+
+  private factViews(user: UserEntity, legacyId: string) {
+    // Filtered here rather than with the decorator's `filter`, which turns a refusal above
+    // into a broken stream instead of an error result.
+    return filterMap(this.bus.subscribe<FactEvent>(topics.legacyFacts(legacyId)), async (event) => {
+      if (!(await this.service.deliverable(event, user))) return null;
+      const view = this.service.viewOf(event, user.id);
+      return { ...view, fact: view.fact && toFactModel(view.fact, user.id) };
     });
   }
 
