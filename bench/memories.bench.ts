@@ -126,6 +126,7 @@ async function main(): Promise<void> {
       email: null,
       name: 'Bench',
       admin: false,
+      expiresAt: new Date(Date.now() + 3600_000),
     });
     const { legacy } = await app.get(LegaciesService).create(user, { name: 'Nana' });
     const memories = app.get(MemoriesService);

@@ -13,6 +13,7 @@ import { FactPrivacy1764000100000 } from './1764000100000-FactPrivacy.js';
 import { FactPurge1764000110000 } from './1764000110000-FactPurge.js';
 import { MetricsTextAndRetention1764000120000 } from './1764000120000-MetricsTextAndRetention.js';
 import { InvitationConsentAndQuotas1764000300000 } from './1764000300000-InvitationConsentAndQuotas.js';
+import { AuditLog1764000400000 } from './1764000400000-AuditLog.js';
 
 /**
  * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
@@ -34,4 +35,5 @@ export const MIGRATIONS = [
   FactPurge1764000110000,
   MetricsTextAndRetention1764000120000,
   InvitationConsentAndQuotas1764000300000,
+  AuditLog1764000400000,
 ];

@@ -3,6 +3,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { GraphQLModule } from '@nestjs/graphql';
 import { AgentModule } from './agent/agent.module.js';
+import { AuditModule } from './audit/audit.module.js';
 import { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { ContextModule } from './context/context.module.js';
@@ -44,6 +45,7 @@ export class AppModule {
         FactsModule,
         SummariesModule,
         SearchModule,
+        AuditModule,
         GraphQLModule.forRoot<ApolloDriverConfig>({
           driver: ApolloDriver,
           ...graphqlOptions(config),

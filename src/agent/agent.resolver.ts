@@ -1,9 +1,11 @@
 import { UseGuards } from '@nestjs/common';
-import { Args, ID, Parent, ResolveField, Resolver, Subscription } from '@nestjs/graphql';
+import { Args, Context, ID, Parent, ResolveField, Resolver, Subscription } from '@nestjs/graphql';
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { MessageModel } from '../conversations/models/conversation.model.js';
 import { Loaders, RequestLoaders, byKey } from '../graphql/loaders.js';
+import type { RequestContext } from '../graphql/request-context.js';
+import { boundToSession, unlessEnded } from '../graphql/session-bound.js';
 import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
 import { GqlAuthGuard } from '../identity/guards/gql-auth.guard.js';
 import { UserEntity } from '../identity/user.entity.js';
@@ -52,13 +54,21 @@ export class AgentResolver {
 
   @Subscription(() => ReplyDeltaModel, {
     description: "The agent's reply to your turns in one of your conversations, as it streams.",
-    resolve: (payload: ReplyDeltaModel) => payload,
+    resolve: unlessEnded((payload: ReplyDeltaModel) => payload),
   })
   async assistantReplyDelta(
     @CurrentUser() user: UserEntity,
     @Args('conversationId', { type: () => ID }, UuidPipe) conversationId: string,
+    @Context() context: RequestContext,
   ) {
-    await this.conversations.getOwned(user, conversationId);
-    return this.bus.subscribe(topics.conversationReplyDeltas(conversationId));
+    const conversation = await this.conversations.getOwned(user, conversationId);
+    const deltas = this.bus.subscribe<ReplyDeltaModel>(
+      topics.conversationReplyDeltas(conversationId),
+    );
+    // A reply streams many deltas: one access check a second, and at once on a revocation.
+    return boundToSession(this.bus, context, deltas, {
+      ...this.conversations.subscriptionBounds(user, conversation),
+      trustPassedCheckMs: 1000,
+    });
   }
 }

@@ -3,7 +3,7 @@ import { contextVariables } from '../context/context.config.js';
 import { conversationsVariables } from '../conversations/conversations.config.js';
 import { databaseVariables } from '../database/database.config.js';
 import { factsVariables } from '../facts/facts.config.js';
-import { identityVariables } from '../identity/identity.config.js';
+import { identityVariables, validateIdentityConfig } from '../identity/identity.config.js';
 import { pubsubVariables } from '../pubsub/pubsub.config.js';
 import { jobsVariables } from '../jobs/jobs.config.js';
 import { legaciesVariables } from '../legacies/legacies.config.js';
@@ -34,6 +34,7 @@ export const ALL_VARIABLES = {
 /** Checks that span several variables, run after each variable parsed on its own. */
 export const CROSS_CHECKS: ((env: never) => string[])[] = [
   validateModelsConfig,
+  validateIdentityConfig,
   (env: { EVENT_BUS: string; DATABASE_URL?: string }) =>
     env.EVENT_BUS === 'postgres' && !env.DATABASE_URL
       ? ['EVENT_BUS=postgres needs DATABASE_URL']

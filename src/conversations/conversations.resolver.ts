@@ -1,6 +1,7 @@
 import { UseGuards } from '@nestjs/common';
 import {
   Args,
+  Context,
   ID,
   Mutation,
   Parent,
@@ -11,6 +12,8 @@ import {
 } from '@nestjs/graphql';
 import { ForwardPageArgs, PageArgs } from '../common/pagination/connection.js';
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
+import type { RequestContext } from '../graphql/request-context.js';
+import { boundToSession, unlessEnded } from '../graphql/session-bound.js';
 import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
 import { GqlAuthGuard } from '../identity/guards/gql-auth.guard.js';
 import { UserEntity } from '../identity/user.entity.js';
@@ -172,14 +175,21 @@ export class ConversationsResolver {
 
   @Subscription(() => MessageModel, {
     description: 'Every turn stored in one of your conversations.',
-    resolve: (payload: MessageModel) => payload,
+    resolve: unlessEnded((payload: MessageModel) => payload),
   })
   async messageAdded(
     @CurrentUser() user: UserEntity,
     @Args('conversationId', { type: () => ID }, UuidPipe) conversationId: string,
+    @Context() context: RequestContext,
   ) {
-    await this.service.getOwned(user, conversationId);
-    return this.bus.subscribe(topics.conversationMessages(conversationId));
+    const conversation = await this.service.getOwned(user, conversationId);
+    const events = this.bus.subscribe(topics.conversationMessages(conversationId));
+    return boundToSession(
+      this.bus,
+      context,
+      events,
+      this.service.subscriptionBounds(user, conversation),
+    );
   }
 
   @ResolveField(() => MessageConnection)

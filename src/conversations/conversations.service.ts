@@ -9,6 +9,7 @@ import {
   pageRequest,
   toConnection,
 } from '../common/pagination/connection.js';
+import type { SessionBounds } from '../graphql/session-bound.js';
 import { UserEntity } from '../identity/user.entity.js';
 import { LegaciesService } from '../legacies/legacies.service.js';
 import { countTokens } from '../models/tokenizer.js';
@@ -104,6 +105,20 @@ export class ConversationsService {
     return conversation;
   }
 
+  /**
+   * What a subscription on the conversation re-checks (before each event, and when it is
+   * deleted or its owner leaves or is removed from the legacy): that it is still theirs.
+   */
+  subscriptionBounds(user: UserEntity, conversation: ConversationEntity): SessionBounds {
+    return {
+      check: () => this.getOwned(user, conversation.id),
+      revokedBy: [
+        topics.conversationDeleted(conversation.id),
+        topics.legacyAccessRevoked(conversation.legacyId),
+      ],
+    };
+  }
+
   findByIds(ids: readonly string[]): Promise<ConversationEntity[]> {
     return this.conversations.findByIds(ids);
   }
@@ -189,6 +204,10 @@ export class ConversationsService {
     const conversation = await this.conversations.findById(id);
     if (!conversation || conversation.userId !== user.id) throw ConversationException.notFound();
     await this.conversations.delete(id);
+    // Ends subscriptions on it; if lost, they still end at their next event's access check.
+    await this.bus.publish(topics.conversationDeleted(id), {}).catch((err: unknown) => {
+      this.logger.warn({ msg: 'conversation deletion not published', error: String(err) });
+    });
   }
 
   /**

@@ -1,3 +1,4 @@
+import { AuditEntryEntity } from '../audit/audit-entry.entity.js';
 import { AssistantReplyEntity } from '../agent/assistant-reply.entity.js';
 import { ConversationEntity } from '../conversations/conversation.entity.js';
 import { MessageEntity } from '../conversations/message.entity.js';
@@ -37,4 +38,5 @@ export const ENTITIES = [
   MemoryUseEntity,
   MessageSegmentEntity,
   RetrievalMetricEntity,
+  AuditEntryEntity,
 ];

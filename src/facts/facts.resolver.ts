@@ -1,6 +1,7 @@
 import { UseGuards } from '@nestjs/common';
 import {
   Args,
+  Context,
   ID,
   Mutation,
   Parent,
@@ -12,6 +13,8 @@ import {
 import { ForwardPageArgs } from '../common/pagination/connection.js';
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
 import { Loaders, RequestLoaders, byKey, groupByKey } from '../graphql/loaders.js';
+import type { RequestContext } from '../graphql/request-context.js';
+import { boundToSession, unlessEnded } from '../graphql/session-bound.js';
 import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
 import { GqlAuthGuard } from '../identity/guards/gql-auth.guard.js';
 import { UserModel } from '../identity/models/user.model.js';
@@ -190,13 +193,21 @@ export class FactsResolver {
   @Subscription(() => FactChangedEventModel, {
     description:
       "Changes to the legacy's facts you may see. A fact that stops being visible to you (unshared, deleted) arrives as REMOVED.",
-    resolve: (view: FactChangedEventModel) => view,
+    resolve: unlessEnded((view: FactChangedEventModel) => view),
   })
   async factChanged(
     @CurrentUser() user: UserEntity,
     @Args('legacyId', { type: () => ID }, UuidPipe) legacyId: string,
+    @Context() context: RequestContext,
   ) {
     await this.service.requireMember(user, legacyId);
+    return boundToSession(this.bus, context, this.factViews(user, legacyId), {
+      check: () => this.service.requireMember(user, legacyId),
+      revokedBy: [topics.legacyAccessRevoked(legacyId)],
+    });
+  }
+
+  private factViews(user: UserEntity, legacyId: string) {
     // Filtered here rather than with the decorator's `filter`, which turns a refusal above
     // into a broken stream instead of an error result.
     return filterMap(this.bus.subscribe<FactEvent>(topics.legacyFacts(legacyId)), async (event) => {

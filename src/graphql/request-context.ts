@@ -9,6 +9,8 @@ export interface RequestContext {
   token: string | null;
   /** Set by GqlAuthGuard once the token is verified. */
   user?: UserEntity;
+  /** Set with `user`: when the token expires; a subscription opened with it ends then. */
+  tokenExpiresAt?: Date;
   loaders: Loaders;
   /** Subscriptions only: loaders per event, keyed by the event's root value. */
   eventLoaders?: WeakMap<object, Loaders>;

@@ -8,6 +8,7 @@ import {
   JWTVerifyGetKey,
 } from 'jose';
 import { AppConfig } from '../config/app-config.js';
+import { AdminClaimRule, adminClaimRule, grantsAdmin } from './admin-claim.js';
 import { IdentityErrorCode, IdentityException } from './identity.exception.js';
 import { resolveJwtSecret } from './jwt-keys.js';
 
@@ -16,6 +17,8 @@ export interface VerifiedClaims {
   email: string | null;
   name: string | null;
   admin: boolean;
+  /** The token's `exp`: a subscription opened with it ends then. */
+  expiresAt: Date;
 }
 
 const ASYMMETRIC = [
@@ -35,6 +38,9 @@ const ASYMMETRIC = [
 export class AuthService {
   private readonly key: Uint8Array | KeyObject | JWTVerifyGetKey;
   private readonly algorithms: string[];
+  /** This service's own HS256 tokens (not a provider's): their lifetime is capped. */
+  private readonly symmetric: boolean;
+  private readonly adminRule: AdminClaimRule | null;
 
   constructor(private readonly config: AppConfig) {
     const env = config.env;
@@ -48,6 +54,23 @@ export class AuthService {
       this.key = new TextEncoder().encode(resolveJwtSecret(config) ?? '');
       this.algorithms = ['HS256'];
     }
+    this.symmetric = !env.JWKS_URL && !env.JWT_PUBLIC_KEY;
+    this.adminRule = adminClaimRule(env.JWT_ADMIN_CLAIM, this.symmetric);
+  }
+
+  /** exp - iat within JWT_MAX_AGE, and iat not in the future (which would stretch it). */
+  private checkLifetime(iat: number, exp: number): void {
+    const maxAge = this.config.env.JWT_MAX_AGE;
+    const now = Math.floor(Date.now() / 1000);
+    if (iat > now + this.config.env.JWT_CLOCK_TOLERANCE_S) {
+      throw new IdentityException(IdentityErrorCode.INVALID_TOKEN, 'The token is not valid yet.');
+    }
+    if (exp - iat > maxAge) {
+      throw new IdentityException(
+        IdentityErrorCode.INVALID_TOKEN,
+        `The token's lifetime (exp - iat) is longer than JWT_MAX_AGE (${maxAge} s).`,
+      );
+    }
   }
 
   async verify(token: string): Promise<VerifiedClaims> {
@@ -58,6 +81,8 @@ export class AuthService {
         issuer: this.config.env.JWT_ISSUER,
         audience: this.config.env.JWT_AUDIENCE,
         clockTolerance: this.config.env.JWT_CLOCK_TOLERANCE_S,
+        // A token that never expires cannot be taken back; HS256 ones must say when they began.
+        requiredClaims: this.symmetric ? ['exp', 'iat'] : ['exp'],
       };
       payload =
         typeof this.key === 'function'
@@ -66,6 +91,7 @@ export class AuthService {
     } catch (err) {
       throw new IdentityException(IdentityErrorCode.INVALID_TOKEN, describeJoseError(err));
     }
+    if (this.symmetric) this.checkLifetime(payload.iat!, payload.exp!);
     if (typeof payload.sub !== 'string' || payload.sub.trim() === '') {
       throw new IdentityException(IdentityErrorCode.INVALID_TOKEN, 'The token has no subject.');
     }
@@ -76,11 +102,12 @@ export class AuthService {
     const issuerPrefix = this.config.env.JWT_ISSUER ? '' : payload.iss ? `${payload.iss}|` : '';
     return {
       subject: `${issuerPrefix}${payload.sub}`,
-      // An address the identity provider says is unproven must not claim invitations or be
-      // found by addLegacyMember: it is ignored.
-      email: payload.email_verified === false ? null : (claim('email')?.toLowerCase() ?? null),
+      // Only an address the identity provider vouches for (`email_verified` exactly true) may
+      // claim invitations or be found by addLegacyMember; any other is ignored.
+      email: payload.email_verified === true ? (claim('email')?.toLowerCase() ?? null) : null,
       name: claim('name'),
-      admin: payload.admin === true,
+      admin: grantsAdmin(this.adminRule, payload),
+      expiresAt: new Date(payload.exp! * 1000),
     };
   }
 }
@@ -88,6 +115,7 @@ export class AuthService {
 function describeJoseError(err: unknown): string {
   if (err instanceof joseErrors.JWTExpired) return 'The token has expired.';
   if (err instanceof joseErrors.JWTClaimValidationFailed) {
+    if (err.reason === 'missing') return `The token has no "${err.claim}" claim.`;
     return err.claim === 'nbf'
       ? 'The token is not valid yet.'
       : `The token's "${err.claim}" claim is not accepted.`;

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import {
@@ -10,6 +10,7 @@ import {
 } from '../common/pagination/connection.js';
 import { CommonException } from '../common/errors/domain.exception.js';
 import { UserEntity } from '../identity/user.entity.js';
+import { EventBus, RevocationEvent, topics } from '../pubsub/event-bus.js';
 import { QuotasService } from '../quotas/quotas.service.js';
 import { LegacyInvitationEntity } from './legacy-invitation.entity.js';
 import { LegacyMemberEntity } from './legacy-member.entity.js';
@@ -58,6 +59,7 @@ export class LegaciesService {
     private readonly legacies: LegacyRepository,
     private readonly quotas: QuotasService,
     private readonly config: AppConfig,
+    private readonly bus: EventBus,
   ) {}
 
   /** The viewer's role in the legacy; NOT_FOUND for non-members (existence is not revealed). */
@@ -128,6 +130,7 @@ export class LegaciesService {
       throw new LegacyException(LegacyErrorCode.NOT_AN_OWNER, 'Only an owner can delete a legacy.');
     }
     await this.legacies.delete(legacyId);
+    await this.accessRevoked(legacyId, null);
   }
 
   async list(
@@ -315,6 +318,16 @@ export class LegaciesService {
         this.ensureAnotherOwner(members, userId);
       }
       await this.legacies.removeMember(m, legacyId, userId);
+    });
+    await this.accessRevoked(legacyId, userId);
+  }
+
+  /** Ends the subscriptions of whoever just lost access (they re-check on this signal). */
+  private async accessRevoked(legacyId: string, userId: string | null): Promise<void> {
+    const event: RevocationEvent = { userId };
+    await this.bus.publish(topics.legacyAccessRevoked(legacyId), event).catch((err: unknown) => {
+      // Committed already; the subscriptions still end at their next event's access check.
+      new Logger('Legacies').warn({ msg: 'revocation not published', error: String(err) });
     });
   }
 

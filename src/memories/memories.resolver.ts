@@ -1,6 +1,7 @@
 import { UseGuards } from '@nestjs/common';
 import {
   Args,
+  Context,
   ID,
   Int,
   Mutation,
@@ -15,6 +16,8 @@ import { UuidPipe } from '../common/validation/uuid.pipe.js';
 import { MessageModel } from '../conversations/models/conversation.model.js';
 import { Loaders, RequestLoaders } from '../graphql/loaders.js';
 import { AppConfig } from '../config/app-config.js';
+import type { RequestContext } from '../graphql/request-context.js';
+import { boundToSession, unlessEnded } from '../graphql/session-bound.js';
 import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
 import { GqlAuthGuard } from '../identity/guards/gql-auth.guard.js';
 import { UserEntity } from '../identity/user.entity.js';
@@ -22,6 +25,7 @@ import { EventBus, topics } from '../pubsub/event-bus.js';
 import { ForgetMemoriesFilter, MemoryFilterInput, RememberThisInput } from './dto/memory.inputs.js';
 import { MemoriesService } from './memories.service.js';
 import { MemoryEntity } from './memory.entity.js';
+import { MemoryException } from './memory.exception.js';
 import { MemoryExportFormat } from './memory.enums.js';
 import { MemoryChangedEvent, reviveChange, toMemoryModel } from './memory.mapper.js';
 import {
@@ -148,11 +152,17 @@ export class MemoriesResolver {
 
   @Subscription(() => MemoryChangedModel, {
     description: 'Changes to your memories: saved, updated, forgotten, restored, archived.',
-    resolve: (payload: MemoryChangedEvent) => reviveChange(payload),
+    resolve: unlessEnded((payload: MemoryChangedEvent) => reviveChange(payload)),
   })
-  memoryChanged(@CurrentUser() user: UserEntity) {
-    // The topic is the user's own: nobody else's events are ever published on it.
-    return this.bus.subscribe(topics.userMemories(user.id));
+  memoryChanged(@CurrentUser() user: UserEntity, @Context() context: RequestContext) {
+    // The topic is the user's own: nobody else's events are published on it, and their
+    // memories stay theirs whatever legacies they leave. It ends when the token expires.
+    const events = this.bus.subscribe<MemoryChangedEvent>(topics.userMemories(user.id));
+    return boundToSession(this.bus, context, events, {
+      check: async (event) => {
+        if (event && event.userId !== user.id) throw MemoryException.notFound();
+      },
+    });
   }
 
   @ResolveField(() => MessageModel, {

@@ -14,4 +14,13 @@ export const topics = {
     `conversation:${conversationId}:reply-deltas`,
   legacyFacts: (legacyId: string) => `legacy:${legacyId}:facts`,
   userMemories: (userId: string) => `user:${userId}:memories`,
+  /** A member was removed or left (userId), or the legacy was deleted (userId null). */
+  legacyAccessRevoked: (legacyId: string) => `legacy:${legacyId}:access-revoked`,
+  conversationDeleted: (conversationId: string) => `conversation:${conversationId}:deleted`,
 };
+
+/** Published on the revocation topics: subscriptions that may be affected re-check access. */
+export interface RevocationEvent {
+  /** The user who lost access; null or absent: everyone subscribed. */
+  userId?: string | null;
+}

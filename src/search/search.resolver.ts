@@ -1,5 +1,7 @@
 import { UseGuards } from '@nestjs/common';
 import { Args, ID, Mutation, Query, Resolver } from '@nestjs/graphql';
+import { AuditOperation } from '../audit/audit-entry.entity.js';
+import { AuditService } from '../audit/audit.service.js';
 import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
 import { GqlAuthGuard, PlatformAdminGuard } from '../identity/guards/gql-auth.guard.js';
 import { UserEntity } from '../identity/user.entity.js';
@@ -21,7 +23,10 @@ import { SearchService } from './search.service.js';
 @Resolver()
 @UseGuards(GqlAuthGuard)
 export class SearchResolver {
-  constructor(private readonly search: SearchService) {}
+  constructor(
+    private readonly search: SearchService,
+    private readonly audit: AuditService,
+  ) {}
 
   @Query(() => AssembledContextModel, {
     description:
@@ -51,8 +56,14 @@ export class SearchResolver {
     description:
       "Every candidate of the retrieval for this message with all its scores, kept or dropped and why. The conversation's owner or a platform admin.",
   })
-  retrievalDebug(@CurrentUser() user: UserEntity, @Args() args: RetrievalDebugArgs) {
-    return this.search.debug(user, args.conversationId, args.query);
+  async retrievalDebug(@CurrentUser() user: UserEntity, @Args() args: RetrievalDebugArgs) {
+    const debug = await this.search.debug(user, args.conversationId, args.query);
+    await this.audit.conversationAccessed(
+      user,
+      AuditOperation.RETRIEVAL_DEBUG,
+      args.conversationId,
+    );
+    return debug;
   }
 }
 

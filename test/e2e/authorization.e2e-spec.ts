@@ -679,7 +679,17 @@ describe('Authorization matrix', () => {
         });
       },
     };
-    for (const op of [failedJobsQuery, retryJobMutation, embeddingStatusQuery]) {
+    const auditLogQuery = {
+      name: 'auditLog',
+      run: (_jobId: string, who: TestUser | null) =>
+        t.gql('{ auditLog(first: 50) { nodes { operation actorId } } }', {}, who),
+      check: async (_jobId: string, res: GqlResponse, allowed: boolean) => {
+        if (!allowed) return;
+        const nodes = (res.data as { auditLog: { nodes: { actorId: string }[] } }).auditLog.nodes;
+        expect(nodes.every((n) => n.actorId === ids.platformAdmin)).toBe(true);
+      },
+    };
+    for (const op of [failedJobsQuery, retryJobMutation, embeddingStatusQuery, auditLogQuery]) {
       //                        anonymous  signed-in user  platform admin
       const outcomes: Outcome[] = [UNAUTH, FORBID, OK];
       (['anonymous', 'signed-in user', 'platform admin'] as Caller[]).forEach((c, i) =>
@@ -707,7 +717,7 @@ describe('Authorization matrix', () => {
 
   it('covers every root field of the schema', () => {
     const covered = new Set(operations.map((o) => o.name.split(/[ .]/)[0]));
-    for (const name of ['messageAdded', 'failedJobs', 'retryJob', 'embeddingStatus'])
+    for (const name of ['messageAdded', 'failedJobs', 'retryJob', 'embeddingStatus', 'auditLog'])
       covered.add(name);
     // Feature modules keep their own authorization tables in test/e2e/*-authorization.e2e-spec.ts,
     // one `authorizes: '<rootField>'` entry per operation they add.

@@ -66,6 +66,14 @@ describeEmbedded('The service as a process', () => {
     const forged = `${token.slice(0, token.lastIndexOf('.'))}.${'A'.repeat(43)}`;
     const refused = await gql(url, forged, '{ me { email } }');
     expect(refused.errors![0].extensions!.code).toBe('UNAUTHENTICATED');
+
+    // It expires, after JWT_MAX_AGE (24 h) at most, and vouches for the email it was given.
+    const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8'));
+    expect(claims).toMatchObject({ email: 't@example.com', email_verified: true });
+    expect(claims.exp - claims.iat).toBe(24 * 3600);
+    expect(() => mintToken({ DATA_DIR: db.dataDir }, '--sub', 'x', '--expires-in', '30d')).toThrow(
+      /JWT_MAX_AGE/,
+    );
   });
 
   it('refuses a second process on the same DATA_DIR, leaving the first one serving', async () => {

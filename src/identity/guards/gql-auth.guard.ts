@@ -27,6 +27,7 @@ export class GqlAuthGuard implements CanActivate {
     }
     const claims = await this.auth.verify(ctx.token);
     ctx.user = await this.users.fromClaims(claims);
+    ctx.tokenExpiresAt = claims.expiresAt;
     return true;
   }
 }

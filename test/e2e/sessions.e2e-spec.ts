@@ -1,0 +1,222 @@
+import { joinLegacy } from '../support/membership.js';
+import { SignJWT } from 'jose';
+import {
+  GqlResponse,
+  signToken,
+  startTestApp,
+  subscribe,
+  TEST_JWT_SECRET,
+  TestApp,
+  TestUser,
+} from '../support/test-app.js';
+
+const MESSAGE_ADDED = 'subscription($id: ID!) { messageAdded(conversationId: $id) { content } }';
+const REPLY_DELTA =
+  'subscription($id: ID!) { assistantReplyDelta(conversationId: $id) { conversationId done } }';
+const FACT_CHANGED = 'subscription($legacyId: ID!) { factChanged(legacyId: $legacyId) { change } }';
+const MEMORY_CHANGED = 'subscription { memoryChanged { action } }';
+const SEND = `mutation($input: SendMessageInput!) { sendMessage(input: $input) { message { id } } }`;
+
+type Sub = ReturnType<typeof subscribe>;
+
+/** Waits until the subscription has ended, and returns its last error. */
+async function endedWith(sub: Sub, timeoutMs = 4000) {
+  const started = Date.now();
+  while (!sub.done && Date.now() - started < timeoutMs) await new Promise((r) => setTimeout(r, 25));
+  expect(sub.done).toBe(true);
+  // The error arrives as a result (next) and the subscription then completes.
+  expect(sub.error).toBeNull();
+  const last = sub.events.at(-1) as GqlResponse | undefined;
+  expect(last?.data ?? null).toBeNull();
+  expect(last?.errors).toHaveLength(1);
+  expect(JSON.stringify(last)).not.toMatch(/stack|at .*\.js/);
+  return { error: last!.errors![0], elapsedMs: Date.now() - started };
+}
+
+describe('sessions: tokens and subscriptions that end', () => {
+  let t: TestApp;
+  let owner: TestUser;
+  let member: TestUser;
+  let memberId: string;
+
+  beforeAll(async () => {
+    t = await startTestApp({ AGENT_REPLY: 'off', JWT_CLOCK_TOLERANCE_S: '0' });
+    owner = await t.user('sessions-owner', { email: 'sessions-owner@example.com' });
+    member = await t.user('sessions-member', { email: 'sessions-member@example.com' });
+    memberId = (await ok<{ me: { id: string } }>('{ me { id } }', {}, member)).me.id;
+  });
+
+  afterAll(() => t.close());
+
+  async function ok<T>(query: string, variables: Record<string, unknown>, as: TestUser | string) {
+    const res = await t.gql<T>(query, variables, as);
+    expect(res.errors).toBeUndefined();
+    return res.data as T;
+  }
+
+  async function family(name: string): Promise<string> {
+    const legacyId = (
+      await ok<{ createLegacy: { id: string } }>(
+        'mutation($name: String!) { createLegacy(input: { name: $name }) { id } }',
+        { name },
+        owner,
+      )
+    ).createLegacy.id;
+    await joinLegacy(t, owner, legacyId, member);
+    return legacyId;
+  }
+
+  async function conversation(legacyId: string, as: TestUser | string): Promise<string> {
+    return (
+      await ok<{ startConversation: { id: string } }>(
+        'mutation($legacyId: ID!) { startConversation(input: { legacyId: $legacyId }) { id } }',
+        { legacyId },
+        as,
+      )
+    ).startConversation.id;
+  }
+
+  it('rejects a token without exp over HTTP and WebSocket', async () => {
+    const noExp = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('sessions-no-exp')
+      .setIssuedAt()
+      .sign(new TextEncoder().encode(TEST_JWT_SECRET));
+    const http = await t.gql('{ me { id } }', {}, noExp);
+    expect(http.errors![0].extensions).toMatchObject({ code: 'UNAUTHENTICATED' });
+    expect(http.errors![0].message).toMatch(/exp/);
+
+    const sub = subscribe(t.ws(noExp), MEMORY_CHANGED);
+    const events = await sub.waitFor(1);
+    const errors = events[0]?.errors ?? (sub.error as GqlResponse['errors']);
+    expect(errors![0].extensions).toMatchObject({ code: 'UNAUTHENTICATED' });
+    sub.unsubscribe();
+  });
+
+  it('rejects an HS256 token whose lifetime is longer than JWT_MAX_AGE', async () => {
+    const long = await signToken('sessions-long', {}, { expiresIn: '25h' });
+    const res = await t.gql('{ me { id } }', {}, long);
+    expect(res.errors![0].extensions).toMatchObject({ code: 'UNAUTHENTICATED' });
+    expect(res.errors![0].message).toMatch(/JWT_MAX_AGE/);
+  });
+
+  it('does not let an unverified email claim an invitation', async () => {
+    const { createLegacy } = await ok<{ createLegacy: { id: string } }>(
+      'mutation { createLegacy(input: { name: "Invitation family" }) { id } }',
+      {},
+      owner,
+    );
+    await ok(
+      `mutation($input: AddLegacyMemberInput!) { addLegacyMember(input: $input) { invitation { email } } }`,
+      { input: { legacyId: createLegacy.id, email: 'sessions-eve@example.com', role: 'MEMBER' } },
+      owner,
+    );
+    for (const [sub, verified] of [
+      ['sessions-eve-missing', undefined],
+      ['sessions-eve-string', 'false'],
+      ['sessions-eve-true-string', 'true'],
+    ] as const) {
+      const token = await signToken(sub, {
+        email: 'sessions-eve@example.com',
+        ...(verified === undefined ? {} : { email_verified: verified }),
+      });
+      const me = await ok<{ me: { email: string | null } }>('{ me { email } }', {}, token);
+      expect(me.me.email).toBeNull();
+      const invited = await ok<{ myInvitations: unknown[] }>('{ myInvitations { id } }', {}, token);
+      expect(invited.myInvitations).toEqual([]);
+      const view = await t.gql(
+        'query($id: ID!) { legacy(id: $id) { id } }',
+        { id: createLegacy.id },
+        token,
+      );
+      expect(view.errors![0].extensions).toMatchObject({ code: 'NOT_FOUND' });
+    }
+  });
+
+  it('ends a subscription with UNAUTHENTICATED when its token expires, then completes', async () => {
+    const legacyId = await family('Expiring family');
+    const shortLived = await signToken(
+      'sessions-member',
+      { email: 'sessions-member@example.com', email_verified: true },
+      {
+        expiresIn: Math.floor(Date.now() / 1000) + 2,
+      },
+    );
+    const conversationId = await conversation(legacyId, member);
+    const messages = subscribe(t.ws(shortLived), MESSAGE_ADDED, { id: conversationId });
+    const memories = subscribe(t.ws(shortLived), MEMORY_CHANGED);
+    const facts = subscribe(t.ws(shortLived), FACT_CHANGED, { legacyId });
+    await messages.ready;
+    for (const sub of [messages, memories, facts]) {
+      const { error } = await endedWith(sub, 5000);
+      expect(error.extensions).toMatchObject({ code: 'UNAUTHENTICATED', reason: 'TOKEN_EXPIRED' });
+    }
+  });
+
+  it("ends a removed member's messageAdded and factChanged subscriptions at once, with NOT_FOUND", async () => {
+    const legacyId = await family('Removal family');
+    const conversationId = await conversation(legacyId, member);
+    const messages = subscribe(t.ws(member), MESSAGE_ADDED, { id: conversationId });
+    const facts = subscribe(t.ws(member), FACT_CHANGED, { legacyId });
+    const memories = subscribe(t.ws(member), MEMORY_CHANGED);
+    await Promise.all([messages.ready, facts.ready, memories.ready]);
+    await ok(
+      'mutation($input: RemoveLegacyMemberInput!) { removeLegacyMember(input: $input) }',
+      { input: { legacyId, userId: memberId } },
+      owner,
+    );
+    for (const sub of [messages, facts]) {
+      const { error, elapsedMs } = await endedWith(sub);
+      expect(error.extensions).toMatchObject({ code: 'NOT_FOUND' });
+      expect(elapsedMs).toBeLessThan(2000);
+    }
+    // memoryChanged is the user's own stream, about their own memories: it goes on.
+    expect(memories.done).toBe(false);
+    memories.unsubscribe();
+  });
+
+  it('ends subscriptions of a member who leaves', async () => {
+    const legacyId = await family('Leaving family');
+    const conversationId = await conversation(legacyId, member);
+    const messages = subscribe(t.ws(member), MESSAGE_ADDED, { id: conversationId });
+    await messages.ready;
+    await ok('mutation($id: ID!) { leaveLegacy(legacyId: $id) }', { id: legacyId }, member);
+    const { error } = await endedWith(messages);
+    expect(error.extensions).toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it("ends members' subscriptions when the legacy is deleted", async () => {
+    const legacyId = await family('Deleted family');
+    const conversationId = await conversation(legacyId, member);
+    const messages = subscribe(t.ws(member), MESSAGE_ADDED, { id: conversationId });
+    const facts = subscribe(t.ws(member), FACT_CHANGED, { legacyId });
+    await Promise.all([messages.ready, facts.ready]);
+    await ok('mutation($id: ID!) { deleteLegacy(id: $id) }', { id: legacyId }, owner);
+    for (const sub of [messages, facts]) {
+      const { error, elapsedMs } = await endedWith(sub);
+      expect(error.extensions).toMatchObject({ code: 'NOT_FOUND' });
+      expect(elapsedMs).toBeLessThan(2000);
+    }
+  });
+
+  it('ends messageAdded and assistantReplyDelta on a conversation when it is deleted', async () => {
+    const legacyId = await family('Deletion family');
+    const conversationId = await conversation(legacyId, member);
+    const other = await conversation(legacyId, member);
+    const messages = subscribe(t.ws(member), MESSAGE_ADDED, { id: conversationId });
+    const deltas = subscribe(t.ws(member), REPLY_DELTA, { id: conversationId });
+    const untouched = subscribe(t.ws(member), MESSAGE_ADDED, { id: other });
+    await Promise.all([messages.ready, deltas.ready, untouched.ready]);
+    await ok('mutation($id: ID!) { deleteConversation(id: $id) }', { id: conversationId }, member);
+    for (const sub of [messages, deltas]) {
+      const { error, elapsedMs } = await endedWith(sub);
+      expect(error.extensions).toMatchObject({ code: 'NOT_FOUND' });
+      expect(elapsedMs).toBeLessThan(2000);
+    }
+    // A subscription on another conversation is not affected.
+    await ok(SEND, { input: { conversationId: other, content: 'still here' } }, member);
+    const events = await untouched.waitFor(1);
+    expect(events[0]).toEqual({ data: { messageAdded: { content: 'still here' } } });
+    untouched.unsubscribe();
+  });
+});
