@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import 'reflect-metadata';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { GraphQLModule } from '@nestjs/graphql';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
+import type { WebSocketServer } from 'ws';
 import { AppModule } from './app.module.js';
 import { AppConfig } from './config/app-config.js';
 import { createValidationPipe } from './common/validation/validation.pipe.js';
@@ -28,5 +30,22 @@ export async function createApp(config: AppConfig): Promise<INestApplication> {
   app.useGlobalPipes(createValidationPipe());
   // Exit with status 0 once the hooks have run, rather than re-raising the signal.
   app.enableShutdownHooks([], { useProcessExit: true });
+  await app.init();
+  limitWebSocketMessages(app, config.env.BODY_LIMIT);
   return app;
+}
+
+/**
+ * WebSocket messages are held to BODY_LIMIT like HTTP bodies: a larger one closes the socket
+ * (1009) before it is buffered. Nest creates the graphql-ws server without the option, so it is
+ * set on that server once the application is initialised (the e2e tests check it holds).
+ */
+function limitWebSocketMessages(app: INestApplication, maxPayload: number): void {
+  const adapter = app.get(GraphQLModule, { strict: false }).graphQlAdapter as unknown as {
+    _subscriptionService?: { wss?: WebSocketServer };
+  };
+  const wss = adapter._subscriptionService?.wss;
+  if (!wss)
+    throw new Error('The graphql-ws server was not found: its message limit cannot be set.');
+  wss.options.maxPayload = maxPayload;
 }

@@ -35,12 +35,19 @@ export const serverVariables = defineVariables({
   },
   GRAPHQL_MAX_COMPLEXITY: {
     description:
-      'Maximum complexity of a GraphQL operation (a field costs 1; a connection multiplies its children by its page size).',
+      'Maximum complexity of a GraphQL operation: a field costs 1, a search, reply, summary, import or save what its work costs (an embedding about 100), and a connection multiplies its children by its page size (the default page when none is given).',
     default: '5000',
     parse: integer(10, 10_000_000),
   },
+  GRAPHQL_MAX_EXPENSIVE_FIELDS: {
+    description:
+      'Most searches, replies, summaries, imports and saves (recall, context, retrievalDebug, sendMessage, summarizeNow, importConversation, addFact, rememberThis) one operation may ask for, aliases included.',
+    default: '5',
+    parse: integer(1, 100),
+  },
   BODY_LIMIT: {
-    description: 'Maximum HTTP request body size, such as 500kb or 25mb.',
+    description:
+      'Maximum size of an HTTP request body and of a WebSocket message, such as 500kb or 25mb.',
     default: '25mb',
     parse: byteSize,
   },

@@ -58,6 +58,10 @@ export function formatError(
           code === 'GRAPHQL_VALIDATION_FAILED' || code === 'GRAPHQL_PARSE_FAILED'
             ? code
             : PublicErrorCode.BAD_USER_INPUT,
+        // Set by our own request checks (query limits); never anything internal.
+        ...(typeof formatted.extensions?.reason === 'string'
+          ? { reason: formatted.extensions.reason }
+          : {}),
       },
     };
   }

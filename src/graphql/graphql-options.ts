@@ -5,13 +5,14 @@ import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloDriverConfig } from '@nestjs/apollo';
 import type { GraphQLWsSubscriptionsConfig } from '@nestjs/graphql';
+import { DocumentNode, parse } from 'graphql';
 import type { ServerOptions } from 'graphql-ws';
 import { Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
 import { currentRequestId } from '../logging/request-context.storage.js';
 import { formatError, publicCodeOf } from './format-error.js';
 import { Loaders } from './loaders.js';
-import { queryLimitsPlugin } from './query-limits.plugin.js';
+import { checkOperation, QueryLimits, queryLimitsPlugin } from './query-limits.plugin.js';
 import type { RequestContext } from './request-context.js';
 
 function bearer(value: unknown): string | null {
@@ -75,9 +76,27 @@ function operationLogPlugin(): ApolloServerPlugin<RequestContext> {
  * refused subscription carries the same codes, and no stack, as an HTTP request. Nest passes
  * every option through to graphql-ws but types only some of them, hence the cast.
  */
-function graphqlWsOptions(): GraphQLWsSubscriptionsConfig {
-  const options: Pick<ServerOptions, 'onNext' | 'onError'> & { path: string } = {
+function graphqlWsOptions(limits: QueryLimits): GraphQLWsSubscriptionsConfig {
+  const options: Pick<ServerOptions, 'onSubscribe' | 'onNext' | 'onError'> & { path: string } = {
     path: '/graphql',
+    // The same limits as over HTTP (Apollo's plugins do not run here): depth, complexity, the
+    // cost of searches and replies, introspection. A document that does not parse is left to
+    // graphql-ws, which reports it.
+    onSubscribe: (_ctx, _id, payload) => {
+      let document: DocumentNode;
+      try {
+        document = parse(payload.query);
+      } catch {
+        return undefined;
+      }
+      const refused = checkOperation(
+        document,
+        payload.operationName,
+        (payload.variables ?? {}) as Record<string, unknown>,
+        limits,
+      );
+      return refused ? [refused] : undefined;
+    },
     // An error without a path is about the request itself (graphql-js's
     // variable coercion): the client's input, as Apollo reports it over HTTP.
     onNext: (_ctx, _id, _payload, _args, result) =>
@@ -108,6 +127,13 @@ function graphqlWsOptions(): GraphQLWsSubscriptionsConfig {
 
 export function graphqlOptions(config: AppConfig): ApolloDriverConfig {
   const env = config.env;
+  const limits: QueryLimits = {
+    maxDepth: env.GRAPHQL_MAX_DEPTH,
+    maxComplexity: env.GRAPHQL_MAX_COMPLEXITY,
+    maxExpensiveFields: env.GRAPHQL_MAX_EXPENSIVE_FIELDS,
+    defaultPage: 20,
+    introspection: env.GRAPHQL_INTROSPECTION,
+  };
   return {
     path: '/graphql',
     autoSchemaFile: true,
@@ -115,18 +141,14 @@ export function graphqlOptions(config: AppConfig): ApolloDriverConfig {
     introspection: env.GRAPHQL_INTROSPECTION,
     graphiql: false,
     includeStacktraceInErrorResponses: false,
-    subscriptions: { 'graphql-ws': graphqlWsOptions() },
+    subscriptions: { 'graphql-ws': graphqlWsOptions(limits) },
     context: buildContext,
     formatError,
     plugins: [
       env.GRAPHQL_LANDING_PAGE
         ? ApolloServerPluginLandingPageLocalDefault({ embed: true })
         : ApolloServerPluginLandingPageDisabled(),
-      queryLimitsPlugin({
-        maxDepth: env.GRAPHQL_MAX_DEPTH,
-        maxComplexity: env.GRAPHQL_MAX_COMPLEXITY,
-        defaultPage: 20,
-      }),
+      queryLimitsPlugin(limits),
       operationLogPlugin(),
     ],
   };

@@ -13,7 +13,36 @@ import { PublicErrorCode } from '../common/errors/domain.exception.js';
 interface Cost {
   depth: number;
   complexity: number;
+  /** Root fields of FIELD_COST, aliases counted one by one. */
+  expensive: number;
 }
+
+export interface QueryLimits {
+  maxDepth: number;
+  maxComplexity: number;
+  /** Most root fields of FIELD_COST one operation may hold (aliases of one field included). */
+  maxExpensiveFields: number;
+  /** What a connection without `first`/`last` returns. */
+  defaultPage: number;
+  introspection: boolean;
+}
+
+/**
+ * What a root field costs beyond its selection, in the units of a field (1): an embedding of the
+ * query (about 100) plus the SQL or the model call behind it, so that the complexity limit
+ * follows the work a request asks for. Measured on the 2-core machine: recall and context about
+ * 100 ms each, a reply or a summary a model call, an import its whole batch.
+ */
+export const FIELD_COST: Readonly<Record<string, number>> = {
+  recall: 300,
+  context: 300,
+  retrievalDebug: 400,
+  sendMessage: 400,
+  summarizeNow: 500,
+  importConversation: 500,
+  addFact: 150,
+  rememberThis: 150,
+};
 
 function pageSize(
   args: readonly { name: { value: string }; value: ValueNode }[] | undefined,
@@ -25,16 +54,32 @@ function pageSize(
     if (arg.value.kind === Kind.INT) return Number(arg.value.value);
     if (arg.value.kind === Kind.VARIABLE) {
       const v = variables[arg.value.name.value];
-      // Not an Int: coercion refuses it after this plugin; the default is what it would cost.
+      // Not an Int: coercion refuses it after this check; the default is what it would cost.
       if (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 2 ** 31 - 1) return v;
     }
   }
   return defaultPage;
 }
 
+/** A connection: paged by `first`/`last`, or selecting `edges`/`nodes` (its default page). */
+function isConnection(field: {
+  arguments?: readonly { name: { value: string } }[];
+  selectionSet?: SelectionSetNode;
+}): boolean {
+  if (field.arguments?.some((a) => a.name.value === 'first' || a.name.value === 'last')) {
+    return true;
+  }
+  return (
+    field.selectionSet?.selections.some(
+      (s) => s.kind === Kind.FIELD && (s.name.value === 'edges' || s.name.value === 'nodes'),
+    ) ?? false
+  );
+}
+
 /**
- * Depth and complexity of an operation. A field costs 1; fields under a connection (a field
- * with `first`/`last`, or `edges`/`nodes`) are multiplied by its page size.
+ * Depth and complexity of an operation. A field costs 1 (a root field of FIELD_COST its cost
+ * more); fields under a connection are multiplied by its page size, the default page when the
+ * request names none.
  */
 export function measureOperation(
   operation: OperationDefinitionNode,
@@ -42,21 +87,23 @@ export function measureOperation(
   variables: Record<string, unknown>,
   defaultPage: number,
 ): Cost {
+  let expensive = 0;
   const visit = (set: SelectionSetNode, depth: number, seen: Set<string>): Cost => {
     let maxDepth = depth;
     let complexity = 0;
     for (const sel of set.selections) {
       if (sel.kind === Kind.FIELD) {
+        const weight = depth === 1 ? (FIELD_COST[sel.name.value] ?? 0) : 0;
+        if (weight > 0) expensive++;
         if (!sel.selectionSet) {
-          complexity += 1;
+          complexity += 1 + weight;
           continue;
         }
         const child = visit(sel.selectionSet, depth + 1, seen);
-        const paged = sel.arguments?.some(
-          (a) => a.name.value === 'first' || a.name.value === 'last',
-        );
-        const multiplier = paged ? Math.max(1, pageSize(sel.arguments, variables, defaultPage)) : 1;
-        complexity += 1 + child.complexity * multiplier;
+        const multiplier = isConnection(sel)
+          ? Math.max(1, pageSize(sel.arguments, variables, defaultPage))
+          : 1;
+        complexity += 1 + weight + child.complexity * multiplier;
         maxDepth = Math.max(maxDepth, child.depth);
       } else {
         const fragment = sel.kind === Kind.INLINE_FRAGMENT ? sel : fragments[sel.name.value];
@@ -68,51 +115,101 @@ export function measureOperation(
         maxDepth = Math.max(maxDepth, child.depth);
       }
     }
-    return { depth: maxDepth, complexity };
+    return { depth: maxDepth, complexity, expensive };
   };
-  return visit(operation.selectionSet, 1, new Set());
+  const cost = visit(operation.selectionSet, 1, new Set());
+  return { ...cost, expensive };
 }
 
-export function queryLimitsPlugin(limits: {
-  maxDepth: number;
-  maxComplexity: number;
-  defaultPage: number;
-}): ApolloServerPlugin {
-  const reject = (message: string) =>
-    new GraphQLError(message, {
-      // A client's mistake: 400, not the 500 Apollo gives an error thrown from a plugin.
-      extensions: {
-        code: PublicErrorCode.BAD_USER_INPUT,
-        reason: 'QUERY_TOO_COMPLEX',
-        http: { status: 400 },
-      },
-    });
+/** Whether the operation asks for the schema (`__schema` or `__type`), at any depth. */
+function introspects(
+  set: SelectionSetNode,
+  fragments: Record<string, FragmentDefinitionNode>,
+  seen = new Set<string>(),
+): boolean {
+  for (const sel of set.selections) {
+    if (sel.kind === Kind.FIELD) {
+      if (sel.name.value === '__schema' || sel.name.value === '__type') return true;
+      if (sel.selectionSet && introspects(sel.selectionSet, fragments, seen)) return true;
+    } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+      if (introspects(sel.selectionSet, fragments, seen)) return true;
+    } else if (!seen.has(sel.name.value) && fragments[sel.name.value]) {
+      seen.add(sel.name.value);
+      if (introspects(fragments[sel.name.value].selectionSet, fragments, seen)) return true;
+    }
+  }
+  return false;
+}
+
+function refusal(message: string, reason: string): GraphQLError {
+  // A client's mistake: 400, not the 500 Apollo gives an error thrown from a plugin.
+  return new GraphQLError(message, {
+    extensions: { code: PublicErrorCode.BAD_USER_INPUT, reason, http: { status: 400 } },
+  });
+}
+
+/**
+ * The limits every operation is held to, on every transport: the Apollo plugin below for HTTP,
+ * graphql-ws's onSubscribe for WebSocket. Null when the operation is within them (or is not a
+ * single resolvable operation, which validation then reports).
+ */
+export function checkOperation(
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown>,
+  limits: QueryLimits,
+): GraphQLError | null {
+  const operations = document.definitions.filter(
+    (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
+  );
+  const operation = operationName
+    ? operations.find((o) => o.name?.value === operationName)
+    : operations.length === 1
+      ? operations[0]
+      : undefined;
+  if (!operation) return null;
+  const fragments = Object.fromEntries(
+    document.definitions
+      .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
+      .map((d) => [d.name.value, d]),
+  );
+  if (!limits.introspection && introspects(operation.selectionSet, fragments)) {
+    return refusal('Introspection is turned off on this server.', 'INTROSPECTION_DISABLED');
+  }
+  const cost = measureOperation(operation, fragments, variables, limits.defaultPage);
+  if (cost.depth > limits.maxDepth) {
+    return refusal(
+      `The query is ${cost.depth} levels deep; at most ${limits.maxDepth} are allowed.`,
+      'QUERY_TOO_COMPLEX',
+    );
+  }
+  if (cost.expensive > limits.maxExpensiveFields) {
+    return refusal(
+      `The operation asks for ${cost.expensive} searches, replies or imports at once; at most ${limits.maxExpensiveFields} are allowed.`,
+      'TOO_MANY_EXPENSIVE_FIELDS',
+    );
+  }
+  if (cost.complexity > limits.maxComplexity) {
+    return refusal(
+      `The query's complexity is ${cost.complexity}; at most ${limits.maxComplexity} is allowed.`,
+      'QUERY_TOO_COMPLEX',
+    );
+  }
+  return null;
+}
+
+export function queryLimitsPlugin(limits: QueryLimits): ApolloServerPlugin {
   return {
     async requestDidStart() {
       return {
-        async didResolveOperation({ document, operation, request }) {
-          if (!operation) return;
-          const fragments = Object.fromEntries(
-            (document as DocumentNode).definitions
-              .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
-              .map((d) => [d.name.value, d]),
-          );
-          const cost = measureOperation(
-            operation,
-            fragments,
+        async didResolveOperation({ document, request }) {
+          const refused = checkOperation(
+            document as DocumentNode,
+            request.operationName,
             (request.variables ?? {}) as Record<string, unknown>,
-            limits.defaultPage,
+            limits,
           );
-          if (cost.depth > limits.maxDepth) {
-            throw reject(
-              `The query is ${cost.depth} levels deep; at most ${limits.maxDepth} are allowed.`,
-            );
-          }
-          if (cost.complexity > limits.maxComplexity) {
-            throw reject(
-              `The query's complexity is ${cost.complexity}; at most ${limits.maxComplexity} is allowed.`,
-            );
-          }
+          if (refused) throw refused;
         },
       };
     },

@@ -1,0 +1,114 @@
+import { Client } from 'graphql-ws';
+import { GqlResponse, startTestApp, TestApp, TestUser } from '../support/test-app.js';
+
+/**
+ * The same limits on every transport: an operation refused over HTTP is refused over graphql-ws,
+ * with the same code, and a WebSocket message is held to BODY_LIMIT like an HTTP body.
+ */
+describe('Operation limits over HTTP and WebSocket', () => {
+  let t: TestApp;
+  let user: TestUser;
+  let legacyId: string;
+
+  beforeAll(async () => {
+    t = await startTestApp({
+      JOBS_WORKER: 'false',
+      JOBS_SCHEDULER: 'false',
+      AGENT_REPLY: 'off',
+      GRAPHQL_MAX_COMPLEXITY: '300',
+      GRAPHQL_INTROSPECTION: 'false',
+      BODY_LIMIT: '64kb',
+    });
+    user = await t.user('limits-user');
+    legacyId = (
+      await t.gql<{ createLegacy: { id: string } }>(
+        'mutation { createLegacy(input: { name: "Ada" }) { id } }',
+        {},
+        user,
+      )
+    ).data!.createLegacy.id;
+  });
+  afterAll(() => t.close());
+
+  /** One operation over graphql-ws: its first result, or how the socket closed. */
+  async function overWs(
+    client: Client,
+    query: string,
+    variables: Record<string, unknown> = {},
+  ): Promise<GqlResponse<unknown> | { closed: number }> {
+    return new Promise((resolve) => {
+      client.subscribe(
+        { query, variables },
+        {
+          next: (value) => resolve(value as GqlResponse<unknown>),
+          error: (err) =>
+            resolve(
+              Array.isArray(err)
+                ? { errors: err as GqlResponse<unknown>['errors'] }
+                : { closed: (err as { code: number }).code },
+            ),
+          complete: () => undefined,
+        },
+      );
+    });
+  }
+
+  const both = async (query: string, variables: Record<string, unknown> = {}) => {
+    const http = await t.gql(query, variables, user);
+    const ws = (await overWs(t.ws(user), query, variables)) as GqlResponse<unknown>;
+    return [http, ws];
+  };
+
+  it('refuses 40 aliased recalls, on both transports', async () => {
+    const aliases = Array.from(
+      { length: 40 },
+      (_, i) => `r${i}: recall(legacyId: $l, query: "boats ${i}") { id }`,
+    ).join(' ');
+    for (const res of await both(`query($l: ID!) { ${aliases} }`, { l: legacyId })) {
+      expect(res.errors![0].extensions).toMatchObject({
+        code: 'BAD_USER_INPUT',
+        reason: 'TOO_MANY_EXPENSIVE_FIELDS',
+      });
+      expect(res.data ?? null).toBeNull();
+    }
+  });
+
+  it('counts a connection at its default page size when no first is given', async () => {
+    // 20 legacies a page by default, each with ten fields under it: over 300.
+    const fields = 'id name createdAt persona viewerRole';
+    const query = `{ a: legacies { nodes { ${fields} } } b: legacies { nodes { ${fields} } } c: legacies { nodes { ${fields} } } }`;
+    for (const res of await both(query)) {
+      expect(res.errors![0].extensions).toMatchObject({ reason: 'QUERY_TOO_COMPLEX' });
+    }
+    // The same with a small page passes.
+    const small = `{ legacies(first: 2) { nodes { ${fields} } } }`;
+    for (const res of await both(small)) expect(res.errors).toBeUndefined();
+  });
+
+  it('refuses a query deeper than GRAPHQL_MAX_DEPTH over WebSocket too', async () => {
+    let deep = 'id';
+    for (let i = 0; i < 12; i++) deep = `supersededBy { ${deep} }`;
+    const query = `query($l: ID!) { facts(legacyId: $l, first: 1) { nodes { ${deep} } } }`;
+    for (const res of await both(query, { l: legacyId })) {
+      expect(res.errors![0].extensions).toMatchObject({ code: expect.any(String) });
+      expect(res.errors![0].message).toMatch(/levels deep/);
+    }
+  });
+
+  it('refuses introspection over WebSocket when it is off', async () => {
+    const ws = (await overWs(
+      t.ws(user),
+      '{ __schema { types { name } } }',
+    )) as GqlResponse<unknown>;
+    expect(ws.errors![0].extensions).toMatchObject({ code: 'BAD_USER_INPUT' });
+    expect(ws.data ?? null).toBeNull();
+    const http = await t.gql('{ __schema { types { name } } }', {}, user);
+    expect(http.errors).toBeDefined();
+  });
+
+  it('closes a WebSocket whose message is larger than BODY_LIMIT', async () => {
+    const huge = `query { me { id } } # ${'x'.repeat(100 * 1024)}`;
+    const res = await overWs(t.ws(user), huge);
+    expect(res).toEqual({ closed: 1009 });
+  });
+});
