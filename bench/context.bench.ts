@@ -36,7 +36,7 @@ import { EMBEDDER } from '../src/models/embedder.js';
 import type { Embedder } from '../src/models/embedder.js';
 import { countTokens } from '../src/models/tokenizer.js';
 import { NewSegment, SegmentRepository } from '../src/search/segment.repository.js';
-import { benchDatabase, JWT_SECRET, percentile, table, token } from './support.js';
+import { BENCH_LIMITS, benchDatabase, JWT_SECRET, percentile, table, token } from './support.js';
 
 const DAY = 86_400_000;
 
@@ -198,6 +198,7 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'keepsake-context-bench-'));
   const server = process.env.DATABASE_URL ? await benchDatabase(process.env.DATABASE_URL) : null;
   const config = AppConfig.load({
+    ...BENCH_LIMITS,
     DATA_DIR: dataDir,
     ...(server ? { DATABASE_URL: server.url } : {}),
     JWT_SECRET,

@@ -30,7 +30,7 @@ import {
   scoreQuestion,
   toImportedMessage,
 } from '../src/search/eval/locomo.js';
-import { JWT_SECRET, token } from './support.js';
+import { BENCH_LIMITS, JWT_SECRET, token } from './support.js';
 
 function client(url: string, bearer: string) {
   return async <T>(query: string, variables: Record<string, unknown> = {}): Promise<T> => {
@@ -83,6 +83,7 @@ async function main(): Promise<void> {
 
   const dataDir = values['data-dir'] ?? mkdtempSync(join(tmpdir(), 'keepsake-locomo-'));
   const config = AppConfig.load({
+    ...BENCH_LIMITS,
     ...process.env,
     DATA_DIR: dataDir,
     JWT_SECRET,

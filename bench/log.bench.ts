@@ -16,7 +16,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { createApp } from '../src/bootstrap.js';
 import { AppConfig } from '../src/config/app-config.js';
-import { benchDatabase, JWT_SECRET, percentile, table, token } from './support.js';
+import { BENCH_LIMITS, benchDatabase, JWT_SECRET, percentile, table, token } from './support.js';
 
 function positive(name: string, raw: string): number {
   const n = Number(raw);
@@ -76,6 +76,7 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'keepsake-bench-'));
   const server = process.env.DATABASE_URL ? await benchDatabase(process.env.DATABASE_URL) : null;
   const config = AppConfig.load({
+    ...BENCH_LIMITS,
     DATA_DIR: dataDir,
     ...(server ? { DATABASE_URL: server.url, DATABASE_POOL_SIZE: '20' } : {}),
     JWT_SECRET,

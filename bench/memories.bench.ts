@@ -27,7 +27,7 @@ import {
   MemoryContextProvider,
 } from '../src/memories/memory-context.provider.js';
 import { MemoryRepository } from '../src/memories/memory.repository.js';
-import { percentile } from './support.js';
+import { BENCH_LIMITS, percentile } from './support.js';
 
 function options() {
   const { values } = parseArgs({
@@ -106,6 +106,7 @@ async function main(): Promise<void> {
   const opts = options();
   const dir = mkdtempSync(join(tmpdir(), 'keepsake-bench-memories-'));
   const config = AppConfig.load({
+    ...BENCH_LIMITS,
     ...process.env,
     DATA_DIR: dir,
     JWT_SECRET: randomUUID() + randomUUID(),

@@ -25,7 +25,7 @@ import {
   FakeRequest,
   reply,
 } from '../test/support/fake-openai/fake-openai.server.js';
-import { JWT_SECRET, token } from './support.js';
+import { BENCH_LIMITS, JWT_SECRET, token } from './support.js';
 
 const THRESHOLD = 30;
 const BATCH = 20;
@@ -110,6 +110,7 @@ async function main(): Promise<void> {
 
   const dataDir = mkdtempSync(join(tmpdir(), 'keepsake-bench-'));
   const config = AppConfig.load({
+    ...BENCH_LIMITS,
     DATA_DIR: dataDir,
     JWT_SECRET,
     LOG_LEVEL: 'silent',

@@ -7,6 +7,13 @@ export { percentile } from '../src/search/eval/locomo.js';
 
 export const JWT_SECRET = randomUUID() + randomUUID();
 
+/** A benchmark measures throughput, not the rate limits: one user makes thousands of calls. */
+export const BENCH_LIMITS = {
+  RATE_LIMIT_PER_MINUTE: '100000000',
+  RATE_LIMIT_ANONYMOUS_PER_MINUTE: '100000000',
+  MODEL_CALLS_PER_USER_PER_MINUTE: '100000000',
+};
+
 /** An HS256 JWT made with node:crypto, as the service verifies them with JWT_SECRET. */
 export function token(sub: string, validHours = 24): string {
   const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');

@@ -1,3 +1,4 @@
+import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { ApolloDriver, ApolloDriverConfig } from '@nestjs/apollo';
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
@@ -33,6 +34,7 @@ export class AppModule {
         DatabaseModule,
         PubSubModule,
         IdentityModule,
+        RateLimitModule,
         JobsModule,
         ModelsModule,
         EmbeddingsModule,

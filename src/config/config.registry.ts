@@ -5,6 +5,7 @@ import { databaseVariables } from '../database/database.config.js';
 import { factsVariables } from '../facts/facts.config.js';
 import { identityVariables, validateIdentityConfig } from '../identity/identity.config.js';
 import { pubsubVariables } from '../pubsub/pubsub.config.js';
+import { rateLimitVariables } from '../rate-limit/rate-limit.config.js';
 import { jobsVariables } from '../jobs/jobs.config.js';
 import { legaciesVariables } from '../legacies/legacies.config.js';
 import { memoriesVariables } from '../memories/memories.config.js';
@@ -19,6 +20,7 @@ export const ALL_VARIABLES = {
   ...databaseVariables,
   ...pubsubVariables,
   ...identityVariables,
+  ...rateLimitVariables,
   ...legaciesVariables,
   ...conversationsVariables,
   ...contextVariables,

@@ -1,3 +1,5 @@
+import { AppConfig } from '../config/app-config.js';
+import { RateLimitService } from '../rate-limit/rate-limit.service.js';
 import { UseGuards } from '@nestjs/common';
 import {
   Args,
@@ -61,6 +63,8 @@ export class ConversationsResolver {
     private readonly service: ConversationsService,
     private readonly replies: ReplyService,
     private readonly bus: EventBus,
+    private readonly limits: RateLimitService,
+    private readonly config: AppConfig,
   ) {}
 
   @Query(() => ConversationModel, { description: 'One of your conversations.' })
@@ -113,6 +117,8 @@ export class ConversationsResolver {
   })
   async sendMessage(@CurrentUser() user: UserEntity, @Args('input') input: SendMessageInput) {
     const conversation = await this.service.getOwned(user, input.conversationId);
+    // A reply is a model call: over the budget, the turn is refused before anything is stored.
+    if (this.config.env.AGENT_REPLY === 'on') await this.limits.modelCall(user.id);
     const { message } = await this.service.append(conversation, {
       role: MessageRole.USER,
       content: input.content,

@@ -35,6 +35,7 @@ export function buildContext(arg: { req?: IncomingMessage } & WsContext): Reques
       requestId: randomUUID(),
       token: bearer(params.authorization ?? params.Authorization ?? params.authToken),
       loaders: new Loaders(),
+      ip: arg.extra?.request?.socket.remoteAddress,
       transport: 'ws',
     };
   }
@@ -45,6 +46,7 @@ export function buildContext(arg: { req?: IncomingMessage } & WsContext): Reques
     token: typeof header === 'string' && /^\s*Bearer\s/i.test(header) ? bearer(header) : null,
     loaders: new Loaders(),
     req,
+    ip: req?.socket.remoteAddress,
     transport: 'http',
   };
 }

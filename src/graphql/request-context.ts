@@ -15,5 +15,7 @@ export interface RequestContext {
   /** Subscriptions only: loaders per event, keyed by the event's root value. */
   eventLoaders?: WeakMap<object, Loaders>;
   req?: IncomingMessage;
+  /** The client's address (the socket's peer), for the anonymous rate limit. */
+  ip?: string;
   transport: 'http' | 'ws';
 }

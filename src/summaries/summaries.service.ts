@@ -1,3 +1,4 @@
+import { RateLimitService } from '../rate-limit/rate-limit.service.js';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
@@ -44,6 +45,13 @@ export class EmbeddingsUnavailable extends Error {
   }
 }
 
+/** The owner's model budget (MODEL_CALLS_PER_USER_PER_MINUTE) is spent: try again after it. */
+export class ModelBudgetSpent extends Error {
+  constructor(readonly waitMs: number) {
+    super(`model call budget spent: summarization waits ${Math.ceil(waitMs / 1000)} s`);
+  }
+}
+
 export interface SummarizeNowResult {
   conversation: ConversationEntity;
   chunks: ConversationChunkEntity[];
@@ -74,6 +82,7 @@ export class SummariesService {
     private readonly jobs: JobsService,
     @Inject(LANGUAGE_MODEL) private readonly llm: LanguageModel,
     private readonly config: AppConfig,
+    private readonly limits: RateLimitService,
   ) {}
 
   /** Asks for a check of the conversation; coalesces with a check already waiting. */
@@ -124,6 +133,7 @@ export class SummariesService {
    */
   async summarizeNow(user: UserEntity, conversationId: string): Promise<SummarizeNowResult> {
     const conversation = await this.conversations.getOwned(user, conversationId);
+    await this.limits.assertModelBudget(user.id);
     const created: ConversationChunkEntity[] = [];
     let deferred = false;
     try {
@@ -133,7 +143,13 @@ export class SummariesService {
         created.push(chunk);
       }
     } catch (err) {
-      if (!isModelError(err) && !(err instanceof EmbeddingsUnavailable)) throw err;
+      if (
+        !isModelError(err) &&
+        !(err instanceof EmbeddingsUnavailable) &&
+        !(err instanceof ModelBudgetSpent)
+      ) {
+        throw err;
+      }
       this.logger.warn({
         msg: 'summarizeNow deferred',
         conversationId,
@@ -194,6 +210,8 @@ export class SummariesService {
     }
     const legacy = await this.legacies.findById(progress.legacyId);
     if (!legacy) return null;
+    const wait = await this.limits.backgroundModelCall(progress.userId);
+    if (wait > 0) throw new ModelBudgetSpent(wait);
 
     // The model call and the embeddings happen before the transaction, which stays short.
     const summary = await this.llm.summarizeTurns({
@@ -302,6 +320,7 @@ export class SummariesService {
   private asJobError(err: unknown): unknown {
     const wait = this.config.env.SUMMARIZATION_RETRY_MS;
     if (err instanceof EmbeddingsUnavailable) return new JobDeferred(wait, err.message);
+    if (err instanceof ModelBudgetSpent) return new JobDeferred(err.waitMs, err.message);
     if (err instanceof ModelUnavailableError && err.retryable) {
       return new JobDeferred(
         Math.max(wait, (err.retryAfterSeconds ?? 0) * 1000),

@@ -4,7 +4,7 @@ import { createClient, Client } from 'graphql-ws';
 import pg from 'pg';
 import WebSocket from 'ws';
 import { parse as parseYaml } from 'yaml';
-import { signToken, subscribe, TEST_JWT_SECRET } from '../support/test-app.js';
+import { GENEROUS_LIMITS, signToken, subscribe, TEST_JWT_SECRET } from '../support/test-app.js';
 import { createTestDatabase, ON_SERVER, TestDatabase } from '../support/test-database.js';
 import {
   children,
@@ -84,6 +84,7 @@ describeServer('Two instances on one PostgreSQL server', () => {
       ...db.env,
       DATABASE_URL: db.databaseUrl!,
       JWT_SECRET: TEST_JWT_SECRET,
+      ...GENEROUS_LIMITS,
       PORT: '0',
       JOBS_POLL_MS: '200',
     }));

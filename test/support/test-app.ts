@@ -8,6 +8,13 @@ import { createTestDatabase, existingTestDatabase } from './test-database.js';
 
 export const TEST_JWT_SECRET = 'test-secret-that-is-at-least-32-characters-long';
 
+/** Rate limits no test reaches unless it means to (service processes get them through env). */
+export const GENEROUS_LIMITS = {
+  RATE_LIMIT_PER_MINUTE: '1000000',
+  RATE_LIMIT_ANONYMOUS_PER_MINUTE: '1000000',
+  MODEL_CALLS_PER_USER_PER_MINUTE: '100000',
+};
+
 export interface GqlResponse<T = Record<string, unknown>> {
   data?: T | null;
   errors?: { message: string; path?: string[]; extensions?: Record<string, unknown> }[];
@@ -64,6 +71,8 @@ export async function startTestApp(
 ): Promise<TestApp> {
   const db = env.DATA_DIR ? existingTestDatabase(env) : await createTestDatabase();
   const config = AppConfig.load({
+    // The suite makes thousands of calls as a handful of users: tests of the limits set their own.
+    ...GENEROUS_LIMITS,
     ...db.env,
     JWT_SECRET: TEST_JWT_SECRET,
     LOG_LEVEL: 'silent',

@@ -1,0 +1,143 @@
+import { Client } from 'graphql-ws';
+import { JobDeferred } from '../../src/jobs/jobs.exception.js';
+import { SummariesService } from '../../src/summaries/summaries.service.js';
+import { GqlResponse, startTestApp, TestApp, TestUser } from '../support/test-app.js';
+
+/** One operation over graphql-ws: its first result. */
+function overWs(client: Client, query: string): Promise<GqlResponse<unknown>> {
+  return new Promise((resolve) => {
+    client.subscribe(
+      { query },
+      {
+        next: (value) => resolve(value as GqlResponse<unknown>),
+        error: (err) => resolve({ errors: err as GqlResponse<unknown>['errors'] }),
+        complete: () => undefined,
+      },
+    );
+  });
+}
+
+const codeOf = (res: GqlResponse<unknown>) => String(res.errors?.[0]?.extensions?.code ?? 'OK');
+
+describe('Rate limits per user and per address, on HTTP and WebSocket', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({
+      JOBS_WORKER: 'false',
+      JOBS_SCHEDULER: 'false',
+      RATE_LIMIT_PER_MINUTE: '5',
+      RATE_LIMIT_ANONYMOUS_PER_MINUTE: '3',
+    });
+  });
+  afterAll(() => t.close());
+
+  it('shares one budget per user between HTTP and WebSocket, with a retry-after', async () => {
+    const ann = await t.user('limited-ann');
+    const codes: string[] = [];
+    for (let i = 0; i < 3; i++) codes.push(codeOf(await t.gql('{ me { id } }', {}, ann)));
+    const ws = t.ws(ann);
+    for (let i = 0; i < 2; i++) codes.push(codeOf(await overWs(ws, '{ me { id } }')));
+    expect(codes).toEqual(['OK', 'OK', 'OK', 'OK', 'OK']);
+
+    const http = await t.gql('{ me { id } }', {}, ann);
+    expect(http.errors![0].extensions).toMatchObject({ code: 'RATE_LIMITED' });
+    const retryAfter = http.errors![0].extensions!.retryAfterSeconds as number;
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(codeOf(await overWs(ws, '{ me { id } }'))).toBe('RATE_LIMITED');
+
+    // Someone else's budget is their own.
+    expect(codeOf(await t.gql('{ me { id } }', {}, await t.user('limited-bob')))).toBe('OK');
+  });
+
+  it('counts each aliased root field', async () => {
+    const cas = await t.user('limited-cas');
+    const aliases = Array.from({ length: 7 }, (_, i) => `m${i}: me { id }`).join(' ');
+    const res = await t.gql(`{ ${aliases} }`, {}, cas);
+    // The first five took the budget; the sixth is refused (and, `me` being non-null, the
+    // request stops there).
+    expect(res.errors).toEqual([
+      expect.objectContaining({
+        path: ['m5'],
+        extensions: expect.objectContaining({ code: 'RATE_LIMITED' }),
+      }),
+    ]);
+  });
+
+  it('limits calls without a valid token by address', async () => {
+    const codes: string[] = [];
+    for (let i = 0; i < 3; i++) codes.push(codeOf(await t.gql('{ me { id } }', {}, null)));
+    expect(codes).toEqual(['UNAUTHENTICATED', 'UNAUTHENTICATED', 'UNAUTHENTICATED']);
+    expect(codeOf(await t.gql('{ me { id } }', {}, null))).toBe('RATE_LIMITED');
+    // A forged token spends the same budget.
+    expect(codeOf(await t.gql('{ me { id } }', {}, 'not.a.token'))).toBe('RATE_LIMITED');
+  });
+});
+
+describe('The model-call budget', () => {
+  let t: TestApp;
+  let user: TestUser;
+  let conversationId: string;
+
+  beforeAll(async () => {
+    t = await startTestApp({
+      JOBS_WORKER: 'false',
+      JOBS_SCHEDULER: 'false',
+      AGENT_REPLY: 'on',
+      MODEL_CALLS_PER_USER_PER_MINUTE: '2',
+    });
+    user = await t.user('budget-user');
+    const legacy = await t.gql<{ createLegacy: { id: string } }>(
+      'mutation { createLegacy(input: { name: "Ada" }) { id } }',
+      {},
+      user,
+    );
+    conversationId = (
+      await t.gql<{ startConversation: { id: string } }>(
+        'mutation($l: ID!) { startConversation(input: { legacyId: $l }) { id } }',
+        { l: legacy.data!.createLegacy.id },
+        user,
+      )
+    ).data!.startConversation.id;
+  });
+  afterAll(() => t.close());
+
+  const send = (content: string) =>
+    t.gql(
+      'mutation($i: SendMessageInput!) { sendMessage(input: $i) { message { id } } }',
+      { i: { conversationId, content } },
+      user,
+    );
+  const turns = async () =>
+    (
+      await t.gql<{ conversation: { messageCount: number } }>(
+        'query($c: ID!) { conversation(id: $c) { messageCount } }',
+        { c: conversationId },
+        user,
+      )
+    ).data!.conversation.messageCount;
+
+  it('refuses replies and summaries beyond it, storing nothing, and defers the background', async () => {
+    expect(codeOf(await send('She kept bees.'))).toBe('OK');
+    expect(codeOf(await send('He fixed clocks.'))).toBe('OK');
+    const stored = await turns();
+
+    const refused = await send('And a third.');
+    expect(refused.errors![0].extensions).toMatchObject({ code: 'RATE_LIMITED' });
+    expect(refused.errors![0].extensions!.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(await turns()).toBe(stored);
+
+    const summary = await t.gql(
+      'mutation($c: ID!) { summarizeNow(conversationId: $c) { deferred } }',
+      { c: conversationId },
+      user,
+    );
+    expect(codeOf(summary)).toBe('RATE_LIMITED');
+
+    // The summarization job waits for the budget instead of failing or dropping the range.
+    await expect(
+      t.app.get(SummariesService).runJob({ conversationId, force: true }),
+    ).rejects.toBeInstanceOf(JobDeferred);
+  });
+});
