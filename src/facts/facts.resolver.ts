@@ -1,3 +1,4 @@
+import type { Connection } from '../common/pagination/connection.js';
 import { UseGuards } from '@nestjs/common';
 import {
   Args,
@@ -65,6 +66,15 @@ function filterMap<T, U>(
   };
 }
 
+/** A page of facts as `viewerId` sees them. */
+function toFactConnection(connection: Connection<FactEntity>, viewerId: string) {
+  return {
+    ...connection,
+    nodes: connection.nodes.map((f) => toFactModel(f, viewerId)),
+    edges: connection.edges.map((e) => ({ cursor: e.cursor, node: toFactModel(e.node, viewerId) })),
+  };
+}
+
 /** A fact as `viewerId` sees it: where it was said is its author's business only. */
 export function toFactModel(fact: FactEntity, viewerId: string): FactModel {
   const mine = fact.authorId === viewerId;
@@ -97,14 +107,7 @@ export class FactsResolver {
     @Args() page: ForwardPageArgs,
   ) {
     const connection = await this.service.list(user, legacyId, filter, page);
-    return {
-      ...connection,
-      nodes: connection.nodes.map((f) => toFactModel(f, user.id)),
-      edges: connection.edges.map((e) => ({
-        cursor: e.cursor,
-        node: toFactModel(e.node, user.id),
-      })),
-    };
+    return toFactConnection(connection, user.id);
   }
 
   @Query(() => FactConnection, {
@@ -113,14 +116,7 @@ export class FactsResolver {
   })
   async leftBehindFacts(@CurrentUser() user: UserEntity, @Args() page: ForwardPageArgs) {
     const connection = await this.service.listLeftBehind(user, page);
-    return {
-      ...connection,
-      nodes: connection.nodes.map((f) => toFactModel(f, user.id)),
-      edges: connection.edges.map((e) => ({
-        cursor: e.cursor,
-        node: toFactModel(e.node, user.id),
-      })),
-    };
+    return toFactConnection(connection, user.id);
   }
 
   @Query(() => FactModel, {
