@@ -227,7 +227,7 @@ describe('job leases', () => {
     t = await startTestApp({
       JOBS_WORKER: 'false',
       JOBS_SCHEDULER: 'false',
-      JOBS_LEASE_MS: '1000',
+      JOBS_LEASE_MS: '2000',
       SHUTDOWN_TIMEOUT_MS: '300',
     });
   });
@@ -259,13 +259,13 @@ describe('job leases', () => {
     let runs = 0;
     jobs.register('test:slow', async () => {
       runs++;
-      await new Promise((r) => setTimeout(r, 2500));
+      await new Promise((r) => setTimeout(r, 4500));
     });
     await jobs.enqueue('test:slow', 'slow-1', {});
     const running = jobs.drain({ types: ['test:slow'] });
     // Another instance polls well after the first lease would have run out.
-    await new Promise((r) => setTimeout(r, 1800));
-    const stolen = await t.app.get(JobRepository).claim('other-instance', 10, 1000, ['test:slow']);
+    await new Promise((r) => setTimeout(r, 3500));
+    const stolen = await t.app.get(JobRepository).claim('other-instance', 10, 2000, ['test:slow']);
     await running;
     expect(stolen).toEqual([]);
     expect(runs).toBe(1);
