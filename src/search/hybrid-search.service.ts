@@ -270,8 +270,11 @@ class SearchRun {
       }))
       .filter((l) => l.df > 0);
     const keywordList = queryWords(this.keywords);
+    const selecting = new Set(selectingLexemes(known, docs));
     return {
-      english: lexemeQuery(selectingLexemes(known, docs)),
+      english: lexemeQuery(known.filter((l) => selecting.has(l.lexeme)).map((l) => l.lexeme)),
+      englishAll: lexemeQuery(known.map((l) => l.lexeme)),
+      selectedTurns: known.reduce((n, l) => n + (selecting.has(l.lexeme) ? l.df : 0), 0),
       simple: websearchOr(keywordList),
       keywords: keywordList.join(' '),
       lexemes: known.map((l) => l.lexeme),

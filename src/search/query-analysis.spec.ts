@@ -134,7 +134,21 @@ describe('selectingLexemes', () => {
 
   it('leaves words held by more than the share of a large scope out of the selection', () => {
     expect(selectingLexemes(known, 100_000)).toEqual(['farm']);
-    // Only common words: they all select, rather than nothing.
-    expect(selectingLexemes(known.slice(1), 100_000)).toEqual(['said', 'joe']);
+    // Only common words: they select rather than nothing, within the budget, rarest first.
+    expect(selectingLexemes(known.slice(1), 100_000)).toEqual(['joe']);
+    const mid = [
+      { lexeme: 'said', df: 1900 },
+      { lexeme: 'went', df: 1800 },
+      { lexeme: 'fish', df: 1500 },
+    ];
+    expect(selectingLexemes(mid, 50_000)).toEqual(['went', 'fish']);
+  });
+
+  it('keeps the rarest word even when it alone holds more turns than the budget', () => {
+    const common = [
+      { lexeme: 'grandpa', df: 7700 },
+      { lexeme: 'fish', df: 18_000 },
+    ];
+    expect(selectingLexemes(common, 100_000)).toEqual(['grandpa']);
   });
 });

@@ -143,14 +143,30 @@ export function lexemeQuery(lexemes: string[]): string {
 /** Words in more turns than this share of the scope (and this many) do not select turns. */
 export const COMMON_WORD_SHARE = 0.02;
 export const COMMON_WORD_MIN_DF = 2000;
+/**
+ * The turns the selecting words may find together (the sum of their document frequencies, an
+ * upper bound): past it, the more common of them stop selecting.
+ */
+export const SELECTED_TURNS_BUDGET = 5000;
 
 /**
  * The lexemes that select turns for BM25. A word most turns hold would make BM25 score most
  * turns while barely moving their scores, so only the rarer words select (every query word still
- * scores the turns they find); when every word is common, all of them select.
+ * scores the turns they find); when every word is common, all of them select. In a large scope
+ * the selection is then cut, rarest first, to the words that together hold at most
+ * SELECTED_TURNS_BUDGET turns (always the rarest one): a turn that holds none of the rarer query
+ * words reaches BM25's top only by stacking common ones.
  */
 export function selectingLexemes(known: { lexeme: string; df: number }[], docs: number): string[] {
   const cap = Math.max(COMMON_WORD_MIN_DF, docs * COMMON_WORD_SHARE);
   const rarer = known.filter((l) => l.df <= cap);
-  return (rarer.length > 0 ? rarer : known).map((l) => l.lexeme);
+  const selecting = rarer.length > 0 ? rarer : known;
+  const kept = new Set<string>();
+  let turns = 0;
+  for (const l of [...selecting].sort((a, b) => a.df - b.df || (a.lexeme < b.lexeme ? -1 : 1))) {
+    if (kept.size > 0 && turns + l.df > SELECTED_TURNS_BUDGET) break;
+    kept.add(l.lexeme);
+    turns += l.df;
+  }
+  return selecting.filter((l) => kept.has(l.lexeme)).map((l) => l.lexeme);
 }

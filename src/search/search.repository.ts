@@ -21,6 +21,10 @@ export type ScopeName = 'current' | 'wider' | 'all';
 export interface LexicalQuery {
   /** A tsquery of the turn lexemes a turn must hold one of to be scored (english, ORed). */
   english: string;
+  /** Every turn lexeme of the query, ORed (what pre-ranking counts). */
+  englishAll: string;
+  /** At most this many turns hold a selecting lexeme (the sum of their frequencies). */
+  selectedTurns: number;
   /** The same for the simple configuration (summaries, facts, memories), stop words removed. */
   simple: string;
   /** Those keywords, space-separated (for coverage). */
@@ -74,6 +78,11 @@ interface KindSql {
   timeFrom: string;
   timeTo: string;
 }
+
+/** Up to this many turns holding a selecting word, BM25 scores them all. */
+const BM25_SCORE_ALL_MAX = 1500;
+/** Past it, BM25 scores this many, pre-ranked by ts_rank. */
+const BM25_PRERANKED = 500;
 
 const SEGMENT_SCOPE = (scope: ScopeName, s: ScopeParams, p: Params): string => {
   if (scope === 'current') {
@@ -347,27 +356,36 @@ export class SearchRepository {
     const query = p.add(q.english);
     const where =
       SEGMENT_SCOPE(scope, s, p) + (ids ? ` AND x.id = ANY(${p.add(ids)}::uuid[])` : '');
+    // Scoring a turn in SQL costs about 50 times what ts_rank's C does: when many turns hold a
+    // selecting word, ts_rank over every query word (more of them, and in the turn's own words
+    // rather than its context, first) keeps the few hundred worth scoring.
+    const prerank =
+      !ids && q.selectedTurns > BM25_SCORE_ALL_MAX
+        ? ` ORDER BY ts_rank(x.search_tsv, ${p.add(q.englishAll)}::tsquery) DESC, x.id
+            LIMIT ${p.add(Math.max(BM25_PRERANKED, limit * 5))}`
+        : '';
     const rows: { id: string; raw: number; coverage: number }[] = await this.dataSource.query(
       `WITH q AS (SELECT * FROM unnest(${lexemes}::text[], ${idf}::float8[]) AS q(lexeme, idf)),
        hits AS (
          SELECT x.id, x.search_tsv, x.main_length + ${alpha} * x.context_length AS dl
            FROM message_segments x
-          WHERE ${where} AND x.search_tsv @@ ${query}::tsquery
+          WHERE ${where} AND x.search_tsv @@ ${query}::tsquery${prerank}
        )
-       SELECT h.id,
-              sum(q.idf * t.tf * (${k1} + 1)
-                  / (t.tf + ${k1} * (1 - ${b} + ${b} * h.dl / ${avg}))) AS raw,
-              sum(q.idf * least(t.tf, 1)) / ${total} AS coverage
+       SELECT h.id, s.raw, s.coverage
          FROM hits h
          CROSS JOIN LATERAL (
-           SELECT u.lexeme,
-                  (SELECT sum(CASE WHEN w = 'D' THEN ${alpha} ELSE 1 END)
-                     FROM unnest(u.weights) AS w)::float8 AS tf
-             FROM unnest(h.search_tsv) AS u
-            WHERE u.lexeme = ANY(${lexemes}::text[])) t
-         JOIN q ON q.lexeme = t.lexeme
-        GROUP BY h.id
-        ORDER BY raw DESC, h.id
+           SELECT sum(q.idf * t.tf * (${k1} + 1)
+                      / (t.tf + ${k1} * (1 - ${b} + ${b} * h.dl / ${avg}))) AS raw,
+                  sum(q.idf * least(t.tf, 1)) / ${total} AS coverage
+             FROM (
+               -- A word's frequency: its positions in the turn, and in the context at alpha.
+               SELECT u.lexeme,
+                      cardinality(u.weights)
+                        - (1 - ${alpha}) * cardinality(array_positions(u.weights, 'D')) AS tf
+                 FROM unnest(h.search_tsv) AS u) t
+             JOIN q ON q.lexeme = t.lexeme) s
+        WHERE s.raw IS NOT NULL
+        ORDER BY s.raw DESC, h.id
         LIMIT ${p.add(limit)}`,
       p.values,
     );

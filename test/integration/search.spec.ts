@@ -297,6 +297,33 @@ describe('Hybrid search', () => {
       expect(outcome.fallback).toBe(false);
     });
 
+    it('lexical: pre-ranking, used when many turns hold a selecting word, keeps the BM25 scores', async () => {
+      const repo = t.app.get(SearchRepository);
+      const scope = { legacyId, userId: aliceUser.id, conversationId: current, beforeTurn: null };
+      const words = "'grandpa' | 'joe' | 'walley' | 'chemistri' | 'photo'";
+      const q = {
+        english: words,
+        englishAll: words,
+        selectedTurns: 10,
+        simple: '',
+        keywords: '',
+        lexemes: ['grandpa', 'joe', 'walley', 'chemistri', 'photo'],
+        idf: [1, 0.5, 2, 2, 1.5],
+        avgLength: 10,
+      };
+      const bm25 = { k1: 1.2, b: 0.75, contextWeight: 0.3 };
+      const exact = await repo.lexicalSegments('all', scope, q, bm25, 10);
+      const preranked = await repo.lexicalSegments(
+        'all',
+        scope,
+        { ...q, selectedTurns: 1_000_000 },
+        bm25,
+        10,
+      );
+      expect(exact.length).toBeGreaterThanOrEqual(4);
+      expect(preranked).toEqual(exact);
+    });
+
     it('trigram fallback: a misspelt name and Chinese text', async () => {
       const typo = await run('Zanzibr elefant', { settings: { minGoodHits: 0 } });
       expect(typo.fallback).toBe(true);
