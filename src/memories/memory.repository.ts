@@ -365,12 +365,10 @@ export class MemoryRepository {
          SELECT m.id, m.type, m.content, m.confidence, m.reference_count AS "referenceCount",
                 m.last_referenced_at AS "lastReferencedAt", m.created_at AS "createdAt",
                 m.conversation_id AS "conversationId", m.source_message_id AS "sourceMessageId",
-                m.source_turn_index AS "sourceTurnIndex", msg.metadata AS "messageMetadata",
-                msg.occurred_at AS "occurredAt", w.weight AS "typeWeight", r.recency,
+                m.source_turn_index AS "sourceTurnIndex", w.weight AS "typeWeight", r.recency,
                 ${similarity} AS similarity,
                 w.weight * m.confidence * r.recency + 0.1 * m.reference_count AS base
            FROM memories m
-           LEFT JOIN messages msg ON msg.id = m.source_message_id
            CROSS JOIN LATERAL (SELECT COALESCE(($3::jsonb ->> m.type)::float8, 1) AS weight) w
            CROSS JOIN LATERAL (
              SELECT 1.0 / (1 + LEAST(30, GREATEST(0, extract(epoch FROM
@@ -378,11 +376,15 @@ export class MemoryRepository {
                     AS recency) r
            ${join}
           WHERE ${where}`;
-    // Best first: usefulness plus relevanceWeight x similarity.
+    // Best first: usefulness plus relevanceWeight x similarity. The source turns of the chosen
+    // few only: joined before the limit, the planner hashed every message of the database.
     const ranked = (inner: string) =>
-      `SELECT c.*, c.base + $5 * COALESCE(c.similarity, 0) AS score FROM (${inner}) c
-        ORDER BY score DESC, c.id
-        LIMIT $6`;
+      `SELECT top.*, msg.metadata AS "messageMetadata", msg.occurred_at AS "occurredAt"
+         FROM (SELECT c.*, c.base + $5 * COALESCE(c.similarity, 0) AS score FROM (${inner}) c
+                ORDER BY score DESC, c.id
+                LIMIT $6) top
+         LEFT JOIN messages msg ON msg.id = top."sourceMessageId"
+        ORDER BY top.score DESC, top.id`;
     if (!input.q) return this.m().query(ranked(scored('NULL::float8', '', inScope)), params);
 
     const q = input.q;
