@@ -14,6 +14,7 @@ import { FactPurge1764000110000 } from './1764000110000-FactPurge.js';
 import { MetricsTextAndRetention1764000120000 } from './1764000120000-MetricsTextAndRetention.js';
 import { InvitationConsentAndQuotas1764000300000 } from './1764000300000-InvitationConsentAndQuotas.js';
 import { AuditLog1764000400000 } from './1764000400000-AuditLog.js';
+import { InlineVectors1764000500000 } from './1764000500000-InlineVectors.js';
 
 /**
  * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
@@ -36,4 +37,5 @@ export const MIGRATIONS = [
   MetricsTextAndRetention1764000120000,
   InvitationConsentAndQuotas1764000300000,
   AuditLog1764000400000,
+  InlineVectors1764000500000,
 ];

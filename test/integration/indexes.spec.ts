@@ -39,4 +39,32 @@ describe('search indexes after migrations and boot', () => {
       );
     }
   });
+
+  it('keeps vectors in their rows (MAIN storage), not in the TOAST table', async () => {
+    const ds = t.app.get(DataSource);
+    const [{ storage }] = (await ds.query(
+      `SELECT attstorage AS storage FROM pg_attribute
+        WHERE attrelid = 'embeddings'::regclass AND attname = 'embedding'`,
+    )) as { storage: string }[];
+    expect(storage).toBe('m');
+    const [{ toast }] = (await ds.query(
+      `SELECT reltoastrelid::regclass::text AS toast FROM pg_class WHERE relname = 'embeddings'`,
+    )) as { toast: string }[];
+    const chunks = async () =>
+      ((await ds.query(`SELECT count(*)::int AS n FROM ${toast}`)) as { n: number }[])[0].n;
+    const before = await chunks();
+    // Random values, which compression cannot shrink into the row.
+    await ds.query(
+      `INSERT INTO embeddings (kind, item_id, model, embedding)
+       SELECT 'probe', gen_random_uuid(), 'probe-512',
+              (SELECT array_agg(random())::real[] FROM generate_series(1, 512) WHERE g > 0)::vector
+         FROM generate_series(1, 20) AS g`,
+    );
+    const [{ size }] = (await ds.query(
+      `SELECT min(pg_column_size(embedding))::int AS size FROM embeddings WHERE kind = 'probe'`,
+    )) as { size: number }[];
+    expect(size).toBeGreaterThan(512 * 4);
+    expect(await chunks()).toBe(before);
+    await ds.query(`DELETE FROM embeddings WHERE kind = 'probe'`);
+  });
 });
