@@ -475,6 +475,9 @@ async function main(): Promise<void> {
     } as unknown as QueryRunner['query'];
 
     const statementMs = new Map<string, number>();
+    /** Per measured query: its time over GraphQL and its statements' replayed times. */
+    const perQuery: { elapsed: number; statements: Map<string, number> }[] = [];
+    let lastStatements = new Map<string, number>();
     // A runner per replay, released after it: the embedded pool has one connection, which the
     // service needs between replays.
     const replay = async (statements: Captured[]) => {
@@ -482,11 +485,14 @@ async function main(): Promise<void> {
       await runner.connect();
       try {
         const t0 = performance.now();
+        lastStatements = new Map();
         for (const s of statements) {
           const s0 = performance.now();
           await original.call(runner, s.sql, s.params);
           const key = s.sql.replace(/\s+/g, ' ').trim().slice(0, 110);
-          statementMs.set(key, (statementMs.get(key) ?? 0) + performance.now() - s0);
+          const ms = performance.now() - s0;
+          statementMs.set(key, (statementMs.get(key) ?? 0) + ms);
+          lastStatements.set(key, (lastStatements.get(key) ?? 0) + ms);
         }
         return performance.now() - t0;
       } finally {
@@ -541,6 +547,7 @@ async function main(): Promise<void> {
       bareGin.push(bare.gin);
       bareBoth.push(bare.hnsw + bare.gin);
       service.push(elapsed);
+      perQuery.push({ elapsed, statements: lastStatements });
       floor.push(sqlMs);
       embed.push(embedMs + sqlMs);
       items += context.items.length;
@@ -593,9 +600,21 @@ async function main(): Promise<void> {
       ]),
     );
     if (values.profile) {
-      console.log('\nfloor time by statement (all queries), ms:');
+      const n = service.length;
+      console.log('\nfloor time by statement, mean ms per query (all queries):');
       for (const [sql, ms] of [...statementMs].sort((a, b) => b[1] - a[1]).slice(0, 8)) {
-        console.log(`${ms.toFixed(0).padStart(8)}  ${sql}`);
+        console.log(`${(ms / n).toFixed(1).padStart(8)}  ${sql}`);
+      }
+      // The tail: what the slowest tenth of the queries spent their time on.
+      const p90 = percentile(service, 90);
+      const slow = perQuery.filter((q) => q.elapsed >= p90);
+      const tail = new Map<string, number>();
+      for (const q of slow) {
+        for (const [sql, ms] of q.statements) tail.set(sql, (tail.get(sql) ?? 0) + ms);
+      }
+      console.log(`\nthe same for the slowest ${slow.length} queries (at or above p90):`);
+      for (const [sql, ms] of [...tail].sort((a, b) => b[1] - a[1]).slice(0, 8)) {
+        console.log(`${(ms / slow.length).toFixed(1).padStart(8)}  ${sql}`);
       }
     }
     const p95 = percentile(service, 95);

@@ -122,13 +122,22 @@ export class ContextAssembler {
     };
     const candidates = new Map<ContextSectionName, ContextItem[]>();
     const failures: { section: ContextSectionName; message: string }[] = [];
-    for (const provider of this.providers) {
-      let items: ContextItem[];
-      try {
-        items = await provider.collect(request);
-      } catch (err) {
+    // The sections' sources are independent reads (the search runs once, whichever asks
+    // first): on a server they run side by side on the pool, which roughly halves the wait.
+    const collected = await Promise.all(
+      this.providers.map(async (provider) => {
+        try {
+          return { provider, items: await provider.collect(request), error: null };
+        } catch (err) {
+          return { provider, items: [], error: err as Error };
+        }
+      }),
+    );
+    for (const result of collected) {
+      const { provider, error } = result;
+      if (error) {
         // A failing source costs its section, never the reply.
-        const message = (err as Error).message;
+        const message = error.message;
         failures.push({ section: provider.section, message });
         this.logger.error({
           msg: 'context provider failed',
@@ -137,7 +146,10 @@ export class ContextAssembler {
         });
         continue;
       }
-      candidates.set(provider.section, [...(candidates.get(provider.section) ?? []), ...items]);
+      candidates.set(provider.section, [
+        ...(candidates.get(provider.section) ?? []),
+        ...result.items,
+      ]);
     }
     const persona = input.legacy.persona?.trim() || defaultPersona(input.legacy);
     const context = this.fit(persona, input.legacy.name, candidates, budget, recent);
