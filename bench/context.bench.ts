@@ -447,7 +447,7 @@ async function main(): Promise<void> {
     await others('memory', Number(values.memories));
     await others('fact', Number(values.facts));
     const filled = performance.now();
-    await ds.query(`SET maintenance_work_mem = '512MB'`);
+    await ds.query(`SET maintenance_work_mem = '2GB'`);
     await embeddings.reconcile();
     await ds.query(`RESET maintenance_work_mem`);
     await ds.query('ANALYZE');
