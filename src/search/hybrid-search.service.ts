@@ -140,13 +140,15 @@ export class HybridSearchService {
     });
 
     const embedStarted = performance.now();
-    const vector = await (request.queryVector?.() ?? this.embeddings.embedQuery(request.query));
+    const pending = request.queryVector?.() ?? this.embeddings.embedQuery(request.query);
+    // The query's word statistics need no vector: read them while it is being computed.
+    const statistics = settings.hybrid ? run.prepareLexical(true) : null;
+    const vector = await pending;
     const embedMs = request.queryVectorMs?.() ?? performance.now() - embedStarted;
     const searchStarted = performance.now();
     if (!vector) run.degrade('dense');
     // Hybrid off searches by meaning only, unless no query vector can be made.
-    const lexicalOn = settings.hybrid || !vector;
-    await run.prepareLexical(lexicalOn);
+    await (statistics ?? run.prepareLexical(!vector));
 
     let widenReason: WidenReason | null = null;
     let goodHits = 0;
