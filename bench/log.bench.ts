@@ -1,21 +1,27 @@
 /**
  * npm run bench:log -- [--clients 8] [--messages 2000] [--same-conversation] [--warmup 20]
+ *                      [--jobs here|elsewhere]
  *
  * Throughput and latency of the conversation log: N concurrent clients send `sendMessage` over
  * GraphQL/HTTP, each waiting for its previous answer, to the real application on a fresh embedded
  * database, or with DATABASE_URL on that server (in a database of its own, dropped afterwards).
  * By default each client has a conversation of its own; --same-conversation makes them all
  * append to one (every send then queues on that conversation's turn counter). The background
- * jobs each turn enqueues (segments, vectors) run meanwhile; the event-loop delay of the process
- * is reported beside the latencies.
+ * jobs each turn enqueues (segments, vectors) run meanwhile: in this process (`--jobs here`), or,
+ * with DATABASE_URL, in a second service process on the same database (`--jobs elsewhere`, as
+ * a deployment with worker instances runs them). The clients run in a thread of their own; the
+ * event-loop delay of the service is reported beside the latencies.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
 import { createApp } from '../src/bootstrap.js';
 import { AppConfig } from '../src/config/app-config.js';
+import type { ClientsInput, ClientsOutput } from './log-clients.js';
 import { BENCH_LIMITS, benchDatabase, JWT_SECRET, percentile, table, token } from './support.js';
 
 function positive(name: string, raw: string): number {
@@ -31,8 +37,15 @@ function options() {
       messages: { type: 'string', default: '2000' },
       warmup: { type: 'string', default: '20' },
       'same-conversation': { type: 'boolean', default: false },
+      jobs: { type: 'string', default: 'here' },
     },
   });
+  if (values.jobs !== 'here' && values.jobs !== 'elsewhere') {
+    throw new Error('--jobs is here or elsewhere');
+  }
+  if (values.jobs === 'elsewhere' && !process.env.DATABASE_URL) {
+    throw new Error('--jobs elsewhere needs DATABASE_URL (a second process shares the database)');
+  }
   const clients = Math.max(1, positive('clients', values.clients));
   return {
     clients,
@@ -41,6 +54,7 @@ function options() {
     /** Unmeasured messages per client first (connections, JIT, caches). */
     warmup: positive('warmup', values.warmup),
     sameConversation: values['same-conversation'],
+    jobsHere: values.jobs === 'here',
   };
 }
 
@@ -65,7 +79,33 @@ function client(url: string, bearer: string) {
   };
 }
 
-const SEND = `mutation($input: SendMessageInput!) { sendMessage(input: $input) { message { turnIndex } } }`;
+/** Runs the clients in a thread of their own and waits for their figures. */
+function clients(input: ClientsInput): Promise<ClientsOutput> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./log-clients.js', import.meta.url), { workerData: input });
+    worker.once('message', resolve);
+    worker.once('error', reject);
+    worker.once('exit', (code) => {
+      if (code !== 0) reject(new Error(`the clients' thread exited with ${code}`));
+    });
+  });
+}
+
+/** A second service process on the same database that runs the background jobs. */
+function jobsProcess(env: Record<string, string>) {
+  const proc = spawn(process.execPath, [new URL('../src/main.js', import.meta.url).pathname], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  return {
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (proc.exitCode !== null) return resolve();
+        proc.once('exit', () => resolve());
+        proc.kill('SIGTERM');
+      }),
+  };
+}
 
 async function main(): Promise<void> {
   const opts = options();
@@ -84,14 +124,28 @@ async function main(): Promise<void> {
     AGENT_REPLY: 'off',
     // One user writes everything here: the bench measures the work, not the abuse limits.
     CONVERSATIONS_PER_USER_PER_DAY: '1000000',
+    ...(opts.jobsHere ? {} : { JOBS_WORKER: 'false', JOBS_SCHEDULER: 'false' }),
   });
   const bootStarted = performance.now();
   const app = await createApp(config);
+  const worker =
+    server && !opts.jobsHere
+      ? jobsProcess({
+          ...BENCH_LIMITS,
+          DATABASE_URL: server.url,
+          JWT_SECRET,
+          LOG_LEVEL: 'silent',
+          AGENT_REPLY: 'off',
+          PORT: '0',
+        })
+      : null;
   try {
     await app.listen(0, '127.0.0.1');
     const { port } = app.getHttpServer().address() as { port: number };
     const bootMs = performance.now() - bootStarted;
-    const gql = client(`http://127.0.0.1:${port}/graphql`, token('bench-user'));
+    const url = `http://127.0.0.1:${port}/graphql`;
+    const bearer = token('bench-user');
+    const gql = client(url, bearer);
 
     const { createLegacy } = await gql<{ createLegacy: { id: string } }>(
       'mutation { createLegacy(input: { name: "Benchmark" }) { id } }',
@@ -106,38 +160,20 @@ async function main(): Promise<void> {
       conversations.push(await start());
     }
     const conversationOf = (c: number) => conversations[opts.sameConversation ? 0 : c];
-    const text = (c: number, i: number) =>
-      `Client ${c}, message ${i}: he kept bees behind the orchard and sold the honey at the Saturday market.`;
+    const all = perClient.map((_, c) => conversationOf(c));
+    await clients({
+      url,
+      bearer,
+      conversations: all,
+      counts: perClient.map(() => opts.warmup),
+      from: -opts.warmup,
+    });
 
-    await Promise.all(
-      perClient.map(async (_, c) => {
-        for (let i = 0; i < opts.warmup; i++) {
-          await gql(SEND, { input: { conversationId: conversationOf(c), content: text(c, -i) } });
-        }
-      }),
-    );
-
-    const latencies: number[] = [];
-    let errors = 0;
-    let firstError: string | null = null;
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
-    const started = performance.now();
-    await Promise.all(
-      perClient.map(async (count, c) => {
-        for (let i = 0; i < count; i++) {
-          const t0 = performance.now();
-          try {
-            await gql(SEND, { input: { conversationId: conversationOf(c), content: text(c, i) } });
-            latencies.push(performance.now() - t0);
-          } catch (err) {
-            errors++;
-            firstError ??= (err as Error).message;
-          }
-        }
-      }),
-    );
-    const elapsedS = (performance.now() - started) / 1000;
+    const run = await clients({ url, bearer, conversations: all, counts: perClient, from: 0 });
+    const { latencies, errors, firstError } = run;
+    const elapsedS = run.elapsedMs / 1000;
     loop.disable();
 
     // Every send is in the log, once.
@@ -156,7 +192,7 @@ async function main(): Promise<void> {
     console.log(
       [
         'Keepsake conversation log benchmark (sendMessage over GraphQL/HTTP)',
-        `  clients            ${opts.clients} (each waits for its previous answer)`,
+        `  clients            ${opts.clients} in a thread of their own (each waits for its previous answer)`,
         `  messages           ${opts.messages} measured (${perClient[0]} per client), + ${opts.warmup} warm-up per client`,
         `  conversations      ${conversations.length}${opts.sameConversation ? ' (all clients append to the same one)' : ' (one per client)'}`,
         `  database           ${server ? `PostgreSQL server (DATABASE_URL), pool of 20` : `embedded PGlite in a fresh ${dataDir}`}`,
@@ -174,7 +210,7 @@ async function main(): Promise<void> {
           },
         ]),
         '',
-        `event-loop delay while sending (background indexing running): p50 ${ms(loop.percentile(50) / 1e6)} ms, ` +
+        `event-loop delay of the service while sending (background indexing ${opts.jobsHere ? 'in this process' : 'in a second process'}): p50 ${ms(loop.percentile(50) / 1e6)} ms, ` +
           `p99 ${ms(loop.percentile(99) / 1e6)} ms, max ${ms(loop.max / 1e6)} ms`,
       ].join('\n'),
     );
@@ -185,6 +221,7 @@ async function main(): Promise<void> {
     }
     if (errors > 0) process.exitCode = 1;
   } finally {
+    await worker?.stop();
     await app.close();
     rmSync(dataDir, { recursive: true, force: true });
     await server?.drop();
