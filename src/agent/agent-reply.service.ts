@@ -5,7 +5,6 @@ import type { ConversationEntity } from '../conversations/conversation.entity.js
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { MessageRole } from '../conversations/message-role.enum.js';
 import type { MessageEntity } from '../conversations/message.entity.js';
-import { ReplyService } from '../conversations/reply.service.js';
 import type { UserEntity } from '../identity/user.entity.js';
 import { LegacyRepository } from '../legacies/legacy.repository.js';
 import { LANGUAGE_MODEL } from '../models/language-model.js';
@@ -48,7 +47,7 @@ function errorCodeOf(err: unknown): string {
  * sendMessage returns the reply already stored instead of asking the model twice.
  */
 @Injectable()
-export class AgentReplyService extends ReplyService {
+export class AgentReplyService {
   private readonly logger = new Logger('Agent');
 
   constructor(
@@ -58,9 +57,7 @@ export class AgentReplyService extends ReplyService {
     private readonly replies: AssistantReplyRepository,
     private readonly bus: EventBus,
     @Inject(LANGUAGE_MODEL) private readonly llm: LanguageModel,
-  ) {
-    super();
-  }
+  ) {}
 
   async replyTo(
     user: UserEntity,

@@ -1,5 +1,14 @@
 import { UseGuards } from '@nestjs/common';
-import { Args, Context, ID, Parent, ResolveField, Resolver, Subscription } from '@nestjs/graphql';
+import {
+  Args,
+  Context,
+  ID,
+  Mutation,
+  Parent,
+  ResolveField,
+  Resolver,
+  Subscription,
+} from '@nestjs/graphql';
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { MessageModel } from '../conversations/models/conversation.model.js';
@@ -11,8 +20,11 @@ import { GqlAuthGuard } from '../identity/guards/gql-auth.guard.js';
 import { UserEntity } from '../identity/user.entity.js';
 import { EventBus, topics } from '../pubsub/event-bus.js';
 import { AssistantReplyEntity } from './assistant-reply.entity.js';
+import { AgentService } from './agent.service.js';
 import { AssistantReplyRepository } from './assistant-reply.repository.js';
+import { SendMessageInput } from './dto/send-message.input.js';
 import { MessageGenerationModel, ReplyDeltaModel } from './models/reply.model.js';
+import { SendMessagePayload } from './models/send-message.model.js';
 
 @Resolver(() => MessageModel)
 @UseGuards(GqlAuthGuard)
@@ -48,9 +60,17 @@ export class MessageGenerationResolver {
 @UseGuards(GqlAuthGuard)
 export class AgentResolver {
   constructor(
+    private readonly agent: AgentService,
     private readonly conversations: ConversationsService,
     private readonly bus: EventBus,
   ) {}
+
+  @Mutation(() => SendMessagePayload, {
+    description: "Stores your turn and, unless AGENT_REPLY=off, the agent's streamed reply.",
+  })
+  sendMessage(@CurrentUser() user: UserEntity, @Args('input') input: SendMessageInput) {
+    return this.agent.send(user, input);
+  }
 
   @Subscription(() => ReplyDeltaModel, {
     description: "The agent's reply to your turns in one of your conversations, as it streams.",

@@ -1,5 +1,3 @@
-import { AppConfig } from '../config/app-config.js';
-import { RateLimitService } from '../rate-limit/rate-limit.service.js';
 import { UseGuards } from '@nestjs/common';
 import {
   Args,
@@ -25,7 +23,6 @@ import { ConversationsService } from './conversations.service.js';
 import {
   ImportConversationInput,
   RecordAssistantMessageInput,
-  SendMessageInput,
   StartConversationInput,
 } from './dto/conversation.inputs.js';
 import { MessageRole } from './message-role.enum.js';
@@ -37,9 +34,7 @@ import {
   LeftBehindConversationModel,
   MessageConnection,
   MessageModel,
-  SendMessagePayload,
 } from './models/conversation.model.js';
-import { ReplyService } from './reply.service.js';
 
 function toModel(c: ConversationEntity): ConversationModel {
   return { ...c, messageCount: c.nextTurnIndex };
@@ -61,10 +56,7 @@ function toLeftBehind(c: ConversationEntity): LeftBehindConversationModel {
 export class ConversationsResolver {
   constructor(
     private readonly service: ConversationsService,
-    private readonly replies: ReplyService,
     private readonly bus: EventBus,
-    private readonly limits: RateLimitService,
-    private readonly config: AppConfig,
   ) {}
 
   @Query(() => ConversationModel, { description: 'One of your conversations.' })
@@ -110,22 +102,6 @@ export class ConversationsResolver {
     @Args('input') input: StartConversationInput,
   ) {
     return toModel(await this.service.start(user, input));
-  }
-
-  @Mutation(() => SendMessagePayload, {
-    description: "Stores your turn and, unless AGENT_REPLY=off, the agent's streamed reply.",
-  })
-  async sendMessage(@CurrentUser() user: UserEntity, @Args('input') input: SendMessageInput) {
-    const conversation = await this.service.getOwned(user, input.conversationId);
-    // A reply is a model call: over the budget, the turn is refused before anything is stored.
-    if (this.config.env.AGENT_REPLY === 'on') await this.limits.modelCall(user.id);
-    const { message } = await this.service.append(conversation, {
-      role: MessageRole.USER,
-      content: input.content,
-      clientMessageId: input.clientMessageId,
-    });
-    const reply = await this.replies.replyTo(user, conversation, message);
-    return { message, reply };
   }
 
   @Mutation(() => MessageModel, {

@@ -39,7 +39,7 @@ export class StartConversationInput {
 }
 
 @InputType()
-export class SendMessageInput {
+export class RecordAssistantMessageInput {
   @Field(() => ID)
   @IsUUID()
   conversationId: string;
@@ -55,10 +55,7 @@ export class SendMessageInput {
   @IsOptional()
   @IsString()
   clientMessageId?: string;
-}
 
-@InputType()
-export class RecordAssistantMessageInput extends SendMessageInput {
   @Field(() => JSONObjectScalar, { nullable: true })
   @IsOptional()
   @IsObject()

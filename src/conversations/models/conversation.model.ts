@@ -69,18 +69,6 @@ export class ConversationModel {
 export class ConversationConnection extends ConnectionType(ConversationModel, 'Conversation') {}
 
 @ObjectType()
-export class SendMessagePayload {
-  @Field(() => MessageModel, { description: "The user's stored turn." })
-  message: MessageModel;
-
-  @Field(() => MessageModel, {
-    nullable: true,
-    description: "The agent's stored reply; null when replies are off (AGENT_REPLY=off).",
-  })
-  reply: MessageModel | null;
-}
-
-@ObjectType()
 export class ImportConversationPayload {
   @Field(() => ConversationModel)
   conversation: ConversationModel;
