@@ -12,7 +12,7 @@ import {
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { MessageModel } from '../conversations/models/conversation.model.js';
-import { Loaders, RequestLoaders, byKey } from '../graphql/loaders.js';
+import { Loaders, RequestLoaders } from '../graphql/loaders.js';
 import type { RequestContext } from '../graphql/request-context.js';
 import { boundToSession, unlessEnded } from '../graphql/session-bound.js';
 import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
@@ -25,6 +25,7 @@ import { AssistantReplyRepository } from './assistant-reply.repository.js';
 import { SendMessageInput } from './dto/send-message.input.js';
 import { MessageGenerationModel, ReplyDeltaModel } from './models/reply.model.js';
 import { SendMessagePayload } from './models/send-message.model.js';
+import { MESSAGE_GENERATION } from './agent.loaders.js';
 
 @Resolver(() => MessageModel)
 @UseGuards(GqlAuthGuard)
@@ -32,11 +33,7 @@ export class MessageGenerationResolver {
   constructor(private readonly replies: AssistantReplyRepository) {}
 
   private load(message: MessageModel, loaders: Loaders): Promise<AssistantReplyEntity | null> {
-    return loaders
-      .for<string, AssistantReplyEntity | null>('message.generation', async (ids) =>
-        byKey(ids, await this.replies.findByMessageIds(ids), (r) => r.messageId),
-      )
-      .load(message.id);
+    return loaders.get(MESSAGE_GENERATION, this.replies).load(message.id);
   }
 
   @ResolveField(() => MessageGenerationModel, {

@@ -13,7 +13,7 @@ import {
 } from '@nestjs/graphql';
 import { ForwardPageArgs } from '../common/pagination/connection.js';
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
-import { Loaders, RequestLoaders, byKey, groupByKey } from '../graphql/loaders.js';
+import { Loaders, RequestLoaders } from '../graphql/loaders.js';
 import type { RequestContext } from '../graphql/request-context.js';
 import { boundToSession, unlessEnded } from '../graphql/session-bound.js';
 import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
@@ -33,6 +33,8 @@ import {
   FactModel,
   FactSourceModel,
 } from './models/fact.model.js';
+import { USER_BY_ID } from '../identity/user.loaders.js';
+import { FACT_SOURCES, VISIBLE_FACT } from './fact.loaders.js';
 
 /**
  * The events of `source` that `map` turns into a value (null drops one), in order. Ending it
@@ -215,11 +217,7 @@ export class FactsResolver {
 
   @ResolveField(() => UserModel, { nullable: true })
   author(@Parent() fact: FactModel, @RequestLoaders() loaders: Loaders) {
-    return loaders
-      .for<string, UserModel | null>('user.byId', async (ids) =>
-        byKey(ids, await this.users.findByIds(ids), (u) => u.id),
-      )
-      .load(fact.authorId);
+    return loaders.get(USER_BY_ID, this.users).load(fact.authorId);
   }
 
   @ResolveField(() => FactModel, {
@@ -232,7 +230,9 @@ export class FactsResolver {
     @RequestLoaders() loaders: Loaders,
   ) {
     if (!fact.supersededBy) return null;
-    const newer = await this.visibleFact(loaders, user.id).load(fact.supersededBy);
+    const newer = await loaders
+      .get(VISIBLE_FACT, { facts: this.service, viewerId: user.id })
+      .load(fact.supersededBy);
     return newer && toFactModel(newer, user.id);
   }
 
@@ -245,18 +245,7 @@ export class FactsResolver {
     @RequestLoaders() loaders: Loaders,
   ) {
     if (fact.authorId !== user.id) return [];
-    return loaders
-      .for<string, FactSourceModel[]>('fact.sources', async (ids) =>
-        groupByKey(ids, await this.service.sourcesOf(ids), (s) => s.factId),
-      )
-      .load(fact.id);
-  }
-
-  /** Facts by id that this viewer may see, batched per request. */
-  private visibleFact(loaders: Loaders, viewerId: string) {
-    return loaders.for<string, FactEntity | null>('fact.visibleById', async (ids) =>
-      byKey(ids, await this.service.findVisibleByIds(viewerId, ids), (f) => f.id),
-    );
+    return loaders.get(FACT_SOURCES, this.service).load(fact.id);
   }
 }
 
@@ -276,9 +265,7 @@ export class FactHistoryResolver {
   ) {
     if (!entry.relatedFactId) return null;
     const related = await loaders
-      .for<string, FactEntity | null>('fact.visibleById', async (ids) =>
-        byKey(ids, await this.service.findVisibleByIds(user.id, ids), (f) => f.id),
-      )
+      .get(VISIBLE_FACT, { facts: this.service, viewerId: user.id })
       .load(entry.relatedFactId);
     return related && toFactModel(related, user.id);
   }

@@ -2,7 +2,7 @@ import { UseGuards } from '@nestjs/common';
 import { Args, ID, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
 import { ForwardPageArgs } from '../common/pagination/connection.js';
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
-import { Loaders, RequestLoaders, byKey, groupByKey } from '../graphql/loaders.js';
+import { Loaders, RequestLoaders } from '../graphql/loaders.js';
 import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
 import { GqlAuthGuard } from '../identity/guards/gql-auth.guard.js';
 import { UserModel } from '../identity/models/user.model.js';
@@ -26,6 +26,8 @@ import {
   LegacyModel,
   ReceivedInvitationModel,
 } from './models/legacy.model.js';
+import { USER_BY_ID } from '../identity/user.loaders.js';
+import { LEGACY_MEMBERS } from './legacy.loaders.js';
 
 function toModel({ legacy, role }: { legacy: LegacyEntity; role: LegacyRole }): LegacyModel {
   return { ...legacy, viewerRole: role };
@@ -156,11 +158,7 @@ export class LegaciesResolver {
 
   @ResolveField(() => [LegacyMemberModel])
   members(@Parent() legacy: LegacyModel, @RequestLoaders() loaders: Loaders) {
-    return loaders
-      .for<string, LegacyMemberModel[]>('legacy.members', async (ids) =>
-        groupByKey(ids, await this.service.membersOf(ids), (m) => m.legacyId),
-      )
-      .load(legacy.id);
+    return loaders.get(LEGACY_MEMBERS, this.service).load(legacy.id);
   }
 
   @ResolveField(() => [LegacyInvitationModel], {
@@ -180,10 +178,6 @@ export class LegacyMemberResolver {
 
   @ResolveField(() => UserModel)
   async user(@Parent() member: LegacyMemberModel, @RequestLoaders() loaders: Loaders) {
-    return loaders
-      .for<string, UserModel | null>('user.byId', async (ids) =>
-        byKey(ids, await this.users.findByIds(ids), (u) => u.id),
-      )
-      .load(member.userId);
+    return loaders.get(USER_BY_ID, this.users).load(member.userId);
   }
 }

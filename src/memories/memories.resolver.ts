@@ -38,6 +38,7 @@ import {
   MemoryStatsModel,
   RememberThisPayload,
 } from './models/memory.model.js';
+import { MEMORY_SOURCE_MESSAGE, MESSAGE_USED_MEMORIES } from './memory.loaders.js';
 
 @Resolver(() => MemoryModel)
 @UseGuards(GqlAuthGuard)
@@ -176,7 +177,7 @@ export class MemoriesResolver {
   ) {
     if (!memory.sourceMessageId) return null;
     return loaders
-      .for<string, unknown>('memory.sourceMessage', (ids) => this.service.sourceMessages(user, ids))
+      .get(MEMORY_SOURCE_MESSAGE, { memories: this.service, user })
       .load(memory.sourceMessageId);
   }
 }
@@ -200,7 +201,7 @@ export class MessageMemoriesResolver {
     @RequestLoaders() loaders: Loaders,
   ) {
     const rows = await loaders
-      .for<string, MemoryEntity[]>('message.usedMemories', (ids) => this.service.usedBy(user, ids))
+      .get(MESSAGE_USED_MEMORIES, { memories: this.service, user })
       .load(message.id);
     return rows.map((m) => toMemoryModel(m, this.config.env.MEMORY_UNDO_DAYS));
   }

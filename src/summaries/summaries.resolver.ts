@@ -2,13 +2,13 @@ import { UseGuards } from '@nestjs/common';
 import { Args, ID, Int, Mutation, Parent, ResolveField, Resolver } from '@nestjs/graphql';
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
 import { ConversationModel } from '../conversations/models/conversation.model.js';
-import { Loaders, RequestLoaders, groupByKey } from '../graphql/loaders.js';
+import { Loaders, RequestLoaders } from '../graphql/loaders.js';
 import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
 import { GqlAuthGuard } from '../identity/guards/gql-auth.guard.js';
 import { UserEntity } from '../identity/user.entity.js';
-import { ConversationChunkEntity } from './conversation-chunk.entity.js';
 import { ConversationChunkModel, SummarizeNowPayload } from './models/conversation-chunk.model.js';
 import { SummariesService } from './summaries.service.js';
+import { CONVERSATION_CHUNKS, UNSUMMARIZED_TURNS } from './summary.loaders.js';
 
 @Resolver()
 @UseGuards(GqlAuthGuard)
@@ -40,20 +40,11 @@ export class ConversationSummariesResolver {
     description: 'Its summaries, in turn order, with the range of turns each covers.',
   })
   chunks(@Parent() conversation: ConversationModel, @RequestLoaders() loaders: Loaders) {
-    return loaders
-      .for<string, ConversationChunkEntity[]>('conversation.chunks', async (ids) =>
-        groupByKey(ids, await this.summaries.chunksOf(ids), (c) => c.conversationId),
-      )
-      .load(conversation.id);
+    return loaders.get(CONVERSATION_CHUNKS, this.summaries).load(conversation.id);
   }
 
   @ResolveField(() => Int, { description: 'Turns no summary covers yet.' })
   unsummarizedTurns(@Parent() conversation: ConversationModel, @RequestLoaders() loaders: Loaders) {
-    return loaders
-      .for<string, number>('conversation.unsummarizedTurns', async (ids) => {
-        const pending = await this.summaries.pendingTurns(ids);
-        return ids.map((id) => pending.get(id) ?? 0);
-      })
-      .load(conversation.id);
+    return loaders.get(UNSUMMARIZED_TURNS, this.summaries).load(conversation.id);
   }
 }
