@@ -7,6 +7,7 @@ import { AgentModule } from './agent/agent.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
+import { ContextQueriesModule } from './context/context-queries.module.js';
 import { ContextModule } from './context/context.module.js';
 import { ConversationsModule } from './conversations/conversations.module.js';
 import { DatabaseModule } from './database/database.module.js';
@@ -47,6 +48,7 @@ export class AppModule {
         FactsModule,
         SummariesModule,
         SearchModule,
+        ContextQueriesModule,
         AuditModule,
         GraphQLModule.forRoot<ApolloDriverConfig>({
           driver: ApolloDriver,

@@ -217,27 +217,3 @@ export class TurnsContextProvider implements ContextSectionProvider {
     });
   }
 }
-
-/** Relevant conversation summaries, from the current conversation and (widened) the others. */
-@Injectable()
-export class SummariesContextProvider implements ContextSectionProvider {
-  readonly section = 'summaries' as const;
-
-  constructor(
-    private readonly context: SearchContext,
-    private readonly config: AppConfig,
-  ) {}
-
-  get maxItems(): number {
-    return this.config.env.SEARCH_CONTEXT_SUMMARIES;
-  }
-
-  async collect(request: ContextRequest): Promise<ContextItem[]> {
-    if (this.maxItems === 0) return [];
-    const outcome = await this.context.outcomeFor(request);
-    const picked = outcome.ranked.filter((r) => r.kind === 'summary').slice(0, this.maxItems * 2);
-    return this.context.toItems(request.user.id, request.user.timezone, picked, {
-      currentConversationId: request.conversation.id,
-    });
-  }
-}

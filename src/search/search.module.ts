@@ -8,22 +8,19 @@ import { LegaciesModule } from '../legacies/legacies.module.js';
 import { MemoriesModule } from '../memories/memories.module.js';
 import { HybridSearchService } from './hybrid-search.service.js';
 import { MetricsRepository } from './metrics.repository.js';
-import { RetrievalMetrics } from './metrics.service.js';
-import {
-  SearchContext,
-  SummariesContextProvider,
-  TurnsContextProvider,
-} from './search-context.service.js';
+import { RetrievalMetricsResolver } from './retrieval-metrics.resolver.js';
+import { RetrievalMetricsService } from './retrieval-metrics.service.js';
+import { SearchContext, TurnsContextProvider } from './search-context.service.js';
 import { SearchRepository } from './search.repository.js';
-import { MemoryMetricsResolver, SearchResolver } from './search.resolver.js';
+import { SearchResolver } from './search.resolver.js';
 import { SearchService } from './search.service.js';
 import { SegmentIndexer } from './segment-indexer.service.js';
 import { SegmentRepository } from './segment.repository.js';
 
 /**
  * Search over everything Keepsake holds: turn segments (indexed by a job from the log),
- * summaries, facts and memories; the turns and summaries sections of the agent's context;
- * recall with forgetting; retrieval metrics and diagnostics.
+ * summaries, facts and memories, run once per context assembly (SearchContext); the turns
+ * section of the agent's context; recall with forgetting; retrieval metrics.
  */
 @Module({
   imports: [ConversationsModule, LegaciesModule, FactsModule, MemoriesModule],
@@ -34,28 +31,25 @@ import { SegmentRepository } from './segment.repository.js';
     HybridSearchService,
     SearchContext,
     TurnsContextProvider,
-    SummariesContextProvider,
     MetricsRepository,
-    RetrievalMetrics,
+    RetrievalMetricsService,
     SearchService,
     SearchResolver,
-    MemoryMetricsResolver,
+    RetrievalMetricsResolver,
   ],
-  exports: [HybridSearchService, SegmentIndexer],
+  exports: [HybridSearchService, SearchContext, SegmentIndexer],
 })
 export class SearchModule implements OnModuleInit {
   constructor(
     private readonly assembler: ContextAssembler,
     private readonly turns: TurnsContextProvider,
-    private readonly summaries: SummariesContextProvider,
-    private readonly metrics: RetrievalMetrics,
+    private readonly metrics: RetrievalMetricsService,
     private readonly metricsRows: MetricsRepository,
     private readonly tasks: ScheduledTasks,
     private readonly config: AppConfig,
   ) {}
 
   onModuleInit(): void {
-    this.assembler.register(this.summaries);
     this.assembler.register(this.turns);
     this.assembler.observe(this.metrics);
     this.tasks.register('metrics-prune', '11 4 * * *', async () => {

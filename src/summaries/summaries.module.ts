@@ -7,16 +7,20 @@ import { FactsModule } from '../facts/facts.module.js';
 import { JobsService } from '../jobs/jobs.service.js';
 import { ScheduledTasks } from '../jobs/scheduled-tasks.service.js';
 import { LegaciesModule } from '../legacies/legacies.module.js';
+import { SearchModule } from '../search/search.module.js';
+import { ContextAssembler } from '../context/context-assembler.service.js';
+import { SummariesContextProvider } from './summaries-context.provider.js';
 import { ConversationChunkRepository, SUMMARY_KIND } from './conversation-chunk.repository.js';
 import { ConversationSummariesResolver, SummariesResolver } from './summaries.resolver.js';
 import { SUMMARIZE_JOB, SummariesService, SummarizeJobPayload } from './summaries.service.js';
 
 /** Rolling summarization of conversations into chunks, with the facts found in them. */
 @Module({
-  imports: [ConversationsModule, LegaciesModule, FactsModule],
+  imports: [ConversationsModule, LegaciesModule, FactsModule, SearchModule],
   providers: [
     ConversationChunkRepository,
     SummariesService,
+    SummariesContextProvider,
     SummariesResolver,
     ConversationSummariesResolver,
   ],
@@ -30,9 +34,12 @@ export class SummariesModule implements OnModuleInit {
     private readonly tasks: ScheduledTasks,
     private readonly embeddings: EmbeddingService,
     private readonly config: AppConfig,
+    private readonly assembler: ContextAssembler,
+    private readonly contextProvider: SummariesContextProvider,
   ) {}
 
   onModuleInit(): void {
+    this.assembler.register(this.contextProvider);
     this.embeddings.registerKind({
       kind: SUMMARY_KIND,
       table: 'conversation_chunks',

@@ -7,9 +7,11 @@ import type {
 } from '../context/context.types.js';
 import { countTokens } from '../models/tokenizer.js';
 import type { SearchOutcome } from './hybrid-search.service.js';
+import type { MemoryMetricsReportModel } from './models/retrieval-metrics.model.js';
 import { MetricRow, MetricsRepository } from './metrics.repository.js';
 import type { RetrievalOperation } from './retrieval-metric.entity.js';
 import { SearchContext } from './search-context.service.js';
+import { SearchErrorCode, SearchException } from './search.exception.js';
 
 const ZERO_HITS = { dense: 0, lexical: 0, trigram: 0, time: 0 };
 const ZERO_SOURCES = { segment: 0, summary: 0, fact: 0, memory: 0 };
@@ -20,7 +22,7 @@ const ZERO_SOURCES = { segment: 0, summary: 0, fact: 0, memory: 0 };
  * SEARCH_METRICS_TEXT on. Recording never fails the retrieval it measures.
  */
 @Injectable()
-export class RetrievalMetrics implements AssemblyObserver {
+export class RetrievalMetricsService implements AssemblyObserver {
   private readonly logger = new Logger('RetrievalMetrics');
 
   constructor(
@@ -131,5 +133,29 @@ export class RetrievalMetrics implements AssemblyObserver {
         error: (err as Error).message,
       });
     }
+  }
+
+  /** memoryMetricsReport: the metrics of a period, summed. */
+  async report(from: Date, to: Date): Promise<MemoryMetricsReportModel> {
+    if (!(from < to)) {
+      throw new SearchException(
+        SearchErrorCode.INVALID_PERIOD,
+        '`from` must be before `to`.',
+        'to',
+      );
+    }
+    const a = await this.repo.aggregate(from, to);
+    const totalItems = a.composition.reduce((sum, c) => sum + c.items, 0);
+    return {
+      from,
+      to,
+      ...a,
+      hitsByPath: Object.entries(a.hitsByPath).map(([path, hits]) => ({ path, hits })),
+      composition: a.composition.map((c) => ({
+        sourceType: c.source,
+        items: c.items,
+        share: totalItems > 0 ? c.items / totalItems : 0,
+      })),
+    };
   }
 }

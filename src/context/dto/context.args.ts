@@ -1,6 +1,5 @@
-import { ArgsType, Field, GraphQLISODateTime, ID, Int } from '@nestjs/graphql';
+import { ArgsType, Field, ID, Int } from '@nestjs/graphql';
 import {
-  IsDate,
   IsInt,
   IsOptional,
   IsString,
@@ -10,11 +9,10 @@ import {
   Min,
   MinLength,
 } from 'class-validator';
-import { MAX_CONTEXT_BUDGET } from '../../context/context.config.js';
+import { MAX_CONTEXT_BUDGET } from '../context.config.js';
 
 /** Queries are messages: as long as one may be, and never blank. */
 export const MAX_QUERY_LENGTH = 32_000;
-export const MAX_RECALL = 50;
 
 @ArgsType()
 export class ContextArgs {
@@ -40,26 +38,6 @@ export class ContextArgs {
 }
 
 @ArgsType()
-export class RecallArgs {
-  @Field({ description: 'What to remember, in your words.' })
-  @IsString()
-  @MinLength(1)
-  @MaxLength(MAX_QUERY_LENGTH)
-  query: string;
-
-  @Field(() => ID)
-  @IsUUID()
-  legacyId: string;
-
-  @Field(() => Int, { nullable: true, description: `At most ${MAX_RECALL}; 10 by default.` })
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(MAX_RECALL)
-  first?: number;
-}
-
-@ArgsType()
 export class RetrievalDebugArgs {
   @Field(() => ID)
   @IsUUID()
@@ -70,15 +48,4 @@ export class RetrievalDebugArgs {
   @MinLength(1)
   @MaxLength(MAX_QUERY_LENGTH)
   query: string;
-}
-
-@ArgsType()
-export class MetricsReportArgs {
-  @Field(() => GraphQLISODateTime)
-  @IsDate()
-  from: Date;
-
-  @Field(() => GraphQLISODateTime)
-  @IsDate()
-  to: Date;
 }

@@ -1,0 +1,132 @@
+import { Field, Float, GraphQLISODateTime, ID, Int, ObjectType } from '@nestjs/graphql';
+import { JSONObjectScalar } from '../../common/scalars/json.scalar.js';
+import { MessageModel } from '../../conversations/models/conversation.model.js';
+
+@ObjectType('ScoreComponent', {
+  description:
+    'One component of a ranking score: dense (cosine similarity), lexical (full-text rank divided by the best of its source), trigram, identifier (share of the query identifiers found), time (fit to a time expression), code (code boost), neighbor (best adjacent turn), base, rrf, final.',
+})
+export class ScoreComponentModel {
+  @Field()
+  name: string;
+
+  @Field(() => Float)
+  value: number;
+}
+
+@ObjectType('TurnRange', { description: 'Turn indexes, both ends included.' })
+export class TurnRangeModel {
+  @Field(() => Int)
+  start: number;
+
+  @Field(() => Int)
+  end: number;
+}
+
+@ObjectType('ItemProvenance', { description: 'Where a retrieved item came from.' })
+export class ProvenanceModel {
+  @Field({ description: 'FACT, MEMORY, SUMMARY or TURN.' })
+  sourceType: string;
+
+  @Field(() => ID, { description: 'The fact, memory, summary or turn segment.' })
+  id: string;
+
+  @Field(() => ID, { nullable: true })
+  conversationId: string | null;
+
+  @Field(() => [ID], { description: 'The turns it came from (yours only).' })
+  messageIds: string[];
+
+  @Field(() => [JSONObjectScalar], {
+    description:
+      "Each cited turn's metadata, in the order of messageIds: an imported turn's own id comes back here.",
+  })
+  messageMetadata: Record<string, unknown>[];
+
+  @Field(() => TurnRangeModel, { nullable: true })
+  turnRange: TurnRangeModel | null;
+
+  @Field(() => GraphQLISODateTime, {
+    nullable: true,
+    description: 'When it was said (the end of the range for a summary).',
+  })
+  occurredAt: Date | null;
+
+  @Field(() => GraphQLISODateTime, { nullable: true })
+  createdAt: Date | null;
+}
+
+@ObjectType('ContextItem', { description: 'A retrieved item as given to the model.' })
+export class ContextItemModel {
+  @Field({ description: 'FACT, MEMORY, SUMMARY or TURN.' })
+  sourceType: string;
+
+  @Field(() => ID)
+  id: string;
+
+  @Field({ description: 'The context section it is in.' })
+  section: string;
+
+  @Field({ description: 'The text given to the model.' })
+  text: string;
+
+  @Field(() => Int)
+  tokens: number;
+
+  @Field(() => Float, { description: 'The final ranking score within its section.' })
+  score: number;
+
+  @Field(() => [ScoreComponentModel])
+  scores: ScoreComponentModel[];
+
+  @Field({ description: 'A code chunk.' })
+  isCode: boolean;
+
+  @Field(() => ProvenanceModel)
+  provenance: ProvenanceModel;
+}
+
+@ObjectType('ContextSection')
+export class ContextSectionModel {
+  @Field({ description: 'facts, memories, summaries or turns.' })
+  name: string;
+
+  @Field()
+  title: string;
+
+  @Field(() => Int, { description: 'Tokens of the section, heading included.' })
+  tokens: number;
+
+  @Field(() => [ContextItemModel])
+  items: ContextItemModel[];
+}
+
+@ObjectType('AssembledContext', {
+  description:
+    'What the agent would be given for this message: the persona, the retrieved sections within the token budget and the recent window.',
+})
+export class AssembledContextModel {
+  @Field()
+  persona: string;
+
+  @Field({ description: 'The system prompt: the persona followed by the sections.' })
+  system: string;
+
+  @Field(() => [ContextSectionModel])
+  sections: ContextSectionModel[];
+
+  @Field(() => [ContextItemModel], { description: 'Every item of the sections, in order.' })
+  items: ContextItemModel[];
+
+  @Field(() => Int, { description: 'Tokens of the retrieved sections (what the budget covers).' })
+  tokenCount: number;
+
+  @Field(() => Int)
+  budget: number;
+
+  @Field({ description: 'Whether a candidate was left out for lack of budget.' })
+  truncated: boolean;
+
+  @Field(() => [MessageModel], { description: 'The recent window, oldest first.' })
+  recent: MessageModel[];
+}

@@ -1,0 +1,138 @@
+import { Field, Float, GraphQLISODateTime, ID, Int, ObjectType } from '@nestjs/graphql';
+import { ProvenanceModel, ScoreComponentModel } from './context.model.js';
+
+@ObjectType('RetrievalPathHit')
+export class PathHitModel {
+  @Field({ description: 'dense, lexical, trigram or time.' })
+  path: string;
+
+  @Field(() => Float)
+  score: number;
+
+  @Field(() => Int, { description: 'Rank within the path and source, from 1.' })
+  rank: number;
+
+  @Field(() => Float, { nullable: true, description: 'The raw full-text rank (lexical).' })
+  raw: number | null;
+}
+
+@ObjectType('RetrievalCandidate', {
+  description: 'A candidate of one retrieval, with its scores and what became of it.',
+})
+export class RetrievalCandidateModel {
+  @Field()
+  sourceType: string;
+
+  @Field(() => ID)
+  id: string;
+
+  @Field({
+    description:
+      'current (this conversation), wider (after widening) or provider (ranked by the facts or memories module).',
+  })
+  scope: string;
+
+  @Field(() => [PathHitModel])
+  paths: PathHitModel[];
+
+  @Field(() => [ScoreComponentModel])
+  scores: ScoreComponentModel[];
+
+  @Field(() => Float)
+  score: number;
+
+  @Field({ description: 'Counted as a good hit for the widening decision.' })
+  good: boolean;
+
+  @Field()
+  kept: boolean;
+
+  @Field(() => String, { nullable: true, description: 'The section it was placed in.' })
+  section: string | null;
+
+  @Field({ description: 'Why it was kept or dropped.' })
+  reason: string;
+
+  @Field()
+  text: string;
+
+  @Field(() => Int)
+  tokens: number;
+
+  @Field(() => ProvenanceModel, { nullable: true })
+  provenance: ProvenanceModel | null;
+}
+
+@ObjectType('RetrievalDebug', {
+  description: 'How the context for a message is retrieved and assembled, step by step.',
+})
+export class RetrievalDebugModel {
+  @Field()
+  query: string;
+
+  @Field(() => [String], { description: 'Identifiers found in the query.' })
+  identifiers: string[];
+
+  @Field({ description: 'Whether the query is about code (code chunks preferred).' })
+  codeQuery: boolean;
+
+  @Field({ description: 'Whether the message refers back to earlier conversations.' })
+  refersBack: boolean;
+
+  @Field(() => String, { nullable: true })
+  timeExpression: string | null;
+
+  @Field(() => GraphQLISODateTime, { nullable: true })
+  timeFrom: Date | null;
+
+  @Field(() => GraphQLISODateTime, { nullable: true })
+  timeTo: Date | null;
+
+  @Field(() => GraphQLISODateTime, { description: 'The conversation clock.' })
+  clock: Date;
+
+  @Field({ description: 'weighted or rrf.' })
+  fusion: string;
+
+  @Field()
+  hybrid: boolean;
+
+  @Field(() => Int)
+  goodHits: number;
+
+  @Field()
+  widened: boolean;
+
+  @Field(() => String, { nullable: true, description: 'few_good_hits or refers_back.' })
+  widenReason: string | null;
+
+  @Field({ description: 'The trigram fallback ran.' })
+  fallback: boolean;
+
+  @Field(() => [String], { description: 'Paths that could not run: dense, lexical.' })
+  degraded: string[];
+
+  @Field(() => String, { nullable: true })
+  failedStage: string | null;
+
+  @Field(() => Float)
+  embedMs: number;
+
+  @Field(() => Float)
+  searchMs: number;
+
+  @Field(() => Float)
+  totalMs: number;
+
+  @Field(() => Int)
+  tokenCount: number;
+
+  @Field(() => Int)
+  budget: number;
+
+  @Field()
+  truncated: boolean;
+
+  @Field(() => [RetrievalCandidateModel])
+  candidates: RetrievalCandidateModel[];
+}
