@@ -1,7 +1,6 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { JobsService } from '../jobs/jobs.service.js';
-import { ScheduledTasks } from '../jobs/scheduled-tasks.service.js';
 import { EMBEDDER } from '../models/embedder.js';
 import type { Embedder } from '../models/embedder.js';
 import { LOCAL_EMBEDDER_MODEL_ID, LocalEmbedder } from '../models/local-embedder.provider.js';
@@ -22,7 +21,7 @@ export interface EmbeddedTexts {
   vectors: number[][];
 }
 
-const REEMBED_JOB = 'embeddings:reembed';
+export const REEMBED_JOB = 'embeddings:reembed';
 const SWEEP_BATCH = 128;
 
 /**
@@ -33,7 +32,7 @@ const SWEEP_BATCH = 128;
  * is stored without a vector and the sweeper embeds it later.
  */
 @Injectable()
-export class EmbeddingService implements OnModuleInit, OnApplicationBootstrap {
+export class EmbeddingService implements OnApplicationBootstrap {
   private readonly logger = new Logger('Embeddings');
   private readonly kinds = new Map<string, EmbeddingKind>();
   private active: EmbeddingModelRow | null = null;
@@ -43,18 +42,10 @@ export class EmbeddingService implements OnModuleInit, OnApplicationBootstrap {
     private readonly repo: EmbeddingRepository,
     @Inject(EMBEDDER) private readonly embedder: Embedder,
     private readonly jobs: JobsService,
-    private readonly tasks: ScheduledTasks,
   ) {}
 
   registerKind(kind: EmbeddingKind): void {
     this.kinds.set(kind.kind, kind);
-  }
-
-  onModuleInit(): void {
-    this.jobs.register(REEMBED_JOB, () => this.reembed());
-    this.tasks.register('embeddings-sweep', '*/1 * * * *', async () => {
-      await this.sweep();
-    });
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -218,7 +209,8 @@ export class EmbeddingService implements OnModuleInit, OnApplicationBootstrap {
   }
 
   /** The re-embedding job: fill the configured model, then switch search over to it. */
-  private async reembed(): Promise<void> {
+  /** The REEMBED_JOB handler. */
+  async reembed(): Promise<void> {
     const target = this.embedder.modelId;
     const rows = await this.repo.models();
     const previous = rows.find((r) => r.state === 'ACTIVE');

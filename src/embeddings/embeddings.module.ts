@@ -1,6 +1,8 @@
-import { Global, Module } from '@nestjs/common';
+import { Global, Module, OnModuleInit } from '@nestjs/common';
+import { JobsService } from '../jobs/jobs.service.js';
+import { ScheduledTasks } from '../jobs/scheduled-tasks.service.js';
 import { EmbeddingRepository } from './embedding.repository.js';
-import { EmbeddingService } from './embedding.service.js';
+import { EmbeddingService, REEMBED_JOB } from './embedding.service.js';
 import { EmbeddingsResolver } from './embeddings.resolver.js';
 
 /** Vector storage shared by every searchable kind; global infrastructure. */
@@ -9,4 +11,17 @@ import { EmbeddingsResolver } from './embeddings.resolver.js';
   providers: [EmbeddingRepository, EmbeddingService, EmbeddingsResolver],
   exports: [EmbeddingService, EmbeddingRepository],
 })
-export class EmbeddingsModule {}
+export class EmbeddingsModule implements OnModuleInit {
+  constructor(
+    private readonly embeddings: EmbeddingService,
+    private readonly jobs: JobsService,
+    private readonly tasks: ScheduledTasks,
+  ) {}
+
+  onModuleInit(): void {
+    this.jobs.register(REEMBED_JOB, () => this.embeddings.reembed());
+    this.tasks.register('embeddings-sweep', '*/1 * * * *', async () => {
+      await this.embeddings.sweep();
+    });
+  }
+}

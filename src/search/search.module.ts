@@ -14,7 +14,16 @@ import { SearchContext, TurnsContextProvider } from './search-context.service.js
 import { SearchRepository } from './search.repository.js';
 import { SearchResolver } from './search.resolver.js';
 import { SearchService } from './search.service.js';
-import { SegmentIndexer } from './segment-indexer.service.js';
+import {
+  BACKFILL_JOB,
+  INDEX_JOB,
+  SEGMENT_KIND,
+  SegmentIndexer,
+} from './segment-indexer.service.js';
+import { SEGMENT_EMBED_TEXT_SQL } from './segment.repository.js';
+import { TurnEvents } from '../conversations/turn-events.js';
+import { JobsService } from '../jobs/jobs.service.js';
+import { EmbeddingService } from '../embeddings/embedding.service.js';
 import { SegmentRepository } from './segment.repository.js';
 
 /**
@@ -47,9 +56,28 @@ export class SearchModule implements OnModuleInit {
     private readonly metricsRows: MetricsRepository,
     private readonly tasks: ScheduledTasks,
     private readonly config: AppConfig,
+    private readonly indexer: SegmentIndexer,
+    private readonly embeddings: EmbeddingService,
+    private readonly jobs: JobsService,
+    private readonly turnEvents: TurnEvents,
   ) {}
 
   onModuleInit(): void {
+    this.embeddings.registerKind({
+      kind: SEGMENT_KIND,
+      table: 'message_segments',
+      textSql: SEGMENT_EMBED_TEXT_SQL,
+      legacyColumn: 'legacy_id',
+      userColumn: 'user_id',
+    });
+    this.jobs.register<{ conversationId: string }>(INDEX_JOB, (p) => this.indexer.indexJob(p));
+    this.jobs.register(BACKFILL_JOB, () => this.indexer.backfill());
+    // Imports fire once with no messages: the job indexes by conversation either way.
+    this.turnEvents.onStoredInTransaction((event, manager) =>
+      this.indexer.enqueueIndexing(event.conversation.id, manager),
+    );
+    // The job was enqueued inside the turn's transaction: wake the worker now it is committed.
+    this.turnEvents.onStored(() => this.jobs.nudge());
     this.assembler.register(this.turns);
     this.assembler.observe(this.metrics);
     this.tasks.register('metrics-prune', '11 4 * * *', async () => {

@@ -1,14 +1,12 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { TurnEvents } from '../conversations/turn-events.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
 import { JobsService } from '../jobs/jobs.service.js';
 import { chunkMessage } from './chunker.js';
 import {
   NewSegment,
   PendingMessage,
-  SEGMENT_EMBED_TEXT_SQL,
   SegmentRepository,
   segmentEmbedText,
 } from './segment.repository.js';
@@ -54,7 +52,7 @@ function tail(value: string, max: number): string {
  * stores segments, vectors and full-text statistics together. Running it twice changes nothing.
  */
 @Injectable()
-export class SegmentIndexer implements OnModuleInit, OnApplicationBootstrap {
+export class SegmentIndexer implements OnApplicationBootstrap {
   private readonly logger = new Logger('SearchIndex');
 
   constructor(
@@ -62,33 +60,17 @@ export class SegmentIndexer implements OnModuleInit, OnApplicationBootstrap {
     private readonly segments: SegmentRepository,
     private readonly embeddings: EmbeddingService,
     private readonly jobs: JobsService,
-    private readonly turns: TurnEvents,
     private readonly config: AppConfig,
   ) {}
 
-  onModuleInit(): void {
-    this.embeddings.registerKind({
-      kind: SEGMENT_KIND,
-      table: 'message_segments',
-      textSql: SEGMENT_EMBED_TEXT_SQL,
-      legacyColumn: 'legacy_id',
-      userColumn: 'user_id',
-    });
-    this.jobs.register<{ conversationId: string }>(INDEX_JOB, async ({ conversationId }) => {
-      await this.indexConversation(conversationId);
-    });
-    this.jobs.register(BACKFILL_JOB, () => this.backfill());
-    // Imports fire once with no messages: the job indexes by conversation either way.
-    this.turns.onStoredInTransaction(async (event, manager) => {
-      await this.jobs.enqueue(
-        INDEX_JOB,
-        event.conversation.id,
-        { conversationId: event.conversation.id },
-        { manager },
-      );
-    });
-    // The job was enqueued inside the turn's transaction: wake the worker now it is committed.
-    this.turns.onStored(() => this.jobs.nudge());
+  /** Indexes (and embeds) the conversation's turns not yet indexed: the INDEX_JOB handler. */
+  async indexJob({ conversationId }: { conversationId: string }): Promise<void> {
+    await this.indexConversation(conversationId);
+  }
+
+  /** After a turn is stored, in its transaction: its conversation's indexing job. */
+  async enqueueIndexing(conversationId: string, manager: EntityManager): Promise<void> {
+    await this.jobs.enqueue(INDEX_JOB, conversationId, { conversationId }, { manager });
   }
 
   /** Turns stored before search existed (or while it was off) are indexed in the background. */
@@ -96,7 +78,8 @@ export class SegmentIndexer implements OnModuleInit, OnApplicationBootstrap {
     await this.jobs.enqueue(BACKFILL_JOB, 'startup', {});
   }
 
-  private async backfill(): Promise<void> {
+  /** The BACKFILL_JOB handler. */
+  async backfill(): Promise<void> {
     for (const { id } of await this.segments.conversationsWithPending(10_000)) {
       await this.jobs.enqueue(INDEX_JOB, id, { conversationId: id });
     }
