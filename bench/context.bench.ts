@@ -447,7 +447,8 @@ async function main(): Promise<void> {
     await others('memory', Number(values.memories));
     await others('fact', Number(values.facts));
     const filled = performance.now();
-    await ds.query(`SET maintenance_work_mem = '2GB'`);
+    // PGlite, a 32-bit build, takes less than 2 GB.
+    await ds.query(`SET maintenance_work_mem = '${server ? '2GB' : '1GB'}'`);
     await embeddings.reconcile();
     await ds.query(`RESET maintenance_work_mem`);
     await ds.query('ANALYZE');
