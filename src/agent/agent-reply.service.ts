@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { ContextAssembler } from '../context/context-assembler.service.js';
+import { ContextAssemblerService } from '../context/context-assembler.service.js';
 import type { AssembledContext } from '../context/context.types.js';
 import type { ConversationEntity } from '../conversations/conversation.entity.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
@@ -53,7 +53,7 @@ export class AgentReplyService {
   constructor(
     private readonly conversations: ConversationsService,
     private readonly legacies: LegacyRepository,
-    private readonly assembler: ContextAssembler,
+    private readonly assembler: ContextAssemblerService,
     private readonly replies: AssistantReplyRepository,
     private readonly bus: EventBus,
     @Inject(LANGUAGE_MODEL) private readonly llm: LanguageModel,

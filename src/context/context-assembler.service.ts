@@ -49,7 +49,7 @@ function byScore(a: ContextItem, b: ContextItem): number {
  * in a deterministic order.
  */
 @Injectable()
-export class ContextAssembler {
+export class ContextAssemblerService {
   private readonly logger = new Logger('Context');
   private readonly providers: ContextSectionProvider[] = [];
   private readonly observers: AssemblyObserver[] = [];

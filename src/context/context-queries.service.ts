@@ -6,7 +6,7 @@ import { UsersService } from '../identity/users.service.js';
 import { LegacyRepository } from '../legacies/legacy.repository.js';
 import type { SearchOutcome } from '../search/hybrid-search.service.js';
 import { SEARCH_OUTCOME } from '../search/search-context.service.js';
-import { ContextAssembler } from './context-assembler.service.js';
+import { ContextAssemblerService } from './context-assembler.service.js';
 import { ContextErrorCode, ContextException } from './context.exception.js';
 import { ContextPresenter } from './context.presenter.js';
 import type { AssembledContextModel } from './models/context.model.js';
@@ -31,7 +31,7 @@ function query(text: string): string {
 @Injectable()
 export class ContextQueriesService {
   constructor(
-    private readonly assembler: ContextAssembler,
+    private readonly assembler: ContextAssemblerService,
     private readonly conversations: ConversationsService,
     private readonly legacyRepo: LegacyRepository,
     private readonly users: UsersService,

@@ -1,6 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { ConversationsModule } from '../conversations/conversations.module.js';
-import { ContextAssembler } from './context-assembler.service.js';
+import { ContextAssemblerService } from './context-assembler.service.js';
 
 /**
  * The context assembler and its provider registry. Global so that feature modules (facts,
@@ -9,7 +9,7 @@ import { ContextAssembler } from './context-assembler.service.js';
 @Global()
 @Module({
   imports: [ConversationsModule],
-  providers: [ContextAssembler],
-  exports: [ContextAssembler],
+  providers: [ContextAssemblerService],
+  exports: [ContextAssemblerService],
 })
 export class ContextModule {}

@@ -3,7 +3,7 @@ import type { ConversationEntity } from '../conversations/conversation.entity.js
 import type { UserEntity } from '../identity/user.entity.js';
 import type { SearchOutcome } from '../search/hybrid-search.service.js';
 import { HybridSearchService } from '../search/hybrid-search.service.js';
-import { SearchContext, SOURCE_TYPES } from '../search/search-context.service.js';
+import { SearchContextService, SOURCE_TYPES } from '../search/search-context.service.js';
 import { SECTION_TITLES } from './context-assembler.service.js';
 import type { AssembledContext, ContextItem, ContextSectionName } from './context.types.js';
 import type {
@@ -39,7 +39,7 @@ function toItemModel(item: ContextItem, section: string): ContextItemModel {
 export class ContextPresenter {
   constructor(
     private readonly search: HybridSearchService,
-    private readonly searchContext: SearchContext,
+    private readonly searchContext: SearchContextService,
   ) {}
 
   toContextModel(context: AssembledContext, legacyName: string): AssembledContextModel {

@@ -77,7 +77,7 @@ export interface ContextRequest {
 
 /**
  * A source of context items. Feature modules register one per section with
- * ContextAssembler.register() in onModuleInit; the assembler applies the budget.
+ * ContextAssemblerService.register() in onModuleInit; the assembler applies the budget.
  */
 export interface ContextSectionProvider {
   readonly section: ContextSectionName;

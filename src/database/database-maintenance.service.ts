@@ -7,7 +7,7 @@ import { DataSource } from 'typeorm';
  * empty tables (sequential scans of every vector) as they grow.
  */
 @Injectable()
-export class DatabaseMaintenance {
+export class DatabaseMaintenanceService {
   constructor(private readonly dataSource: DataSource) {}
 
   /** Refreshes the planner statistics of every table; returns how long it took. */

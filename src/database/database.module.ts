@@ -2,7 +2,7 @@ import { Global, Inject, Injectable, Logger, Module, OnApplicationShutdown } fro
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { DatabaseMaintenance } from './database-maintenance.service.js';
+import { DatabaseMaintenanceService } from './database-maintenance.service.js';
 import { describeDatabase } from './database.config.js';
 import { dataSourceOptions } from './data-source-options.js';
 import { SCHEMA_LOCK_SQL, SCHEMA_UNLOCK_SQL } from './schema-lock.js';
@@ -149,8 +149,8 @@ class DatabaseLifecycle implements OnApplicationShutdown {
       },
     },
     DatabaseLifecycle,
-    DatabaseMaintenance,
+    DatabaseMaintenanceService,
   ],
-  exports: [DataSource, EMBEDDED_POSTGRES, DatabaseMaintenance],
+  exports: [DataSource, EMBEDDED_POSTGRES, DatabaseMaintenanceService],
 })
 export class DatabaseModule {}

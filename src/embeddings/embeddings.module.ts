@@ -1,6 +1,6 @@
 import { Global, Module, OnModuleInit } from '@nestjs/common';
 import { JobsService } from '../jobs/jobs.service.js';
-import { ScheduledTasks } from '../jobs/scheduled-tasks.service.js';
+import { ScheduledTasksService } from '../jobs/scheduled-tasks.service.js';
 import { EmbeddingRepository } from './embedding.repository.js';
 import { EmbeddingService, REEMBED_JOB } from './embedding.service.js';
 import { EmbeddingsResolver } from './embeddings.resolver.js';
@@ -15,7 +15,7 @@ export class EmbeddingsModule implements OnModuleInit {
   constructor(
     private readonly embeddings: EmbeddingService,
     private readonly jobs: JobsService,
-    private readonly tasks: ScheduledTasks,
+    private readonly tasks: ScheduledTasksService,
   ) {}
 
   onModuleInit(): void {

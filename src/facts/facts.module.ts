@@ -1,6 +1,6 @@
-import { ScheduledTasks } from '../jobs/scheduled-tasks.service.js';
+import { ScheduledTasksService } from '../jobs/scheduled-tasks.service.js';
 import { Module, OnModuleInit } from '@nestjs/common';
-import { ContextAssembler } from '../context/context-assembler.service.js';
+import { ContextAssemblerService } from '../context/context-assembler.service.js';
 import { ConversationsModule } from '../conversations/conversations.module.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
 import { LegaciesModule } from '../legacies/legacies.module.js';
@@ -24,9 +24,9 @@ import { FactsService } from './facts.service.js';
 export class FactsModule implements OnModuleInit {
   constructor(
     private readonly embeddings: EmbeddingService,
-    private readonly assembler: ContextAssembler,
+    private readonly assembler: ContextAssemblerService,
     private readonly contextProvider: FactsContextProvider,
-    private readonly tasks: ScheduledTasks,
+    private readonly tasks: ScheduledTasksService,
     private readonly facts: FactsService,
   ) {}
 

@@ -1,25 +1,25 @@
 import { Global, Logger, Module, OnModuleInit } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AppConfig } from '../config/app-config.js';
-import { DatabaseMaintenance } from '../database/database-maintenance.service.js';
+import { DatabaseMaintenanceService } from '../database/database-maintenance.service.js';
 import { JobRepository } from './job.repository.js';
 import { JobsResolver } from './jobs.resolver.js';
 import { JobsService } from './jobs.service.js';
-import { ScheduledTasks } from './scheduled-tasks.service.js';
+import { ScheduledTasksService } from './scheduled-tasks.service.js';
 
 /** Durable jobs and scheduled providers; global infrastructure every feature may use. */
 @Global()
 @Module({
   imports: [ScheduleModule.forRoot()],
-  providers: [JobRepository, JobsService, ScheduledTasks, JobsResolver],
-  exports: [JobsService, ScheduledTasks],
+  providers: [JobRepository, JobsService, ScheduledTasksService, JobsResolver],
+  exports: [JobsService, ScheduledTasksService],
 })
 export class JobsModule implements OnModuleInit {
   constructor(
-    private readonly tasks: ScheduledTasks,
+    private readonly tasks: ScheduledTasksService,
     private readonly jobs: JobsService,
     private readonly config: AppConfig,
-    private readonly database: DatabaseMaintenance,
+    private readonly database: DatabaseMaintenanceService,
   ) {}
 
   onModuleInit(): void {

@@ -16,7 +16,7 @@ interface Task {
  * task still runs once per tick, and it gets the queue's retries and failure review.
  */
 @Injectable()
-export class ScheduledTasks implements OnApplicationBootstrap, OnApplicationShutdown {
+export class ScheduledTasksService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Scheduler');
   private readonly tasks = new Map<string, Task>();
 

@@ -1,7 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { ContextAssembler } from '../context/context-assembler.service.js';
+import { ContextAssemblerService } from '../context/context-assembler.service.js';
 import type {
   ContextItem,
   ContextRequest,
@@ -43,7 +43,7 @@ export class MemoryContextProvider implements ContextSectionProvider, OnModuleIn
   readonly section = 'memories' as const;
 
   constructor(
-    private readonly assembler: ContextAssembler,
+    private readonly assembler: ContextAssemblerService,
     private readonly repo: MemoryRepository,
     private readonly embeddings: EmbeddingService,
     private readonly clock: MemoryClock,

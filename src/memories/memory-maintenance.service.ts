@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
-import { ScheduledTasks } from '../jobs/scheduled-tasks.service.js';
+import { ScheduledTasksService } from '../jobs/scheduled-tasks.service.js';
 import { MemoryClock } from './memory-clock.js';
 import { MemoryEvents } from './memory-events.js';
 import { MemoryChangeAction } from './memory.enums.js';
@@ -24,7 +24,7 @@ export class MemoryMaintenance implements OnModuleInit {
 
   constructor(
     private readonly repo: MemoryRepository,
-    private readonly tasks: ScheduledTasks,
+    private readonly tasks: ScheduledTasksService,
     private readonly events: MemoryEvents,
     private readonly clock: MemoryClock,
     private readonly config: AppConfig,

@@ -10,7 +10,7 @@ import {
 } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { ScheduledTasks } from '../jobs/scheduled-tasks.service.js';
+import { ScheduledTasksService } from '../jobs/scheduled-tasks.service.js';
 import { DatabaseUsageRecorder } from './database-usage.recorder.js';
 import { EMBEDDER } from './embedder.js';
 import type { Embedder } from './embedder.js';
@@ -85,7 +85,7 @@ class ModelsLifecycle implements OnModuleInit, BeforeApplicationShutdown, OnAppl
     @Inject(EMBEDDER) private readonly embedder: Embedder,
     @Inject(MODEL_USAGE_RECORDER) private readonly recorder: ModelUsageRecorder,
     private readonly config: AppConfig,
-    @Optional() private readonly tasks?: ScheduledTasks,
+    @Optional() private readonly tasks?: ScheduledTasksService,
   ) {}
 
   onModuleInit(): void {

@@ -7,7 +7,7 @@ import {
   OnModuleInit,
   Optional,
 } from '@nestjs/common';
-import { ScheduledTasks } from '../jobs/scheduled-tasks.service.js';
+import { ScheduledTasksService } from '../jobs/scheduled-tasks.service.js';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { EventBus } from './event-bus.js';
@@ -32,7 +32,7 @@ class EventBusLifecycle implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @Inject(EventBus) private readonly bus: EventBus,
     private readonly config: AppConfig,
-    @Optional() private readonly tasks?: ScheduledTasks,
+    @Optional() private readonly tasks?: ScheduledTasksService,
   ) {}
 
   /** Events too large for NOTIFY are parked in a table (PostgreSQL bus only): pruned here. */

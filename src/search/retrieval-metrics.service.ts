@@ -10,7 +10,7 @@ import type { SearchOutcome } from './hybrid-search.service.js';
 import type { MemoryMetricsReportModel } from './models/retrieval-metrics.model.js';
 import { MetricRow, MetricsRepository } from './metrics.repository.js';
 import type { RetrievalOperation } from './retrieval-metric.entity.js';
-import { SearchContext } from './search-context.service.js';
+import { SearchContextService } from './search-context.service.js';
 import { SearchErrorCode, SearchException } from './search.exception.js';
 
 const ZERO_HITS = { dense: 0, lexical: 0, trigram: 0, time: 0 };
@@ -27,7 +27,7 @@ export class RetrievalMetricsService implements AssemblyObserver {
 
   constructor(
     private readonly repo: MetricsRepository,
-    private readonly context: SearchContext,
+    private readonly context: SearchContextService,
     private readonly config: AppConfig,
   ) {}
 

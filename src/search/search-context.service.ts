@@ -3,7 +3,6 @@ import { AppConfig } from '../config/app-config.js';
 import type {
   ContextItem,
   ContextRequest,
-  ContextSectionProvider,
   ContextSourceType,
   Provenance,
 } from '../context/context.types.js';
@@ -59,7 +58,7 @@ export function capText(text: string, maxTokens: number): string {
  * items rendered for the model and traced to their source turns.
  */
 @Injectable()
-export class SearchContext {
+export class SearchContextService {
   private readonly outcomes = new WeakMap<ContextRequest, Promise<SearchOutcome>>();
 
   constructor(
@@ -190,30 +189,5 @@ export class SearchContext {
       case 'memory':
         return `- [${(r.label ?? 'memory').toLowerCase()}] ${r.text}`;
     }
-  }
-}
-
-/** Relevant past turns: at most SEARCH_CONTEXT_TURNS (6), code chunks first for code questions. */
-@Injectable()
-export class TurnsContextProvider implements ContextSectionProvider {
-  readonly section = 'turns' as const;
-
-  constructor(
-    private readonly context: SearchContext,
-    private readonly config: AppConfig,
-  ) {}
-
-  get maxItems(): number {
-    return this.config.env.SEARCH_CONTEXT_TURNS;
-  }
-
-  async collect(request: ContextRequest): Promise<ContextItem[]> {
-    if (this.maxItems === 0) return [];
-    const outcome = await this.context.outcomeFor(request);
-    // A few more than fit, so that the budget can drop a long one and keep the next.
-    const picked = outcome.ranked.filter((r) => r.kind === 'segment').slice(0, this.maxItems * 2);
-    return this.context.toItems(request.user.id, request.user.timezone, picked, {
-      currentConversationId: request.conversation.id,
-    });
   }
 }

@@ -1,7 +1,7 @@
 import { AppConfig } from '../config/app-config.js';
-import { ScheduledTasks } from '../jobs/scheduled-tasks.service.js';
+import { ScheduledTasksService } from '../jobs/scheduled-tasks.service.js';
 import { Module, OnModuleInit } from '@nestjs/common';
-import { ContextAssembler } from '../context/context-assembler.service.js';
+import { ContextAssemblerService } from '../context/context-assembler.service.js';
 import { ConversationsModule } from '../conversations/conversations.module.js';
 import { FactsModule } from '../facts/facts.module.js';
 import { LegaciesModule } from '../legacies/legacies.module.js';
@@ -10,7 +10,8 @@ import { HybridSearchService } from './hybrid-search.service.js';
 import { MetricsRepository } from './metrics.repository.js';
 import { RetrievalMetricsResolver } from './retrieval-metrics.resolver.js';
 import { RetrievalMetricsService } from './retrieval-metrics.service.js';
-import { SearchContext, TurnsContextProvider } from './search-context.service.js';
+import { SearchContextService } from './search-context.service.js';
+import { TurnsContextProvider } from './turns-context.provider.js';
 import { SearchRepository } from './search.repository.js';
 import { SearchResolver } from './search.resolver.js';
 import { SearchService } from './search.service.js';
@@ -18,7 +19,7 @@ import {
   BACKFILL_JOB,
   INDEX_JOB,
   SEGMENT_KIND,
-  SegmentIndexer,
+  SegmentIndexerService,
 } from './segment-indexer.service.js';
 import { SEGMENT_EMBED_TEXT_SQL } from './segment.repository.js';
 import { TurnEvents } from '../conversations/turn-events.js';
@@ -28,17 +29,17 @@ import { SegmentRepository } from './segment.repository.js';
 
 /**
  * Search over everything Keepsake holds: turn segments (indexed by a job from the log),
- * summaries, facts and memories, run once per context assembly (SearchContext); the turns
+ * summaries, facts and memories, run once per context assembly (SearchContextService); the turns
  * section of the agent's context; recall with forgetting; retrieval metrics.
  */
 @Module({
   imports: [ConversationsModule, LegaciesModule, FactsModule, MemoriesModule],
   providers: [
     SegmentRepository,
-    SegmentIndexer,
+    SegmentIndexerService,
     SearchRepository,
     HybridSearchService,
-    SearchContext,
+    SearchContextService,
     TurnsContextProvider,
     MetricsRepository,
     RetrievalMetricsService,
@@ -46,17 +47,17 @@ import { SegmentRepository } from './segment.repository.js';
     SearchResolver,
     RetrievalMetricsResolver,
   ],
-  exports: [HybridSearchService, SearchContext, SegmentIndexer],
+  exports: [HybridSearchService, SearchContextService, SegmentIndexerService],
 })
 export class SearchModule implements OnModuleInit {
   constructor(
-    private readonly assembler: ContextAssembler,
+    private readonly assembler: ContextAssemblerService,
     private readonly turns: TurnsContextProvider,
     private readonly metrics: RetrievalMetricsService,
     private readonly metricsRows: MetricsRepository,
-    private readonly tasks: ScheduledTasks,
+    private readonly tasks: ScheduledTasksService,
     private readonly config: AppConfig,
-    private readonly indexer: SegmentIndexer,
+    private readonly indexer: SegmentIndexerService,
     private readonly embeddings: EmbeddingService,
     private readonly jobs: JobsService,
     private readonly turnEvents: TurnEvents,

@@ -9,7 +9,7 @@ import { MAX_RECALL } from './dto/recall.args.js';
 import { HybridSearchService } from './hybrid-search.service.js';
 import type { RecallItemModel } from './models/recall.model.js';
 import { RetrievalMetricsService } from './retrieval-metrics.service.js';
-import { SearchContext } from './search-context.service.js';
+import { SearchContextService } from './search-context.service.js';
 import { SearchErrorCode, SearchException } from './search.exception.js';
 import type { Ranked } from './search.types.js';
 
@@ -54,7 +54,7 @@ export class SearchService {
   constructor(
     private readonly legacies: LegaciesService,
     private readonly search: HybridSearchService,
-    private readonly searchContext: SearchContext,
+    private readonly searchContext: SearchContextService,
     private readonly metrics: RetrievalMetricsService,
     private readonly memories: MemoriesService,
     private readonly facts: FactsService,

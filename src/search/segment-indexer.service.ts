@@ -52,7 +52,7 @@ function tail(value: string, max: number): string {
  * stores segments, vectors and full-text statistics together. Running it twice changes nothing.
  */
 @Injectable()
-export class SegmentIndexer implements OnApplicationBootstrap {
+export class SegmentIndexerService implements OnApplicationBootstrap {
   private readonly logger = new Logger('SearchIndex');
 
   constructor(

@@ -5,7 +5,7 @@ import type {
   ContextRequest,
   ContextSectionProvider,
 } from '../context/context.types.js';
-import { SearchContext } from '../search/search-context.service.js';
+import { SearchContextService } from '../search/search-context.service.js';
 
 /** Relevant conversation summaries, from the current conversation and (widened) the others. */
 @Injectable()
@@ -13,7 +13,7 @@ export class SummariesContextProvider implements ContextSectionProvider {
   readonly section = 'summaries' as const;
 
   constructor(
-    private readonly context: SearchContext,
+    private readonly context: SearchContextService,
     private readonly config: AppConfig,
   ) {}
 

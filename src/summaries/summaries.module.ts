@@ -5,10 +5,10 @@ import { TurnEvents } from '../conversations/turn-events.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
 import { FactsModule } from '../facts/facts.module.js';
 import { JobsService } from '../jobs/jobs.service.js';
-import { ScheduledTasks } from '../jobs/scheduled-tasks.service.js';
+import { ScheduledTasksService } from '../jobs/scheduled-tasks.service.js';
 import { LegaciesModule } from '../legacies/legacies.module.js';
 import { SearchModule } from '../search/search.module.js';
-import { ContextAssembler } from '../context/context-assembler.service.js';
+import { ContextAssemblerService } from '../context/context-assembler.service.js';
 import { SummariesContextProvider } from './summaries-context.provider.js';
 import { ConversationChunkRepository, SUMMARY_KIND } from './conversation-chunk.repository.js';
 import { ConversationSummariesResolver, SummariesResolver } from './summaries.resolver.js';
@@ -31,10 +31,10 @@ export class SummariesModule implements OnModuleInit {
     private readonly summaries: SummariesService,
     private readonly turns: TurnEvents,
     private readonly jobs: JobsService,
-    private readonly tasks: ScheduledTasks,
+    private readonly tasks: ScheduledTasksService,
     private readonly embeddings: EmbeddingService,
     private readonly config: AppConfig,
-    private readonly assembler: ContextAssembler,
+    private readonly assembler: ContextAssemblerService,
     private readonly contextProvider: SummariesContextProvider,
   ) {}
 

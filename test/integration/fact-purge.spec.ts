@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { JobsService } from '../../src/jobs/jobs.service.js';
-import { ScheduledTasks } from '../../src/jobs/scheduled-tasks.service.js';
+import { ScheduledTasksService } from '../../src/jobs/scheduled-tasks.service.js';
 import { joinLegacy } from '../support/membership.js';
 import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
 
@@ -31,9 +31,9 @@ describe('deleted facts are purged; ex-members delete their own facts', () => {
     ).addFact.id;
   const purgeTask = async () => {
     tick += 3_600_000;
-    expect(await t.app.get(ScheduledTasks).tick({ name: 'facts-purge' }, new Date(tick))).toBe(
-      true,
-    );
+    expect(
+      await t.app.get(ScheduledTasksService).tick({ name: 'facts-purge' }, new Date(tick)),
+    ).toBe(true);
     await t.app.get(JobsService).drain();
   };
   /** Every row of every table in which some text, JSON or search column mentions `word`. */

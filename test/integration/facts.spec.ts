@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { ContextAssembler } from '../../src/context/context-assembler.service.js';
+import { ContextAssemblerService } from '../../src/context/context-assembler.service.js';
 import { ConversationsService } from '../../src/conversations/conversations.service.js';
 import { UserEntity } from '../../src/identity/user.entity.js';
 import { LegacyRepository } from '../../src/legacies/legacy.repository.js';
@@ -300,7 +300,7 @@ describe('facts from conversations', () => {
     const conversationId = await say(bob, ['Where was Joe born?']);
     const conversation = (await t.app.get(ConversationsService).findByIds([conversationId]))[0];
     const legacy = (await t.app.get(LegacyRepository).findById(legacyId))!;
-    const context = await t.app.get(ContextAssembler).assemble({
+    const context = await t.app.get(ContextAssemblerService).assemble({
       user: bobEntity,
       conversation,
       legacy,

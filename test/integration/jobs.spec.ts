@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import { JobRepository } from '../../src/jobs/job.repository.js';
 import { JobDeferred } from '../../src/jobs/jobs.exception.js';
 import { JobsService, retryDelayMs } from '../../src/jobs/jobs.service.js';
-import { ScheduledTasks } from '../../src/jobs/scheduled-tasks.service.js';
+import { ScheduledTasksService } from '../../src/jobs/scheduled-tasks.service.js';
 import { startTestApp, TestApp } from '../support/test-app.js';
 import { ON_SERVER } from '../support/test-database.js';
 
@@ -133,7 +133,7 @@ describe('durable jobs', () => {
   });
 
   it('leaves planner statistics to autovacuum on a server', () => {
-    expect(t.app.get(ScheduledTasks).names().includes('database-analyze')).toBe(!ON_SERVER);
+    expect(t.app.get(ScheduledTasksService).names().includes('database-analyze')).toBe(!ON_SERVER);
   });
 
   (ON_SERVER ? it.skip : it)(
@@ -151,7 +151,7 @@ describe('durable jobs', () => {
           )[0].reltuples,
         );
       const before = await estimate();
-      const tasks = t.app.get(ScheduledTasks);
+      const tasks = t.app.get(ScheduledTasksService);
       expect(tasks.names()).toContain('database-analyze');
       expect(await tasks.tick({ name: 'database-analyze' })).toBe(true);
       await jobs.drain();
@@ -164,7 +164,7 @@ describe('durable jobs', () => {
   );
 
   it('schedules a task once per tick even when two instances tick', async () => {
-    const tasks = t.app.get(ScheduledTasks);
+    const tasks = t.app.get(ScheduledTasksService);
     let runs = 0;
     tasks.register('test-task', '* * * * *', async () => {
       runs++;
@@ -206,13 +206,13 @@ describe('durable jobs', () => {
   it('runs a task once per tick when both instances tick at the same moment', async () => {
     let runs = 0;
     for (const t of [a, b]) {
-      t.app.get(ScheduledTasks).register('test-both', '* * * * *', async () => {
+      t.app.get(ScheduledTasksService).register('test-both', '* * * * *', async () => {
         runs++;
       });
     }
     const at = new Date('2026-03-01T10:00:00Z');
     const ticked = await Promise.all(
-      [a, b].map((t) => t.app.get(ScheduledTasks).tick({ name: 'test-both' }, at)),
+      [a, b].map((t) => t.app.get(ScheduledTasksService).tick({ name: 'test-both' }, at)),
     );
     expect(ticked.filter(Boolean)).toHaveLength(1);
     await Promise.all([a, b].map((t) => t.app.get(JobsService).drain()));

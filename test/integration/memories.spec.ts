@@ -1,6 +1,6 @@
 import { jest } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { ContextAssembler } from '../../src/context/context-assembler.service.js';
+import { ContextAssemblerService } from '../../src/context/context-assembler.service.js';
 import { ConversationEntity } from '../../src/conversations/conversation.entity.js';
 import { MessageEntity } from '../../src/conversations/message.entity.js';
 import { UserEntity } from '../../src/identity/user.entity.js';
@@ -486,7 +486,7 @@ describe('Memories', () => {
 
     const assemble = async (query: string, userOverride?: Partial<UserEntity>) => {
       const u = await ds.getRepository(UserEntity).findOneByOrFail({ id: user.id });
-      return t.app.get(ContextAssembler).assemble({
+      return t.app.get(ContextAssemblerService).assemble({
         user: { ...u, ...userOverride },
         conversation: await ds
           .getRepository(ConversationEntity)
@@ -528,7 +528,7 @@ describe('Memories', () => {
           i % 2 ? {} : { legacyId: cappedLegacy },
         );
       }
-      const context = await t.app.get(ContextAssembler).assemble({
+      const context = await t.app.get(ContextAssemblerService).assemble({
         user: await ds.getRepository(UserEntity).findOneByOrFail({ id: capped.id }),
         conversation: await ds
           .getRepository(ConversationEntity)
@@ -591,7 +591,7 @@ describe('Memories', () => {
       const message = await ds
         .getRepository(MessageEntity)
         .findOneByOrFail({ id: assistantMessageId });
-      const assembler = t.app.get(ContextAssembler);
+      const assembler = t.app.get(ContextAssemblerService);
       await assembler.markUsed(context, message, ds.manager);
       await assembler.markUsed(context, message, ds.manager);
       const used = ok(

@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { JobsService } from '../../src/jobs/jobs.service.js';
-import { ScheduledTasks } from '../../src/jobs/scheduled-tasks.service.js';
+import { ScheduledTasksService } from '../../src/jobs/scheduled-tasks.service.js';
 import { startTestApp, TestApp } from '../support/test-app.js';
 import { ON_SERVER } from '../support/test-database.js';
 
@@ -31,7 +31,7 @@ describe('retention of operational tables', () => {
   /** Runs a scheduled task now, as its cron tick would, and waits for it. */
   const runTask = async (name: string) => {
     tick += 60_000;
-    expect(await t.app.get(ScheduledTasks).tick({ name }, new Date(tick))).toBe(true);
+    expect(await t.app.get(ScheduledTasksService).tick({ name }, new Date(tick))).toBe(true);
     await t.app.get(JobsService).drain();
   };
   const value = async (sql: string) => ((await ds.query(sql)) as { n: unknown }[])[0].n;
@@ -128,7 +128,7 @@ describe('retention of operational tables', () => {
   });
 
   it('prunes parked event payloads on a schedule with the PostgreSQL event bus', async () => {
-    const tasks = t.app.get(ScheduledTasks);
+    const tasks = t.app.get(ScheduledTasksService);
     // Only the PostgreSQL bus parks events; the in-process bus of the embedded database never does.
     expect(tasks.names().includes('event-payloads-prune')).toBe(ON_SERVER);
     if (!ON_SERVER) return;

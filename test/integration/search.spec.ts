@@ -5,7 +5,7 @@ import type { UserEntity } from '../../src/identity/user.entity.js';
 import { JobsService } from '../../src/jobs/jobs.service.js';
 import { HybridSearchService, SearchOutcome } from '../../src/search/hybrid-search.service.js';
 import { SearchRepository } from '../../src/search/search.repository.js';
-import { INDEX_JOB, SegmentIndexer } from '../../src/search/segment-indexer.service.js';
+import { INDEX_JOB, SegmentIndexerService } from '../../src/search/segment-indexer.service.js';
 import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
 import { joinLegacy } from '../support/membership.js';
 
@@ -251,7 +251,7 @@ describe('Hybrid search', () => {
       const jobs = t.app.get(JobsService);
       await jobs.runHandler(INDEX_JOB, { conversationId: current });
       await jobs.runHandler(INDEX_JOB, { conversationId: current });
-      expect(await t.app.get(SegmentIndexer).indexConversation(current)).toBe(0);
+      expect(await t.app.get(SegmentIndexerService).indexConversation(current)).toBe(0);
       expect(await snapshot()).toEqual(before);
     });
 

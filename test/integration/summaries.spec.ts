@@ -5,7 +5,7 @@ import { MessageRole } from '../../src/conversations/message-role.enum.js';
 import { FactsService } from '../../src/facts/facts.service.js';
 import { JobDeferred } from '../../src/jobs/jobs.exception.js';
 import { JobsService } from '../../src/jobs/jobs.service.js';
-import { ScheduledTasks } from '../../src/jobs/scheduled-tasks.service.js';
+import { ScheduledTasksService } from '../../src/jobs/scheduled-tasks.service.js';
 import { ModelOutputError } from '../../src/models/model.errors.js';
 import { SUMMARIZE_JOB, SummariesService } from '../../src/summaries/summaries.service.js';
 import { SCHEMA_NAME } from '../../src/models/prompts.js';
@@ -403,7 +403,7 @@ describe('rolling summarization', () => {
     await jobs.drain();
     expect(await ranges(id)).toEqual([]);
 
-    const tasks = t.app.get(ScheduledTasks);
+    const tasks = t.app.get(ScheduledTasksService);
     expect(tasks.names()).toContain('summaries-sweep');
     expect(await tasks.tick({ name: 'summaries-sweep' })).toBe(true);
     await jobs.drain();
