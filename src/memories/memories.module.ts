@@ -1,4 +1,9 @@
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
+import { ContextAssemblerService } from '../context/context-assembler.service.js';
+import { TurnEvents } from '../conversations/turn-events.js';
+import { EmbeddingService } from '../embeddings/embedding.service.js';
+import { JobsService } from '../jobs/jobs.service.js';
+import { ScheduledTasksService } from '../jobs/scheduled-tasks.service.js';
 import { ConversationsModule } from '../conversations/conversations.module.js';
 import { LegaciesModule } from '../legacies/legacies.module.js';
 import { MemoriesResolver, MessageMemoriesResolver } from './memories.resolver.js';
@@ -6,10 +11,18 @@ import { MemoriesService } from './memories.service.js';
 import { MemoryClock } from './memory-clock.js';
 import { MemoryContextProvider } from './memory-context.provider.js';
 import { MemoryEvents } from './memory-events.js';
-import { MemoryExtraction } from './memory-extraction.service.js';
-import { MemoryMaintenance } from './memory-maintenance.service.js';
-import { MemoryRepository } from './memory.repository.js';
-import { MemoryWriter } from './memory-writer.service.js';
+import {
+  EXTRACT_JOB,
+  ExtractPayload,
+  MemoryExtractionService,
+} from './memory-extraction.service.js';
+import {
+  MemoryMaintenanceService,
+  PURGE_TASK,
+  RETENTION_TASK,
+} from './memory-maintenance.service.js';
+import { MEMORY_KIND, MemoryRepository } from './memory.repository.js';
+import { MemoryWriterService } from './memory-writer.service.js';
 
 /**
  * Memories about the user: consent-gated extraction after each assistant turn, the user's
@@ -22,9 +35,9 @@ import { MemoryWriter } from './memory-writer.service.js';
     MemoryClock,
     MemoryRepository,
     MemoryEvents,
-    MemoryWriter,
-    MemoryExtraction,
-    MemoryMaintenance,
+    MemoryWriterService,
+    MemoryExtractionService,
+    MemoryMaintenanceService,
     MemoryContextProvider,
     MemoriesService,
     MemoriesResolver,
@@ -32,4 +45,38 @@ import { MemoryWriter } from './memory-writer.service.js';
   ],
   exports: [MemoriesService, MemoryClock],
 })
-export class MemoriesModule {}
+export class MemoriesModule implements OnModuleInit {
+  constructor(
+    private readonly extraction: MemoryExtractionService,
+    private readonly maintenance: MemoryMaintenanceService,
+    private readonly contextProvider: MemoryContextProvider,
+    private readonly assembler: ContextAssemblerService,
+    private readonly embeddings: EmbeddingService,
+    private readonly jobs: JobsService,
+    private readonly tasks: ScheduledTasksService,
+    private readonly turns: TurnEvents,
+  ) {}
+
+  onModuleInit(): void {
+    // Forgotten memories keep their vectors until the purge, so a restore needs no re-embedding.
+    this.embeddings.registerKind({
+      kind: MEMORY_KIND,
+      table: 'memories',
+      textSql: 'i.content',
+      whereSql: "i.status <> 'DELETED'",
+      legacyColumn: 'legacy_id',
+      userColumn: 'user_id',
+    });
+    this.jobs.register<ExtractPayload>(EXTRACT_JOB, async (payload) => {
+      await this.extraction.run(payload);
+    });
+    this.turns.onStoredInTransaction((event, manager) => this.extraction.enqueue(event, manager));
+    this.tasks.register(PURGE_TASK, '23 * * * *', async () => {
+      await this.maintenance.purge();
+    });
+    this.tasks.register(RETENTION_TASK, '41 3 * * *', async () => {
+      await this.maintenance.retain();
+    });
+    this.assembler.register(this.contextProvider);
+  }
+}

@@ -29,7 +29,7 @@ import {
 } from './memory.enums.js';
 import { MemoryErrorCode, MemoryException } from './memory.exception.js';
 import { MEMORY_KIND, MemoryListFilter, MemoryRepository, NewMemory } from './memory.repository.js';
-import { MemoryWriter, SaveResult, sliceEmbedded } from './memory-writer.service.js';
+import { MemoryWriterService, SaveResult, sliceEmbedded } from './memory-writer.service.js';
 
 export const CLEAR_ALL_CONFIRMATION = 'DELETE ALL MY MEMORIES';
 
@@ -64,7 +64,7 @@ function round(x: number, digits = 4): number {
 export class MemoriesService {
   constructor(
     private readonly repo: MemoryRepository,
-    private readonly writer: MemoryWriter,
+    private readonly writer: MemoryWriterService,
     private readonly events: MemoryEvents,
     private readonly clock: MemoryClock,
     private readonly config: AppConfig,

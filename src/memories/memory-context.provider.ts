@@ -1,7 +1,6 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { ContextAssemblerService } from '../context/context-assembler.service.js';
 import type {
   ContextItem,
   ContextRequest,
@@ -39,11 +38,10 @@ const CANDIDATES = 50;
  * paused gets no memory block: pausing stops both learning and recalling.
  */
 @Injectable()
-export class MemoryContextProvider implements ContextSectionProvider, OnModuleInit {
+export class MemoryContextProvider implements ContextSectionProvider {
   readonly section = 'memories' as const;
 
   constructor(
-    private readonly assembler: ContextAssemblerService,
     private readonly repo: MemoryRepository,
     private readonly embeddings: EmbeddingService,
     private readonly clock: MemoryClock,
@@ -56,10 +54,6 @@ export class MemoryContextProvider implements ContextSectionProvider, OnModuleIn
 
   get maxTokens(): number {
     return this.config.env.MEMORY_CONTEXT_MAX_TOKENS;
-  }
-
-  onModuleInit(): void {
-    this.assembler.register(this);
   }
 
   async collect(request: ContextRequest): Promise<ContextItem[]> {

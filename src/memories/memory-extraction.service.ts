@@ -1,8 +1,8 @@
-import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { MessageRole } from '../conversations/message-role.enum.js';
-import { TurnEvents, TurnsStored } from '../conversations/turn-events.js';
+import type { TurnsStored } from '../conversations/turn-events.js';
 import { JobDeferred } from '../jobs/jobs.exception.js';
 import { JobsService, retryDelayMs } from '../jobs/jobs.service.js';
 import { MEMORY_CONFIDENCE } from '../models/heuristics/memory-patterns.js';
@@ -13,7 +13,7 @@ import { ModelUnavailableError } from '../models/model.errors.js';
 import { MemoryClock } from './memory-clock.js';
 import { ConversationMode, MemorySaveOutcome, MemorySource, MemoryType } from './memory.enums.js';
 import { MemoryRepository } from './memory.repository.js';
-import { MemoryWriter } from './memory-writer.service.js';
+import { MemoryWriterService } from './memory-writer.service.js';
 
 export const EXTRACT_JOB = 'memories:extract';
 
@@ -49,28 +49,20 @@ function consents(c: { remember: boolean; memoryPaused: boolean } | null): boole
 }
 
 @Injectable()
-export class MemoryExtraction implements OnModuleInit {
+export class MemoryExtractionService {
   private readonly logger = new Logger('Memories');
 
   constructor(
-    private readonly turns: TurnEvents,
     private readonly jobs: JobsService,
     private readonly repo: MemoryRepository,
-    private readonly writer: MemoryWriter,
+    private readonly writer: MemoryWriterService,
     private readonly clock: MemoryClock,
     private readonly config: AppConfig,
     @Inject(LANGUAGE_MODEL) private readonly llm: LanguageModel,
   ) {}
 
-  onModuleInit(): void {
-    this.jobs.register<ExtractPayload>(EXTRACT_JOB, async (payload) => {
-      await this.run(payload);
-    });
-    this.turns.onStoredInTransaction((event, manager) => this.enqueue(event, manager));
-  }
-
   /** Enqueues extraction with the turn, so the job exists exactly when the turn does. */
-  private async enqueue(event: TurnsStored, manager: EntityManager): Promise<void> {
+  async enqueue(event: TurnsStored, manager: EntityManager): Promise<void> {
     if (event.imported) return;
     for (const message of event.messages) {
       if (message.role !== MessageRole.ASSISTANT) continue;

@@ -1,6 +1,5 @@
-import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
-import { ScheduledTasksService } from '../jobs/scheduled-tasks.service.js';
 import { MemoryClock } from './memory-clock.js';
 import { MemoryEvents } from './memory-events.js';
 import { MemoryChangeAction } from './memory.enums.js';
@@ -19,25 +18,15 @@ export const RETENTION_TASK = 'memories-retention';
  * a second run finds nothing left to do.
  */
 @Injectable()
-export class MemoryMaintenance implements OnModuleInit {
+export class MemoryMaintenanceService {
   private readonly logger = new Logger('Memories');
 
   constructor(
     private readonly repo: MemoryRepository,
-    private readonly tasks: ScheduledTasksService,
     private readonly events: MemoryEvents,
     private readonly clock: MemoryClock,
     private readonly config: AppConfig,
   ) {}
-
-  onModuleInit(): void {
-    this.tasks.register(PURGE_TASK, '23 * * * *', async () => {
-      await this.purge();
-    });
-    this.tasks.register(RETENTION_TASK, '41 3 * * *', async () => {
-      await this.retain();
-    });
-  }
 
   /** Hard-deletes memories forgotten more than MEMORY_UNDO_DAYS ago. */
   async purge(): Promise<number> {

@@ -1,4 +1,4 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { EmbeddedTexts, EmbeddingService } from '../embeddings/embedding.service.js';
@@ -65,7 +65,7 @@ export function sliceEmbedded(embedded: EmbeddedTexts[], i: number): EmbeddedTex
  * are caught.
  */
 @Injectable()
-export class MemoryWriter implements OnModuleInit {
+export class MemoryWriterService {
   constructor(
     private readonly repo: MemoryRepository,
     private readonly embeddings: EmbeddingService,
@@ -73,18 +73,6 @@ export class MemoryWriter implements OnModuleInit {
     private readonly clock: MemoryClock,
     private readonly config: AppConfig,
   ) {}
-
-  onModuleInit(): void {
-    // Forgotten memories keep their vectors until the purge, so a restore needs no re-embedding.
-    this.embeddings.registerKind({
-      kind: MEMORY_KIND,
-      table: 'memories',
-      textSql: 'i.content',
-      whereSql: "i.status <> 'DELETED'",
-      legacyColumn: 'legacy_id',
-      userColumn: 'user_id',
-    });
-  }
 
   async save(
     userId: string,

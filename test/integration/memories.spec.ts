@@ -7,7 +7,7 @@ import { UserEntity } from '../../src/identity/user.entity.js';
 import { JobsService } from '../../src/jobs/jobs.service.js';
 import { LegacyEntity } from '../../src/legacies/legacy.entity.js';
 import { MemoryClock } from '../../src/memories/memory-clock.js';
-import { EXTRACT_JOB, MemoryExtraction } from '../../src/memories/memory-extraction.service.js';
+import { EXTRACT_JOB, MemoryExtractionService } from '../../src/memories/memory-extraction.service.js';
 import { PURGE_TASK, RETENTION_TASK } from '../../src/memories/memory-maintenance.service.js';
 import { LANGUAGE_MODEL, LanguageModel } from '../../src/models/language-model.js';
 import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
@@ -190,7 +190,7 @@ describe('Memories', () => {
       );
       // A turn is only ever paired with a reply in its own conversation.
       const aliceTurn = (await rowsOf(ds, alice.id))[0];
-      const extraction = t.app.get(MemoryExtraction);
+      const extraction = t.app.get(MemoryExtractionService);
       const [aliceSource] = await ds.query(`SELECT source_message_id FROM memories WHERE id = $1`, [
         aliceTurn.id,
       ]);
@@ -259,7 +259,7 @@ describe('Memories', () => {
         return out;
       });
       try {
-        expect(await t.app.get(MemoryExtraction).run(ex)).toBe('no-consent');
+        expect(await t.app.get(MemoryExtractionService).run(ex)).toBe('no-consent');
         expect(spy).toHaveBeenCalledTimes(1);
       } finally {
         spy.mockRestore();
@@ -281,7 +281,7 @@ describe('Memories', () => {
           alice,
         ),
       );
-      expect(await t.app.get(MemoryExtraction).run(ex)).toBe('already-done');
+      expect(await t.app.get(MemoryExtractionService).run(ex)).toBe('already-done');
       expect(await rowsOf(ds, alice.id)).toEqual(before);
     });
   });
