@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { ModelsModule } from '../models/models.module.js';
+import { ContextModule } from '../context/context.module.js';
 import { ConversationsModule } from '../conversations/conversations.module.js';
 import { LegaciesModule } from '../legacies/legacies.module.js';
 import { AgentReplyService } from './agent-reply.service.js';
@@ -8,7 +10,7 @@ import { AssistantReplyRepository } from './assistant-reply.repository.js';
 
 /** sendMessage and the agent's reply: context, the streamed model call, the stored turn. */
 @Module({
-  imports: [ConversationsModule, LegaciesModule],
+  imports: [ConversationsModule, LegaciesModule, ContextModule, ModelsModule],
   providers: [
     AssistantReplyRepository,
     AgentReplyService,

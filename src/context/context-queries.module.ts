@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module.js';
+import { ContextModule } from './context.module.js';
 import { ConversationsModule } from '../conversations/conversations.module.js';
 import { LegaciesModule } from '../legacies/legacies.module.js';
 import { SearchModule } from '../search/search.module.js';
@@ -12,7 +14,7 @@ import { ContextResolver } from './context.resolver.js';
  * they depend on the search module, which depends on the assembler.
  */
 @Module({
-  imports: [ConversationsModule, LegaciesModule, SearchModule],
+  imports: [ConversationsModule, LegaciesModule, SearchModule, ContextModule, AuditModule],
   providers: [ContextPresenter, ContextQueriesService, ContextResolver],
 })
 export class ContextQueriesModule {}

@@ -1,13 +1,14 @@
-import { Global, Module, OnModuleInit } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
+import { ModelsModule } from '../models/models.module.js';
 import { JobsService } from '../jobs/jobs.service.js';
 import { ScheduledTasksService } from '../jobs/scheduled-tasks.service.js';
 import { EmbeddingRepository } from './embedding.repository.js';
 import { EmbeddingService, REEMBED_JOB } from './embedding.service.js';
 import { EmbeddingsResolver } from './embeddings.resolver.js';
 
-/** Vector storage shared by every searchable kind; global infrastructure. */
-@Global()
+/** Vector storage shared by every searchable kind, imported by the modules that embed. */
 @Module({
+  imports: [ModelsModule],
   providers: [EmbeddingRepository, EmbeddingService, EmbeddingsResolver],
   exports: [EmbeddingService, EmbeddingRepository],
 })

@@ -1,4 +1,6 @@
 import { ScheduledTasksService } from '../jobs/scheduled-tasks.service.js';
+import { EmbeddingsModule } from '../embeddings/embeddings.module.js';
+import { ContextModule } from '../context/context.module.js';
 import { Module, OnModuleInit } from '@nestjs/common';
 import { ContextAssemblerService } from '../context/context-assembler.service.js';
 import { ConversationsModule } from '../conversations/conversations.module.js';
@@ -11,7 +13,7 @@ import { FactsService } from './facts.service.js';
 
 /** Facts about legacies: dedupe, supersession, family review, factChanged, the context section. */
 @Module({
-  imports: [LegaciesModule, ConversationsModule],
+  imports: [LegaciesModule, ConversationsModule, ContextModule, EmbeddingsModule],
   providers: [
     FactRepository,
     FactsService,

@@ -1,13 +1,18 @@
 import { Global, Module } from '@nestjs/common';
+import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { AuthService } from './auth.service.js';
 import { GqlAuthGuard, PlatformAdminGuard } from './guards/gql-auth.guard.js';
 import { IdentityResolver } from './identity.resolver.js';
 import { UserRepository } from './user.repository.js';
 import { UsersService } from './users.service.js';
 
-/** Global so that every feature module can guard its resolvers. */
+/**
+ * Global so that every feature module can guard its resolvers; the guard counts each call against
+ * the rate limits, so the rate limiter comes with it.
+ */
 @Global()
 @Module({
+  imports: [RateLimitModule],
   providers: [
     AuthService,
     UserRepository,
@@ -16,6 +21,6 @@ import { UsersService } from './users.service.js';
     PlatformAdminGuard,
     IdentityResolver,
   ],
-  exports: [AuthService, UsersService, GqlAuthGuard, PlatformAdminGuard],
+  exports: [AuthService, UsersService, GqlAuthGuard, PlatformAdminGuard, RateLimitModule],
 })
 export class IdentityModule {}

@@ -1,4 +1,5 @@
 import { Global, Logger, Module, OnModuleInit } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module.js';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AppConfig } from '../config/app-config.js';
 import { DatabaseMaintenanceService } from '../database/database-maintenance.service.js';
@@ -10,7 +11,7 @@ import { ScheduledTasksService } from './scheduled-tasks.service.js';
 /** Durable jobs and scheduled providers; global infrastructure every feature may use. */
 @Global()
 @Module({
-  imports: [ScheduleModule.forRoot()],
+  imports: [ScheduleModule.forRoot(), AuditModule],
   providers: [JobRepository, JobsService, ScheduledTasksService, JobsResolver],
   exports: [JobsService, ScheduledTasksService],
 })

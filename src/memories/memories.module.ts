@@ -1,4 +1,7 @@
 import { Module, OnModuleInit } from '@nestjs/common';
+import { ModelsModule } from '../models/models.module.js';
+import { EmbeddingsModule } from '../embeddings/embeddings.module.js';
+import { ContextModule } from '../context/context.module.js';
 import { ContextAssemblerService } from '../context/context-assembler.service.js';
 import { TurnEvents } from '../conversations/turn-events.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
@@ -30,7 +33,7 @@ import { MemoryWriterService } from './memory-writer.service.js';
  * the memory block of the agent's context.
  */
 @Module({
-  imports: [ConversationsModule, LegaciesModule],
+  imports: [ConversationsModule, LegaciesModule, ContextModule, EmbeddingsModule, ModelsModule],
   providers: [
     MemoryClock,
     MemoryRepository,

@@ -1,6 +1,5 @@
 import {
   BeforeApplicationShutdown,
-  Global,
   Inject,
   Injectable,
   Module,
@@ -111,7 +110,6 @@ class ModelsLifecycle implements OnModuleInit, BeforeApplicationShutdown, OnAppl
  * EMBEDDER, LANGUAGE_MODEL and MODEL_USAGE_RECORDER, chosen from AppConfig. Usage goes to the
  * `model_calls` table when a DataSource is available, to the debug log otherwise.
  */
-@Global()
 @Module({
   providers: [
     {

@@ -1,7 +1,6 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { RateLimitService } from './rate-limit.service.js';
 
-/** Infrastructure: every resolver's guard and the model-calling paths use it. */
-@Global()
+/** Every resolver's guard and the model-calling paths use it; IdentityModule re-exports it. */
 @Module({ providers: [RateLimitService], exports: [RateLimitService] })
 export class RateLimitModule {}

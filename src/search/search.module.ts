@@ -1,4 +1,6 @@
 import { AppConfig } from '../config/app-config.js';
+import { EmbeddingsModule } from '../embeddings/embeddings.module.js';
+import { ContextModule } from '../context/context.module.js';
 import { ScheduledTasksService } from '../jobs/scheduled-tasks.service.js';
 import { Module, OnModuleInit } from '@nestjs/common';
 import { ContextAssemblerService } from '../context/context-assembler.service.js';
@@ -33,7 +35,14 @@ import { SegmentRepository } from './segment.repository.js';
  * section of the agent's context; recall with forgetting; retrieval metrics.
  */
 @Module({
-  imports: [ConversationsModule, LegaciesModule, FactsModule, MemoriesModule],
+  imports: [
+    ConversationsModule,
+    LegaciesModule,
+    FactsModule,
+    MemoriesModule,
+    ContextModule,
+    EmbeddingsModule,
+  ],
   providers: [
     SegmentRepository,
     SegmentIndexerService,

@@ -1,4 +1,7 @@
 import { Module, OnModuleInit } from '@nestjs/common';
+import { ModelsModule } from '../models/models.module.js';
+import { EmbeddingsModule } from '../embeddings/embeddings.module.js';
+import { ContextModule } from '../context/context.module.js';
 import { AppConfig } from '../config/app-config.js';
 import { ConversationsModule } from '../conversations/conversations.module.js';
 import { TurnEvents } from '../conversations/turn-events.js';
@@ -16,7 +19,15 @@ import { SUMMARIZE_JOB, SummariesService, SummarizeJobPayload } from './summarie
 
 /** Rolling summarization of conversations into chunks, with the facts found in them. */
 @Module({
-  imports: [ConversationsModule, LegaciesModule, FactsModule, SearchModule],
+  imports: [
+    ConversationsModule,
+    LegaciesModule,
+    FactsModule,
+    SearchModule,
+    ContextModule,
+    EmbeddingsModule,
+    ModelsModule,
+  ],
   providers: [
     ConversationChunkRepository,
     SummariesService,
