@@ -32,9 +32,9 @@ import {
   vectorText,
 } from '../src/embeddings/embedding.repository.js';
 import { EmbeddingService } from '../src/embeddings/embedding.service.js';
-import { EMBEDDER } from '../src/models/embedder.js';
-import type { Embedder } from '../src/models/embedder.js';
-import { countTokens } from '../src/models/tokenizer.js';
+import { EMBEDDER } from '../src/llm/embedder.js';
+import type { Embedder } from '../src/llm/embedder.js';
+import { countTokens } from '../src/llm/tokenizer.js';
 import { NewSegment, SegmentRepository } from '../src/search/segment.repository.js';
 import { BENCH_LIMITS, benchDatabase, JWT_SECRET, percentile, table, token } from './support.js';
 

@@ -1,5 +1,5 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { LocalEmbedder } from '../src/models/local-embedder.provider.js';
+import { LocalEmbedder } from '../src/llm/local-embedder.provider.js';
 import { percentile } from './support.js';
 
 /**

@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import { createApp } from '../src/bootstrap.js';
 import { AppConfig } from '../src/config/app-config.js';
-import { SCHEMA_NAME } from '../src/models/prompts.js';
+import { SCHEMA_NAME } from '../src/llm/prompts.js';
 import { SUMMARIZE_JOB } from '../src/summaries/summaries.service.js';
 import {
   FakeOpenAiServer,

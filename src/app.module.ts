@@ -20,7 +20,7 @@ import { IdentityModule } from './identity/identity.module.js';
 import { JobsModule } from './jobs/jobs.module.js';
 import { LegaciesModule } from './legacies/legacies.module.js';
 import { MemoriesModule } from './memories/memories.module.js';
-import { ModelsModule } from './models/models.module.js';
+import { LlmModule } from './llm/llm.module.js';
 import { PubSubModule } from './pubsub/pubsub.module.js';
 import { SearchModule } from './search/search.module.js';
 import { SummariesModule } from './summaries/summaries.module.js';
@@ -37,7 +37,7 @@ export class AppModule {
         IdentityModule,
         RateLimitModule,
         JobsModule,
-        ModelsModule,
+        LlmModule,
         EmbeddingsModule,
         HealthModule,
         LegaciesModule,

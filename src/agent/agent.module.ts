@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { ModelsModule } from '../models/models.module.js';
+import { LlmModule } from '../llm/llm.module.js';
 import { ContextModule } from '../context/context.module.js';
 import { ConversationsModule } from '../conversations/conversations.module.js';
 import { LegaciesModule } from '../legacies/legacies.module.js';
@@ -10,7 +10,7 @@ import { AssistantReplyRepository } from './assistant-reply.repository.js';
 
 /** sendMessage and the agent's reply: context, the streamed model call, the stored turn. */
 @Module({
-  imports: [ConversationsModule, LegaciesModule, ContextModule, ModelsModule],
+  imports: [ConversationsModule, LegaciesModule, ContextModule, LlmModule],
   providers: [
     AssistantReplyRepository,
     AgentReplyService,

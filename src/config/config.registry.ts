@@ -9,7 +9,7 @@ import { rateLimitVariables } from '../rate-limit/rate-limit.config.js';
 import { jobsVariables } from '../jobs/jobs.config.js';
 import { legaciesVariables } from '../legacies/legacies.config.js';
 import { memoriesVariables } from '../memories/memories.config.js';
-import { modelsVariables, validateModelsConfig } from '../models/models.config.js';
+import { llmVariables, validateLlmConfig } from '../llm/llm.config.js';
 import { searchVariables } from '../search/search.config.js';
 import { summariesVariables } from '../summaries/summaries.config.js';
 import { serverVariables } from './config.schema.js';
@@ -30,12 +30,12 @@ export const ALL_VARIABLES = {
   ...factsVariables,
   ...memoriesVariables,
   ...searchVariables,
-  ...modelsVariables,
+  ...llmVariables,
 };
 
 /** Checks that span several variables, run after each variable parsed on its own. */
 export const CROSS_CHECKS: ((env: never) => string[])[] = [
-  validateModelsConfig,
+  validateLlmConfig,
   validateIdentityConfig,
   (env: { EVENT_BUS: string; DATABASE_URL?: string }) =>
     env.EVENT_BUS === 'postgres' && !env.DATABASE_URL

@@ -8,7 +8,7 @@ import type { QueryVector } from '../embeddings/embedding.service.js';
 import type { MessageEntity } from '../conversations/message.entity.js';
 import type { UserEntity } from '../identity/user.entity.js';
 import type { LegacyEntity } from '../legacies/legacy.entity.js';
-import { countTokens } from '../models/tokenizer.js';
+import { countTokens } from '../llm/tokenizer.js';
 import { MAX_CONTEXT_BUDGET } from './context.config.js';
 import {
   AssembledContext,

@@ -12,7 +12,7 @@ import {
 import type { SessionBounds } from '../graphql/session-bound.js';
 import { UserEntity } from '../identity/user.entity.js';
 import { LegaciesService } from '../legacies/legacies.service.js';
-import { countTokens } from '../models/tokenizer.js';
+import { countTokens } from '../llm/tokenizer.js';
 import { EventBus, topics } from '../pubsub/event-bus.js';
 import { QuotasService } from '../quotas/quotas.service.js';
 import { ConversationErrorCode, ConversationException } from './conversation.exception.js';

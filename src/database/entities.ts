@@ -13,7 +13,7 @@ import {
   MemoryExtractionEntity,
   MemoryUseEntity,
 } from '../memories/memory.entity.js';
-import { ModelCallEntity } from '../models/model-call.entity.js';
+import { ModelCallEntity } from '../llm/model-call.entity.js';
 import { RetrievalMetricEntity } from '../search/retrieval-metric.entity.js';
 import { MessageSegmentEntity } from '../search/segment.entity.js';
 import { ConversationChunkEntity } from '../summaries/conversation-chunk.entity.js';

@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { JobsService } from '../jobs/jobs.service.js';
-import { EMBEDDER } from '../models/embedder.js';
-import type { Embedder } from '../models/embedder.js';
-import { LOCAL_EMBEDDER_MODEL_ID, LocalEmbedder } from '../models/local-embedder.provider.js';
+import { EMBEDDER } from '../llm/embedder.js';
+import type { Embedder } from '../llm/embedder.js';
+import { LOCAL_EMBEDDER_MODEL_ID, LocalEmbedder } from '../llm/local-embedder.provider.js';
 import { EmbeddingKind } from './embedding-kinds.js';
 import { EmbeddingModelRow, EmbeddingRepository, VectorRow } from './embedding.repository.js';
 

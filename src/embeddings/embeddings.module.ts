@@ -1,5 +1,5 @@
 import { Module, OnModuleInit } from '@nestjs/common';
-import { ModelsModule } from '../models/models.module.js';
+import { LlmModule } from '../llm/llm.module.js';
 import { JobsService } from '../jobs/jobs.service.js';
 import { ScheduledTasksService } from '../jobs/scheduled-tasks.service.js';
 import { EmbeddingRepository } from './embedding.repository.js';
@@ -8,7 +8,7 @@ import { EmbeddingsResolver } from './embeddings.resolver.js';
 
 /** Vector storage shared by every searchable kind, imported by the modules that embed. */
 @Module({
-  imports: [ModelsModule],
+  imports: [LlmModule],
   providers: [EmbeddingRepository, EmbeddingService, EmbeddingsResolver],
   exports: [EmbeddingService, EmbeddingRepository],
 })

@@ -1,5 +1,5 @@
 import { registerEnumType } from '@nestjs/graphql';
-import { FACT_CATEGORIES } from '../models/language-model.js';
+import { FACT_CATEGORIES } from '../llm/language-model.js';
 
 export enum FactCategory {
   PERSONALITY = 'PERSONALITY',

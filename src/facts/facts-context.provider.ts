@@ -7,7 +7,7 @@ import type {
 } from '../context/context.types.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
-import { countTokens } from '../models/tokenizer.js';
+import { countTokens } from '../llm/tokenizer.js';
 import { FactVisibility } from './fact.enums.js';
 import { FactRepository } from './fact.repository.js';
 

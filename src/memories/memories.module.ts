@@ -1,5 +1,5 @@
 import { Module, OnModuleInit } from '@nestjs/common';
-import { ModelsModule } from '../models/models.module.js';
+import { LlmModule } from '../llm/llm.module.js';
 import { EmbeddingsModule } from '../embeddings/embeddings.module.js';
 import { ContextModule } from '../context/context.module.js';
 import { ContextAssemblerService } from '../context/context-assembler.service.js';
@@ -33,7 +33,7 @@ import { MemoryWriterService } from './memory-writer.service.js';
  * the memory block of the agent's context.
  */
 @Module({
-  imports: [ConversationsModule, LegaciesModule, ContextModule, EmbeddingsModule, ModelsModule],
+  imports: [ConversationsModule, LegaciesModule, ContextModule, EmbeddingsModule, LlmModule],
   providers: [
     MemoryClock,
     MemoryRepository,

@@ -13,7 +13,7 @@ import type { MessageEntity } from '../conversations/message.entity.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
 import type { UserEntity } from '../identity/user.entity.js';
 import { LegaciesService } from '../legacies/legacies.service.js';
-import { extractMemoriesHeuristic } from '../models/heuristics/memory-patterns.js';
+import { extractMemoriesHeuristic } from '../llm/heuristics/memory-patterns.js';
 import { MemoryClock } from './memory-clock.js';
 import { MemoryEvents } from './memory-events.js';
 import { ImportItem, parseImport, toCsvExport, toExported, toJsonExport } from './memory-export.js';

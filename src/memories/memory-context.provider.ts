@@ -8,7 +8,7 @@ import type {
 } from '../context/context.types.js';
 import type { MessageEntity } from '../conversations/message.entity.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
-import { countTokens } from '../models/tokenizer.js';
+import { countTokens } from '../llm/tokenizer.js';
 import { MemoryClock } from './memory-clock.js';
 import { MemoryType } from './memory.enums.js';
 import { MemoryRepository } from './memory.repository.js';

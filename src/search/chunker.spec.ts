@@ -1,4 +1,4 @@
-import { countTokens } from '../models/tokenizer.js';
+import { countTokens } from '../llm/tokenizer.js';
 import { chunkMessage } from './chunker.js';
 
 const on = { maxTokens: 500, chunking: true };

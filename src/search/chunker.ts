@@ -1,4 +1,4 @@
-import { countTokens } from '../models/tokenizer.js';
+import { countTokens } from '../llm/tokenizer.js';
 
 /** One searchable piece of a turn. */
 export interface Chunk {

@@ -5,7 +5,7 @@ import type {
   AssemblyObserver,
   ContextRequest,
 } from '../context/context.types.js';
-import { countTokens } from '../models/tokenizer.js';
+import { countTokens } from '../llm/tokenizer.js';
 import type { SearchOutcome } from './hybrid-search.service.js';
 import type { MemoryMetricsReportModel } from './models/retrieval-metrics.model.js';
 import { MetricRow, MetricsRepository } from './metrics.repository.js';

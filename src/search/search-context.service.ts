@@ -6,7 +6,7 @@ import type {
   ContextSourceType,
   Provenance,
 } from '../context/context.types.js';
-import { countTokens, truncateToTokens } from '../models/tokenizer.js';
+import { countTokens, truncateToTokens } from '../llm/tokenizer.js';
 import { HybridSearchService, SearchOutcome } from './hybrid-search.service.js';
 import { SearchRepository } from './search.repository.js';
 import type { Ranked, SourceKind } from './search.types.js';

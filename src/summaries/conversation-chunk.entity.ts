@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
-import type { StructuredSummary } from '../models/language-model.js';
+import type { StructuredSummary } from '../llm/language-model.js';
 
 /** The summary of a range of one conversation's turns. Its vector lives in `embeddings`. */
 @Entity('conversation_chunks')

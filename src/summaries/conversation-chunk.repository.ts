@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { MessageRole } from '../conversations/message-role.enum.js';
-import type { StructuredSummary } from '../models/language-model.js';
+import type { StructuredSummary } from '../llm/language-model.js';
 import { ConversationChunkEntity } from './conversation-chunk.entity.js';
 
 export const SUMMARY_KIND = 'summary';

@@ -1,5 +1,5 @@
 import { Module, OnModuleInit } from '@nestjs/common';
-import { ModelsModule } from '../models/models.module.js';
+import { LlmModule } from '../llm/llm.module.js';
 import { EmbeddingsModule } from '../embeddings/embeddings.module.js';
 import { ContextModule } from '../context/context.module.js';
 import { AppConfig } from '../config/app-config.js';
@@ -26,7 +26,7 @@ import { SUMMARIZE_JOB, SummariesService, SummarizeJobPayload } from './summarie
     SearchModule,
     ContextModule,
     EmbeddingsModule,
-    ModelsModule,
+    LlmModule,
   ],
   providers: [
     ConversationChunkRepository,

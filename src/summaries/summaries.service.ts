@@ -12,10 +12,10 @@ import type { UserEntity } from '../identity/user.entity.js';
 import { JobDeferred } from '../jobs/jobs.exception.js';
 import { JobsService } from '../jobs/jobs.service.js';
 import { LegacyRepository } from '../legacies/legacy.repository.js';
-import { LANGUAGE_MODEL } from '../models/language-model.js';
-import type { LanguageModel, TurnsSummary } from '../models/language-model.js';
-import { ModelOutputError, ModelUnavailableError, isModelError } from '../models/model.errors.js';
-import { countTokens } from '../models/tokenizer.js';
+import { LANGUAGE_MODEL } from '../llm/language-model.js';
+import type { LanguageModel, TurnsSummary } from '../llm/language-model.js';
+import { ModelOutputError, ModelUnavailableError, isModelError } from '../llm/model.errors.js';
+import { countTokens } from '../llm/tokenizer.js';
 import { ConversationChunkEntity } from './conversation-chunk.entity.js';
 import {
   ChunkTurn,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { SCHEMA_NAME } from '../../src/models/prompts.js';
+import { SCHEMA_NAME } from '../../src/llm/prompts.js';
 import { FakeOpenAiServer, FakeRequest, reply } from '../support/fake-openai/fake-openai.server.js';
 import { createTestDatabase, ON_SERVER, TestDatabase } from '../support/test-database.js';
 

@@ -7,9 +7,12 @@ import { UserEntity } from '../../src/identity/user.entity.js';
 import { JobsService } from '../../src/jobs/jobs.service.js';
 import { LegacyEntity } from '../../src/legacies/legacy.entity.js';
 import { MemoryClock } from '../../src/memories/memory-clock.js';
-import { EXTRACT_JOB, MemoryExtractionService } from '../../src/memories/memory-extraction.service.js';
+import {
+  EXTRACT_JOB,
+  MemoryExtractionService,
+} from '../../src/memories/memory-extraction.service.js';
 import { PURGE_TASK, RETENTION_TASK } from '../../src/memories/memory-maintenance.service.js';
-import { LANGUAGE_MODEL, LanguageModel } from '../../src/models/language-model.js';
+import { LANGUAGE_MODEL, LanguageModel } from '../../src/llm/language-model.js';
 import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
 import {
   addMember,

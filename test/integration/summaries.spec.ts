@@ -6,9 +6,9 @@ import { FactsService } from '../../src/facts/facts.service.js';
 import { JobDeferred } from '../../src/jobs/jobs.exception.js';
 import { JobsService } from '../../src/jobs/jobs.service.js';
 import { ScheduledTasksService } from '../../src/jobs/scheduled-tasks.service.js';
-import { ModelOutputError } from '../../src/models/model.errors.js';
+import { ModelOutputError } from '../../src/llm/model.errors.js';
 import { SUMMARIZE_JOB, SummariesService } from '../../src/summaries/summaries.service.js';
-import { SCHEMA_NAME } from '../../src/models/prompts.js';
+import { SCHEMA_NAME } from '../../src/llm/prompts.js';
 import {
   FakeOpenAiServer,
   FakeReply,

@@ -8,13 +8,13 @@ import {
 } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { extractFactsHeuristic } from '../../../src/models/heuristics/fact-patterns.js';
-import { summarizeExtractive } from '../../../src/models/heuristics/extractive-summarizer.js';
-import { extractMemoriesHeuristic } from '../../../src/models/heuristics/memory-patterns.js';
-import { structuredListsHeuristic } from '../../../src/models/heuristics/structured-lists.js';
-import { SummaryTurn } from '../../../src/models/language-model.js';
-import { SCHEMA_NAME, TASK_MARKER } from '../../../src/models/prompts.js';
-import { countTokens } from '../../../src/models/tokenizer.js';
+import { extractFactsHeuristic } from '../../../src/llm/heuristics/fact-patterns.js';
+import { summarizeExtractive } from '../../../src/llm/heuristics/extractive-summarizer.js';
+import { extractMemoriesHeuristic } from '../../../src/llm/heuristics/memory-patterns.js';
+import { structuredListsHeuristic } from '../../../src/llm/heuristics/structured-lists.js';
+import { SummaryTurn } from '../../../src/llm/language-model.js';
+import { SCHEMA_NAME, TASK_MARKER } from '../../../src/llm/prompts.js';
+import { countTokens } from '../../../src/llm/tokenizer.js';
 
 /**
  * A scriptable OpenAI-compatible server for tests and benchmarks (node:http only).
@@ -578,7 +578,7 @@ function autoChatContent(body: FakeBody): string {
   return `This is a fake reply from the test server. You said: "${said}"`;
 }
 
-/** Parses the summarize-turns prompt layout of src/models/prompts.ts. */
+/** Parses the summarize-turns prompt layout of src/llm/prompts.ts. */
 function autoSummary(user: string): unknown {
   const legacyName = /^Legacy: (.*)$/m.exec(user)?.[1] ?? 'the legacy';
   const knownBlock = /Known facts:\n([\s\S]*?)\n\nConversation:/.exec(user)?.[1] ?? '';

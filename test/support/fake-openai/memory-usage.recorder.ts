@@ -1,4 +1,4 @@
-import { ModelCall, ModelUsageRecorder } from '../../../src/models/model-usage.js';
+import { ModelCall, ModelUsageRecorder } from '../../../src/llm/model-usage.js';
 
 /** Keeps recorded model calls in memory, for assertions. */
 export class MemoryUsageRecorder implements ModelUsageRecorder {

@@ -7,20 +7,20 @@ import { LANGUAGE_MODEL, LanguageModel } from './language-model.js';
 import { LocalEmbedder } from './local-embedder.provider.js';
 import { LocalLanguageModel } from './local-llm.provider.js';
 import { LoggingUsageRecorder, MODEL_USAGE_RECORDER } from './model-usage.js';
-import { ModelsModule } from './models.module.js';
+import { LlmModule } from './llm.module.js';
 import { OpenAiEmbedder } from './openai-embedder.provider.js';
 import { OpenAiLanguageModel } from './openai-llm.provider.js';
 
 async function boot(env: Record<string, string>) {
   const moduleRef = await Test.createTestingModule({
-    imports: [ConfigModule.forRoot(AppConfig.load(env)), ModelsModule],
+    imports: [ConfigModule.forRoot(AppConfig.load(env)), LlmModule],
   }).compile();
   const app = moduleRef.createNestApplication({ logger: false });
   await app.init();
   return app;
 }
 
-describe('ModelsModule', () => {
+describe('LlmModule', () => {
   it('provides the offline models by default, and closes the embedder on shutdown', async () => {
     const app = await boot({});
     const embedder = app.get<Embedder>(EMBEDDER);

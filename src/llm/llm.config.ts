@@ -23,7 +23,7 @@ const httpUrl = (raw: string): string => {
   return raw;
 };
 
-export const modelsVariables = defineVariables({
+export const llmVariables = defineVariables({
   EMBEDDINGS: {
     description:
       'Embedding model: local (Universal Sentence Encoder lite, 512-d, bundled, offline) or openai (any OpenAI-compatible /v1/embeddings endpoint).',
@@ -94,10 +94,10 @@ export const modelsVariables = defineVariables({
   },
 });
 
-export type ModelsEnv = ConfigOf<typeof modelsVariables>;
+export type LlmEnv = ConfigOf<typeof llmVariables>;
 
 /** Checks across variables, run by boot validation next to the per-variable parsing. */
-export function validateModelsConfig(env: ModelsEnv): string[] {
+export function validateLlmConfig(env: LlmEnv): string[] {
   const problems: string[] = [];
   if (env.EMBEDDINGS === 'openai') {
     if (!env.EMBEDDINGS_MODEL) problems.push('EMBEDDINGS=openai needs EMBEDDINGS_MODEL');

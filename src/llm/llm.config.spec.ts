@@ -1,6 +1,6 @@
 import { AppConfig, ConfigValidationError, Env, parseVariables } from '../config/app-config.js';
 import { ALL_VARIABLES } from '../config/config.registry.js';
-import { validateModelsConfig } from './models.config.js';
+import { validateLlmConfig } from './llm.config.js';
 
 describe('models configuration', () => {
   it('defaults to the offline models', () => {
@@ -10,7 +10,7 @@ describe('models configuration', () => {
     expect(env.LLM_STRUCTURED_OUTPUT).toBe('json_schema');
     expect(env.MODEL_TIMEOUT_MS).toBe(60000);
     expect(env.MODEL_MAX_RETRIES).toBe(3);
-    expect(validateModelsConfig(env)).toEqual([]);
+    expect(validateLlmConfig(env)).toEqual([]);
   });
 
   it('parses each variable', () => {
@@ -26,7 +26,7 @@ describe('models configuration', () => {
       ConfigValidationError,
     );
     const env = parseVariables(ALL_VARIABLES, { EMBEDDINGS: 'openai', LLM: 'openai' }) as Env;
-    expect(validateModelsConfig(env)).toEqual([
+    expect(validateLlmConfig(env)).toEqual([
       'EMBEDDINGS=openai needs EMBEDDINGS_MODEL',
       'EMBEDDINGS=openai needs EMBEDDINGS_DIMENSIONS (the size of the stored vectors)',
       'EMBEDDINGS=openai needs EMBEDDINGS_BASE_URL or EMBEDDINGS_API_KEY',
@@ -42,13 +42,13 @@ describe('models configuration', () => {
       LLM_MODEL: 'llama3.1',
       LLM_BASE_URL: 'http://localhost:11434/v1',
     });
-    expect(validateModelsConfig(complete.env)).toEqual([]);
+    expect(validateLlmConfig(complete.env)).toEqual([]);
   });
 
   it('rejects a vector size the local embedder cannot produce', () => {
     expect(() => AppConfig.load({ EMBEDDINGS_DIMENSIONS: '384' })).toThrow(/512-d vectors/);
     const env = parseVariables(ALL_VARIABLES, { EMBEDDINGS_DIMENSIONS: '384' }) as Env;
-    expect(validateModelsConfig(env)).toEqual([
+    expect(validateLlmConfig(env)).toEqual([
       'EMBEDDINGS=local produces 512-d vectors, but EMBEDDINGS_DIMENSIONS is 384',
     ]);
   });

@@ -2,9 +2,9 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../../src/config/app-config.js';
 import { openDataSource } from '../../src/database/database.module.js';
 import { EmbeddedPostgres, openEmbeddedPostgres } from '../../src/database/embedded-postgres.js';
-import { DatabaseUsageRecorder } from '../../src/models/database-usage.recorder.js';
-import { LocalLanguageModel } from '../../src/models/local-llm.provider.js';
-import { ModelCallEntity } from '../../src/models/model-call.entity.js';
+import { DatabaseUsageRecorder } from '../../src/llm/database-usage.recorder.js';
+import { LocalLanguageModel } from '../../src/llm/local-llm.provider.js';
+import { ModelCallEntity } from '../../src/llm/model-call.entity.js';
 import { createTestDatabase, TestDatabase } from '../support/test-database.js';
 
 describe('DatabaseUsageRecorder', () => {

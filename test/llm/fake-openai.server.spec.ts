@@ -1,16 +1,12 @@
 import OpenAI from 'openai';
-import { toWireSchema } from '../../src/models/json-schema-lite.js';
-import {
-  extractMemoriesPrompt,
-  summarizeTurnsPrompt,
-  SCHEMA_NAME,
-} from '../../src/models/prompts.js';
+import { toWireSchema } from '../../src/llm/json-schema-lite.js';
+import { extractMemoriesPrompt, summarizeTurnsPrompt, SCHEMA_NAME } from '../../src/llm/prompts.js';
 import {
   MEMORIES_SCHEMA,
   TURNS_SUMMARY_SCHEMA,
   parseMemories,
   parseTurnsSummary,
-} from '../../src/models/task-schemas.js';
+} from '../../src/llm/task-schemas.js';
 import {
   FakeOpenAiServer,
   hashedEmbedding,

@@ -18,13 +18,13 @@ import { LocalEmbedder } from './local-embedder.provider.js';
 import { LocalLanguageModel } from './local-llm.provider.js';
 import { LoggingUsageRecorder, MODEL_USAGE_RECORDER } from './model-usage.js';
 import type { ModelUsageRecorder } from './model-usage.js';
-import { ModelsEnv, validateModelsConfig } from './models.config.js';
+import { LlmEnv, validateLlmConfig } from './llm.config.js';
 import { OpenAiEmbedder } from './openai-embedder.provider.js';
 import { OpenAiLanguageModel } from './openai-llm.provider.js';
 import { MAX_BACKOFF_MS, MAX_RETRY_AFTER_MS } from './openai-transport.js';
 import { RetryPolicy } from './retry.js';
 
-function retryPolicy(env: ModelsEnv): RetryPolicy {
+function retryPolicy(env: LlmEnv): RetryPolicy {
   return {
     maxRetries: env.MODEL_MAX_RETRIES,
     baseMs: env.MODEL_RETRY_BASE_MS,
@@ -33,8 +33,8 @@ function retryPolicy(env: ModelsEnv): RetryPolicy {
   };
 }
 
-function assertValid(env: ModelsEnv): void {
-  const problems = validateModelsConfig(env);
+function assertValid(env: LlmEnv): void {
+  const problems = validateLlmConfig(env);
   if (problems.length > 0) throw new Error(`Invalid model configuration: ${problems.join('; ')}`);
 }
 
@@ -79,7 +79,7 @@ export function createLanguageModel(
 }
 
 @Injectable()
-class ModelsLifecycle implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
+class LlmLifecycle implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   constructor(
     @Inject(EMBEDDER) private readonly embedder: Embedder,
     @Inject(MODEL_USAGE_RECORDER) private readonly recorder: ModelUsageRecorder,
@@ -124,8 +124,8 @@ class ModelsLifecycle implements OnModuleInit, BeforeApplicationShutdown, OnAppl
       inject: [AppConfig, MODEL_USAGE_RECORDER],
       useFactory: createLanguageModel,
     },
-    ModelsLifecycle,
+    LlmLifecycle,
   ],
   exports: [EMBEDDER, LANGUAGE_MODEL, MODEL_USAGE_RECORDER],
 })
-export class ModelsModule {}
+export class LlmModule {}

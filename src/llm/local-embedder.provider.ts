@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { Embedder } from './embedder.js';
 import { ModelUnavailableError } from './model.errors.js';
-import { LOCAL_EMBEDDING_DIMENSIONS } from './models.config.js';
+import { LOCAL_EMBEDDING_DIMENSIONS } from './llm.config.js';
 
 export const LOCAL_EMBEDDER_MODEL_ID = `local:use-lite-${LOCAL_EMBEDDING_DIMENSIONS}`;
 
@@ -80,7 +80,7 @@ export class LocalEmbedder implements Embedder {
       // The build must copy the plain-JS worker next to the compiled provider.
       return Promise.reject(
         new ModelUnavailableError(
-          `The local embedder's worker script is missing at ${path}; the build must copy src/models/*.mjs into dist/src/models/.`,
+          `The local embedder's worker script is missing at ${path}; the build must copy src/llm/*.mjs into dist/src/llm/.`,
           this.details(),
           false,
         ),
