@@ -26,12 +26,9 @@ import { parseArgs } from 'node:util';
 import { DataSource, QueryRunner } from 'typeorm';
 import { createApp } from '../src/bootstrap.js';
 import { AppConfig } from '../src/config/app-config.js';
-import {
-  denseTerms,
-  EmbeddingRepository,
-  vectorText,
-} from '../src/embeddings/embedding.repository.js';
+import { EmbeddingRepository } from '../src/embeddings/embedding.repository.js';
 import { EmbeddingService } from '../src/embeddings/embedding.service.js';
+import { denseTerms, vectorText } from '../src/embeddings/vector-sql.js';
 import { EMBEDDER } from '../src/llm/embedder.js';
 import type { Embedder } from '../src/llm/embedder.js';
 import { countTokens } from '../src/llm/tokenizer.js';

@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { SCHEMA_XACT_LOCK_SQL } from '../database/schema-lock.js';
 import { EmbeddingKind } from './embedding-kinds.js';
+import { hnswIndexName, sqlLiteral, vectorText } from './vector-sql.js';
 
 export type ModelState = 'ACTIVE' | 'BUILDING' | 'RETIRED';
 
@@ -19,38 +19,6 @@ export interface VectorRow {
   vector: number[];
   legacyId?: string | null;
   userId?: string | null;
-}
-
-/** A model id as a SQL literal: partial HNSW indexes only serve queries that name it literally. */
-export function sqlLiteral(value: string): string {
-  return `'${value.replace(/'/g, "''")}'`;
-}
-
-export function vectorText(vector: number[]): string {
-  return `[${vector.join(',')}]`;
-}
-
-/**
- * SQL pieces for a nearest-neighbour search over `embeddings` (alias `alias`) in one model:
- * the model and kind filter (literals, so the planner can use the partial HNSW index) and the
- * cosine distance to the query vector bound at `param` (pass `vectorText(q.vector)`).
- */
-export function denseTerms(
-  q: { model: string; dimensions: number },
-  kind: string,
-  param: string,
-  alias = 'e',
-): { filter: string; distance: string } {
-  const d = q.dimensions;
-  return {
-    filter: `${alias}.model = ${sqlLiteral(q.model)} AND ${alias}.kind = ${sqlLiteral(kind)}`,
-    distance: `(${alias}.embedding::vector(${d}) <=> ${param}::vector(${d}))`,
-  };
-}
-
-export function hnswIndexName(model: string, kind: string): string {
-  const hash = createHash('sha1').update(model).digest('hex').slice(0, 10);
-  return `embeddings_hnsw_${kind.replace(/\W/g, '_')}_${hash}`;
 }
 
 @Injectable()

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { QueryVector } from '../embeddings/embedding.service.js';
-import { denseTerms, vectorText } from '../embeddings/embedding.repository.js';
+import { denseTerms, vectorText } from '../embeddings/vector-sql.js';
 import {
   activeForSql,
   mentionCountSql,

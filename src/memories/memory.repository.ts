@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { denseTerms, sqlLiteral, vectorText } from '../embeddings/embedding.repository.js';
+import { denseTerms, sqlLiteral, vectorText } from '../embeddings/vector-sql.js';
 import { MemoryEntity, MemoryHistoryEntry } from './memory.entity.js';
 import {
   ArchiveReason,

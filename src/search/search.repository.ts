@@ -1,7 +1,7 @@
 import { activeForSql } from '../facts/fact-visibility.js';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { denseTerms, vectorText } from '../embeddings/embedding.repository.js';
+import { denseTerms, vectorText } from '../embeddings/vector-sql.js';
 import type { QueryVector } from '../embeddings/embedding.service.js';
 import type { Candidate, SourceKind } from './search.types.js';
 
