@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AuditEntryEntity, AuditOperation } from './audit-entry.entity.js';
+import { SqlParams } from '../database/sql-params.js';
 
 const COLUMNS = `id, actor_id AS "actorId", operation, target_user_id AS "targetUserId",
   target_legacy_id AS "targetLegacyId", target_conversation_id AS "targetConversationId",
@@ -39,15 +40,14 @@ export class AuditRepository {
 
   /** Newest first; `after` is the (createdAt, id) of the last row of the previous page. */
   page(limit: number, after?: { createdAt: string; id: string }): Promise<AuditEntryEntity[]> {
-    const params: unknown[] = [limit];
-    let where = '';
-    if (after) {
-      params.push(after.createdAt, after.id);
-      where = `WHERE (created_at, id) < ($2::timestamptz, $3::uuid)`;
-    }
+    const p = new SqlParams();
+    const where = after
+      ? `WHERE (created_at, id) < (${p.add(after.createdAt)}::timestamptz, ${p.add(after.id)}::uuid)`
+      : '';
     return this.dataSource.query(
-      `SELECT ${COLUMNS} FROM audit_log ${where} ORDER BY created_at DESC, id DESC LIMIT $1`,
-      params,
+      `SELECT ${COLUMNS} FROM audit_log ${where}
+        ORDER BY created_at DESC, id DESC LIMIT ${p.add(limit)}`,
+      p.values,
     );
   }
 }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { MessageRole } from './message-role.enum.js';
 import { MessageEntity } from './message.entity.js';
+import { SqlParams } from '../database/sql-params.js';
 
 export interface NewMessage {
   conversationId: string;
@@ -112,16 +113,15 @@ export class MessageRepository {
     cursorTurn?: number,
   ): Promise<MessageEntity[]> {
     const forward = direction === 'forward';
-    const params: unknown[] = [conversationId, limit];
-    let where = 'conversation_id = $1';
+    const p = new SqlParams();
+    let where = `conversation_id = ${p.add(conversationId)}`;
     if (cursorTurn !== undefined) {
-      params.push(cursorTurn);
-      where += forward ? ' AND turn_index > $3' : ' AND turn_index < $3';
+      where += ` AND turn_index ${forward ? '>' : '<'} ${p.add(cursorTurn)}`;
     }
     return this.m().query(
       `SELECT ${COLUMNS} FROM messages WHERE ${where}
-        ORDER BY turn_index ${forward ? 'ASC' : 'DESC'} LIMIT $2`,
-      params,
+        ORDER BY turn_index ${forward ? 'ASC' : 'DESC'} LIMIT ${p.add(limit)}`,
+      p.values,
     );
   }
 

@@ -18,6 +18,7 @@ import {
   FactStatus,
   FactVisibility,
 } from './fact.enums.js';
+import { SqlParams } from '../database/sql-params.js';
 
 export const FACT_KIND = 'fact';
 
@@ -457,17 +458,16 @@ export class FactRepository {
     limit: number,
     after?: (string | number)[],
   ): Promise<(FactEntity & { cursorKey: string })[]> {
-    const params: unknown[] = [authorId, memberOf, limit];
-    let cursor = '';
-    if (after) {
-      params.push(after[0], after[1]);
-      cursor = `AND (f.created_at, f.id) < ($4::timestamptz, $5::uuid)`;
-    }
+    const p = new SqlParams();
+    const cursor = after
+      ? `AND (f.created_at, f.id) < (${p.add(after[0])}::timestamptz, ${p.add(after[1])}::uuid)`
+      : '';
     return this.m().query(
       `SELECT ${COLUMNS}, f.created_at::text AS "cursorKey" FROM facts f
-        WHERE f.author_id = $1 AND f.status <> 'DELETED' AND f.legacy_id <> ALL($2::uuid[]) ${cursor}
-        ORDER BY f.created_at DESC, f.id DESC LIMIT $3`,
-      params,
+        WHERE f.author_id = ${p.add(authorId)} AND f.status <> 'DELETED'
+          AND f.legacy_id <> ALL(${p.add(memberOf)}::uuid[]) ${cursor}
+        ORDER BY f.created_at DESC, f.id DESC LIMIT ${p.add(limit)}`,
+      p.values,
     );
   }
 
@@ -511,44 +511,40 @@ export class FactRepository {
     after: (string | number)[] | undefined,
     search: SearchSql | null,
   ): Promise<(FactEntity & { cursorKey: string | number })[]> {
-    const params: unknown[] = [legacyId, viewerId];
+    const p = new SqlParams(legacyId, viewerId);
     const where = [`f.legacy_id = $1`, visibleSql('f', '$2')];
-    const bind = (value: unknown) => {
-      params.push(value);
-      return `$${params.length}`;
-    };
-    where.push(`${statusSql('f', '$2')} = ${bind(filter.status ?? FactStatus.ACTIVE)}`);
-    if (filter.visibility) where.push(`f.visibility = ${bind(filter.visibility)}`);
-    if (filter.category) where.push(`f.category = ${bind(filter.category)}`);
-    if (filter.authorId) where.push(`f.author_id = ${bind(filter.authorId)}::uuid`);
+    where.push(`${statusSql('f', '$2')} = ${p.add(filter.status ?? FactStatus.ACTIVE)}`);
+    if (filter.visibility) where.push(`f.visibility = ${p.add(filter.visibility)}`);
+    if (filter.category) where.push(`f.category = ${p.add(filter.category)}`);
+    if (filter.authorId) where.push(`f.author_id = ${p.add(filter.authorId)}::uuid`);
 
     if (!search) {
       if (after)
         where.push(
-          `(f.created_at, f.id) < (${bind(after[0])}::timestamptz, ${bind(after[1])}::uuid)`,
+          `(f.created_at, f.id) < (${p.add(after[0])}::timestamptz, ${p.add(after[1])}::uuid)`,
         );
       return this.m().query(
         `SELECT ${viewerColumnsSql('$2')}, f.created_at::text AS "cursorKey" FROM facts f
           WHERE ${where.join(' AND ')}
-          ORDER BY f.created_at DESC, f.id DESC LIMIT ${bind(limit)}`,
-        params,
+          ORDER BY f.created_at DESC, f.id DESC LIMIT ${p.add(limit)}`,
+        p.values,
       );
     }
-    const text = bind(search.text);
+    const text = p.add(search.text);
     const lexical = `GREATEST(word_similarity(${text}, f.content),
                               CASE WHEN f.search_tsv @@ websearch_to_tsquery('simple', ${text})
-                                     OR f.content ILIKE '%' || ${bind(likeEscape(search.text))} || '%'
+                                     OR f.content ILIKE '%' || ${p.add(likeEscape(search.text))} || '%'
                                    THEN 1 ELSE 0 END)`;
     let join = '';
     let dense = 'NULL::float8';
     if (search.vector) {
-      const terms = denseTerms(search.vector, FACT_KIND, bind(vectorText(search.vector.vector)));
+      const terms = denseTerms(search.vector, FACT_KIND, p.add(vectorText(search.vector.vector)));
       join = `LEFT JOIN embeddings e ON e.item_id = f.id AND ${terms.filter}`;
       dense = `(1 - ${terms.distance})`;
     }
-    const minSimilarity = bind(search.minSimilarity);
+    const minSimilarity = p.add(search.minSimilarity);
     const cursor = after
-      ? `WHERE (score, id) < (${bind(Number(after[0]))}::float8, ${bind(after[1])}::uuid)`
+      ? `WHERE (score, id) < (${p.add(Number(after[0]))}::float8, ${p.add(after[1])}::uuid)`
       : '';
     return this.m().query(
       `WITH matched AS (
@@ -562,8 +558,8 @@ export class FactRepository {
           WHERE lexical >= 0.6
              OR (dense >= ${minSimilarity} AND dense >= best.top - ${MEANING_MARGIN}))
        SELECT *, score AS "cursorKey" FROM scored ${cursor}
-        ORDER BY score DESC, id DESC LIMIT ${bind(limit)}`,
-      params,
+        ORDER BY score DESC, id DESC LIMIT ${p.add(limit)}`,
+      p.values,
     );
   }
 
@@ -583,7 +579,8 @@ export class FactRepository {
     vector: QueryVector | null,
     limit: number,
   ): Promise<(RankedFact & { dense: number | null; lexical: number; mentions: number })[]> {
-    const params: unknown[] = [legacyId, viewerId, query, limit];
+    // $1 to $4 are shared by both variants below.
+    const p = new SqlParams(legacyId, viewerId, query, limit);
     const scoredSql = (dense: string, join: string, where: string) =>
       `WITH visible AS (
          SELECT ${viewerColumnsSql('$2')}, ${dense} AS dense,
@@ -595,17 +592,17 @@ export class FactRepository {
                   + 0.1 * confidence)::float8 AS score
          FROM visible ORDER BY score DESC, id LIMIT $4`;
     const inScope = `f.legacy_id = $1 AND ${activeForSql('f', '$2')}`;
-    if (!vector) return this.m().query(scoredSql('NULL::float8', '', inScope), params);
+    if (!vector) return this.m().query(scoredSql('NULL::float8', '', inScope), p.values);
 
-    params.push(vectorText(vector.vector), Math.max(CONTEXT_POOL, limit));
-    const terms = denseTerms(vector, FACT_KIND, '$5');
+    const terms = denseTerms(vector, FACT_KIND, p.add(vectorText(vector.vector)));
+    const poolSize = p.add(Math.max(CONTEXT_POOL, limit));
     const pool = `f.id IN (
          (SELECT f.id FROM embeddings e JOIN facts f ON f.id = e.item_id
            WHERE ${terms.filter} AND ${inScope}
-           ORDER BY ${terms.distance} LIMIT $6)
+           ORDER BY ${terms.distance} LIMIT ${poolSize})
          UNION
          (SELECT f.id FROM facts f WHERE ${inScope}
-           ORDER BY ${mentionCountSql('f', '$2')} DESC, f.confidence DESC, f.id LIMIT $6))`;
+           ORDER BY ${mentionCountSql('f', '$2')} DESC, f.confidence DESC, f.id LIMIT ${poolSize}))`;
     return this.dataSource.transaction(async (m) => {
       await m.query(
         `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
@@ -618,7 +615,7 @@ export class FactRepository {
           `LEFT JOIN embeddings e ON e.item_id = f.id AND ${terms.filter}`,
           `${inScope} AND ${pool}`,
         ),
-        params,
+        p.values,
       );
     });
   }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { JobEntity, JobStatus } from './job.entity.js';
+import { SqlParams } from '../database/sql-params.js';
 
 const COLUMNS = `id, type, key, payload, status, attempts, max_attempts AS "maxAttempts",
   run_at AS "runAt", locked_by AS "lockedBy", locked_until AS "lockedUntil",
@@ -152,15 +153,15 @@ export class JobRepository {
   }
 
   pageFailed(limit: number, after?: { updatedAt: string; id: string }): Promise<JobEntity[]> {
-    const params: unknown[] = [limit];
+    const p = new SqlParams();
     let where = `status = 'FAILED'`;
     if (after) {
-      params.push(after.updatedAt, after.id);
-      where += ` AND (updated_at, id) < ($2::timestamptz, $3::uuid)`;
+      where += ` AND (updated_at, id) < (${p.add(after.updatedAt)}::timestamptz, ${p.add(after.id)}::uuid)`;
     }
     return this.m().query(
-      `SELECT ${COLUMNS} FROM jobs WHERE ${where} ORDER BY updated_at DESC, id DESC LIMIT $1`,
-      params,
+      `SELECT ${COLUMNS} FROM jobs WHERE ${where}
+        ORDER BY updated_at DESC, id DESC LIMIT ${p.add(limit)}`,
+      p.values,
     );
   }
 

@@ -11,6 +11,7 @@ import {
   MemoryStatus,
   MemoryType,
 } from './memory.enums.js';
+import { SqlParams } from '../database/sql-params.js';
 
 export const MEMORY_KIND = 'memory';
 
@@ -198,33 +199,15 @@ export class MemoryRepository {
     );
   }
 
-  private listConditions(userId: string, filter: MemoryListFilter, params: unknown[]): string[] {
-    params.push(userId);
-    const where = [`m.user_id = $${params.length}`];
-    params.push(
-      filter.statuses.length > 0 ? filter.statuses : [MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED],
-    );
-    where.push(`m.status = ANY($${params.length}::text[])`);
-    if (filter.type) {
-      params.push(filter.type);
-      where.push(`m.type = $${params.length}`);
-    }
-    if (filter.legacyId) {
-      params.push(filter.legacyId);
-      where.push(`m.legacy_id = $${params.length}`);
-    }
-    if (filter.conversationId) {
-      params.push(filter.conversationId);
-      where.push(`m.conversation_id = $${params.length}`);
-    }
-    if (filter.from) {
-      params.push(filter.from);
-      where.push(`m.created_at >= $${params.length}`);
-    }
-    if (filter.to) {
-      params.push(filter.to);
-      where.push(`m.created_at < $${params.length}`);
-    }
+  private listConditions(userId: string, filter: MemoryListFilter, p: SqlParams): string[] {
+    const statuses =
+      filter.statuses.length > 0 ? filter.statuses : [MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED];
+    const where = [`m.user_id = ${p.add(userId)}`, `m.status = ANY(${p.add(statuses)}::text[])`];
+    if (filter.type) where.push(`m.type = ${p.add(filter.type)}`);
+    if (filter.legacyId) where.push(`m.legacy_id = ${p.add(filter.legacyId)}`);
+    if (filter.conversationId) where.push(`m.conversation_id = ${p.add(filter.conversationId)}`);
+    if (filter.from) where.push(`m.created_at >= ${p.add(filter.from)}`);
+    if (filter.to) where.push(`m.created_at < ${p.add(filter.to)}`);
     return where;
   }
 
@@ -235,17 +218,17 @@ export class MemoryRepository {
     limit: number,
     after?: { createdAt: string; id: string },
   ): Promise<MemoryEntity[]> {
-    const params: unknown[] = [];
-    const where = this.listConditions(userId, filter, params);
+    const p = new SqlParams();
+    const where = this.listConditions(userId, filter, p);
     if (after) {
-      params.push(after.createdAt, after.id);
-      where.push(`(m.created_at, m.id) < ($${params.length - 1}::timestamptz, $${params.length})`);
+      where.push(
+        `(m.created_at, m.id) < (${p.add(after.createdAt)}::timestamptz, ${p.add(after.id)})`,
+      );
     }
-    params.push(limit);
     return this.m().query(
       `SELECT ${columns()} FROM memories m WHERE ${where.join(' AND ')}
-        ORDER BY m.created_at DESC, m.id DESC LIMIT $${params.length}`,
-      params,
+        ORDER BY m.created_at DESC, m.id DESC LIMIT ${p.add(limit)}`,
+      p.values,
     );
   }
 
@@ -262,29 +245,25 @@ export class MemoryRepository {
     limit: number,
     offset: number,
   ): Promise<(MemoryEntity & { rank: number })[]> {
-    const params: unknown[] = [];
-    const where = this.listConditions(userId, filter, params);
-    params.push(text);
-    const s = `$${params.length}`;
-    params.push(`%${escapeLike(text)}%`);
-    const like = `$${params.length}`;
+    const p = new SqlParams();
+    const where = this.listConditions(userId, filter, p);
+    const s = p.add(text);
+    const like = p.add(`%${escapeLike(text)}%`);
     let dense = 'NULL::float8';
     let join = '';
+    let qv = 'NULL::vector';
     if (q) {
-      params.push(vectorText(q.vector));
+      qv = `${p.add(vectorText(q.vector))}::vector(${q.dimensions})`;
       const { on, distance } = vectorJoin(q);
       join = `CROSS JOIN qv LEFT JOIN embeddings e ON ${on}`;
       dense = `1 - ${distance}`;
     }
-    params.push(minSimilarity, limit, offset);
-    const n = params.length;
-    const qv = q ? `$${n - 3}::vector(${q.dimensions})` : 'NULL::vector';
     return this.m().query(
       `WITH qv AS MATERIALIZED (SELECT ${qv} AS v)
        SELECT ${columns('x')}, x.rank FROM (
          SELECT y.*, GREATEST(y.fulltext, y.substring, y.words, y.dense) AS rank,
                 (y.fulltext > 0 OR y.substring > 0 OR y.words >= 0.5
-                   OR y.dense >= $${n - 2}) AS hit
+                   OR y.dense >= ${p.add(minSimilarity)}) AS hit
            FROM (
              SELECT m.*,
                     CASE WHEN m.search_tsv @@ plainto_tsquery('simple', ${s})
@@ -297,8 +276,8 @@ export class MemoryRepository {
               WHERE ${where.join(' AND ')}) y) x
         WHERE x.hit
         ORDER BY x.rank DESC, x.created_at DESC, x.id DESC
-        LIMIT $${n - 1} OFFSET $${n}`,
-      params,
+        LIMIT ${p.add(limit)} OFFSET ${p.add(offset)}`,
+      p.values,
     );
   }
 
@@ -352,14 +331,15 @@ export class MemoryRepository {
     /** Up to this many candidates, all are scored (cheaper than the index at that size). */
     scoreAllMax: number;
   }): Promise<ContextCandidateRow[]> {
-    const params: unknown[] = [
+    // $1 to $6 are shared by every variant below.
+    const p = new SqlParams(
       input.userId,
       input.legacyId,
       JSON.stringify(input.typeWeights),
       input.now,
       input.relevanceWeight,
       input.limit,
-    ];
+    );
     const inScope = `m.user_id = $1 AND m.status = 'ACTIVE' AND (m.legacy_id = $2 OR m.legacy_id IS NULL)`;
     const scored = (similarity: string, join: string, where: string) => `
          SELECT m.id, m.type, m.content, m.confidence, m.reference_count AS "referenceCount",
@@ -385,13 +365,13 @@ export class MemoryRepository {
                 LIMIT $6) top
          LEFT JOIN messages msg ON msg.id = top."sourceMessageId"
         ORDER BY top.score DESC, top.id`;
-    if (!input.q) return this.m().query(ranked(scored('NULL::float8', '', inScope)), params);
+    if (!input.q) return this.m().query(ranked(scored('NULL::float8', '', inScope)), p.values);
 
     const q = input.q;
     const { on, distance } = vectorJoin(q);
-    params.push(vectorText(q.vector));
+    const vector = p.add(vectorText(q.vector));
     const withQuery = (inner: string) =>
-      `WITH qv AS MATERIALIZED (SELECT $7::vector(${q.dimensions}) AS v)${inner}`;
+      `WITH qv AS MATERIALIZED (SELECT ${vector}::vector(${q.dimensions}) AS v)${inner}`;
     const similar = (where: string) =>
       scored(
         `GREATEST(0, 1 - ${distance})`,
@@ -403,11 +383,11 @@ export class MemoryRepository {
       [input.userId, input.legacyId],
     );
     if (n <= input.scoreAllMax) {
-      return this.m().query(withQuery(` ${ranked(similar(inScope))}`), params);
+      return this.m().query(withQuery(` ${ranked(similar(inScope))}`), p.values);
     }
 
-    params.push(Math.max(CONTEXT_POOL, input.limit));
-    const nearest = denseTerms(q, MEMORY_KIND, '$7');
+    const poolSize = p.add(Math.max(CONTEXT_POOL, input.limit));
+    const nearest = denseTerms(q, MEMORY_KIND, vector);
     return this.dataSource.transaction(async (m) => {
       await m.query(
         `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
@@ -423,17 +403,17 @@ export class MemoryRepository {
             ORDER BY w.weight * m.confidence / (1 + LEAST(30, GREATEST(0, extract(epoch FROM
                        ($4::timestamptz - COALESCE(m.last_referenced_at, m.created_at))) / 86400.0)))
                      + 0.1 * m.reference_count DESC, m.id
-            LIMIT $8
+            LIMIT ${poolSize}
          ),
          near AS (
            SELECT m.id FROM embeddings e JOIN memories m ON m.id = e.item_id
             WHERE ${nearest.filter} AND ${inScope}
             ORDER BY ${nearest.distance}
-            LIMIT $8
+            LIMIT ${poolSize}
          ),
          pool AS (SELECT id FROM useful UNION SELECT id FROM near)
          ${ranked(similar('m.id IN (SELECT id FROM pool)'))}`),
-        params,
+        p.values,
       );
     });
   }
@@ -861,19 +841,12 @@ export class MemoryRepository {
     where: { ids?: string[]; conversationId?: string; sourceMessageId?: string },
     now: Date,
   ): Promise<MemoryEntity[]> {
-    const params: unknown[] = [userId, now, now.toISOString()];
+    const p = new SqlParams(userId, now, now.toISOString());
     const conditions = [`m.user_id = $1`, `m.status <> 'DELETED'`];
-    if (where.ids) {
-      params.push(where.ids);
-      conditions.push(`m.id = ANY($${params.length}::uuid[])`);
-    }
-    if (where.conversationId) {
-      params.push(where.conversationId);
-      conditions.push(`m.conversation_id = $${params.length}`);
-    }
+    if (where.ids) conditions.push(`m.id = ANY(${p.add(where.ids)}::uuid[])`);
+    if (where.conversationId) conditions.push(`m.conversation_id = ${p.add(where.conversationId)}`);
     if (where.sourceMessageId) {
-      params.push(where.sourceMessageId);
-      conditions.push(`m.source_message_id = $${params.length}`);
+      conditions.push(`m.source_message_id = ${p.add(where.sourceMessageId)}`);
     }
     const result: unknown = await this.m().query(
       `UPDATE memories m SET status = 'DELETED', deleted_at = $2, updated_at = $2,
@@ -881,7 +854,7 @@ export class MemoryRepository {
                 'at', $3::text, 'action', 'FORGOTTEN', 'fromStatus', status))
         WHERE ${conditions.join(' AND ')}
         RETURNING ${columns()}`,
-      params,
+      p.values,
     );
     return returned<MemoryEntity>(result);
   }

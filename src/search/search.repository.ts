@@ -4,6 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { denseTerms, vectorText } from '../embeddings/vector-sql.js';
 import type { QueryVector } from '../embeddings/embedding.service.js';
 import type { Candidate, SourceKind } from './search.types.js';
+import { SqlParams } from '../database/sql-params.js';
 
 /** Who is searching and where: every query is scoped in SQL by these. */
 export interface ScopeParams {
@@ -61,19 +62,10 @@ export interface ScopeStats {
   lengthAll: number;
 }
 
-/** Collects positional parameters for one statement. */
-class Params {
-  readonly values: unknown[] = [];
-  add(value: unknown): string {
-    this.values.push(value);
-    return `$${this.values.length}`;
-  }
-}
-
 interface KindSql {
   table: string;
   /** Scope predicate over alias `x`. */
-  scope: (scope: ScopeName, s: ScopeParams, p: Params) => string;
+  scope: (scope: ScopeName, s: ScopeParams, p: SqlParams) => string;
   /** When the item was said or made, for the time path. */
   timeFrom: string;
   timeTo: string;
@@ -84,7 +76,7 @@ const BM25_SCORE_ALL_MAX = 1500;
 /** Past it, BM25 scores this many, pre-ranked by ts_rank. */
 const BM25_PRERANKED = 500;
 
-const SEGMENT_SCOPE = (scope: ScopeName, s: ScopeParams, p: Params): string => {
+const SEGMENT_SCOPE = (scope: ScopeName, s: ScopeParams, p: SqlParams): string => {
   if (scope === 'current') {
     const before = s.beforeTurn === null ? '' : ` AND x.turn_index < ${p.add(s.beforeTurn)}`;
     return `x.conversation_id = ${p.add(s.conversationId)}${before}`;
@@ -219,7 +211,7 @@ export class SearchRepository {
    */
   async denseFor(kind: SourceKind, ids: string[], q: QueryVector): Promise<PathRow[]> {
     if (ids.length === 0) return [];
-    const p = new Params();
+    const p = new SqlParams();
     const { filter, distance } = denseTerms(q, kind, p.add(vectorText(q.vector)));
     const rows: { id: string; distance: number }[] = await this.dataSource.query(
       `SELECT e.item_id AS id, ${distance} AS distance FROM embeddings e
@@ -293,7 +285,7 @@ export class SearchRepository {
     limit: number,
   ): Promise<PathRow[]> {
     const sql = KINDS[kind];
-    const p = new Params();
+    const p = new SqlParams();
     const vector = p.add(vectorText(q.vector));
     const { filter, distance } = denseTerms(q, kind, vector);
     if (scope === 'current') {
@@ -345,7 +337,7 @@ export class SearchRepository {
     ids?: string[],
   ): Promise<PathRow[]> {
     if (!q.english || q.lexemes.length === 0) return [];
-    const p = new Params();
+    const p = new SqlParams();
     const lexemes = p.add(q.lexemes);
     const idf = p.add(q.idf);
     const alpha = `${p.add(bm25.contextWeight)}::float8`;
@@ -406,7 +398,7 @@ export class SearchRepository {
   ): Promise<PathRow[]> {
     if (!q.simple) return [];
     const sql = KINDS[kind];
-    const p = new Params();
+    const p = new SqlParams();
     const query = p.add(q.simple);
     const keywords = p.add(q.keywords);
     const where = sql.scope(scope, s, p) + (ids ? ` AND x.id = ANY(${p.add(ids)}::uuid[])` : '');
@@ -441,7 +433,7 @@ export class SearchRepository {
   ): Promise<PathRow[]> {
     if (probes.words.length === 0 && probes.cjk.length === 0) return [];
     const sql = KINDS[kind];
-    const p = new Params();
+    const p = new SqlParams();
     const conditions: string[] = [];
     const scores: string[] = [];
     for (const word of probes.words) {
@@ -478,7 +470,7 @@ export class SearchRepository {
     limit: number,
   ): Promise<PathRow[]> {
     const sql = KINDS[kind];
-    const p = new Params();
+    const p = new SqlParams();
     const where = sql.scope(scope, s, p);
     const rows: { id: string }[] = await this.dataSource.query(
       `SELECT x.id FROM ${sql.table} x

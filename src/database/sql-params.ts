@@ -1,0 +1,16 @@
+/**
+ * Positional parameters for one statement, the project's one way to build SQL with values:
+ * `p.add(value)` binds the value and returns its placeholder (`$1`, `$2`, ...).
+ */
+export class SqlParams {
+  readonly values: unknown[] = [];
+
+  constructor(...initial: unknown[]) {
+    this.values.push(...initial);
+  }
+
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
