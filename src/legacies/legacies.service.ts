@@ -69,6 +69,13 @@ export class LegaciesService {
     return membership.role;
   }
 
+  /** Of these legacies, the ones the user is a member of now. */
+  async memberOf(userId: string, legacyIds: readonly string[]): Promise<Set<string>> {
+    if (legacyIds.length === 0) return new Set();
+    const wanted = new Set(legacyIds);
+    return new Set((await this.legacies.legacyIdsOf(userId)).filter((id) => wanted.has(id)));
+  }
+
   async requireManager(userId: string, legacyId: string): Promise<LegacyRole> {
     const role = await this.requireMember(userId, legacyId);
     if (!MANAGERS.has(role)) {

@@ -290,7 +290,7 @@ export class MemoriesService {
     const skippedCount = items.length - live.length;
 
     const legacyIds = [...new Set(live.flatMap((i) => (i.legacyId ? [i.legacyId] : [])))];
-    const members = await this.repo.memberLegacies(user.id, legacyIds);
+    const members = await this.legacies.memberOf(user.id, legacyIds);
     const owned = await this.repo.ownedSources(
       user.id,
       [...new Set(live.flatMap((i) => (i.conversationId ? [i.conversationId] : [])))],

@@ -961,15 +961,6 @@ export class MemoryRepository {
 
   // ---- imports -----------------------------------------------------------------------------
 
-  async memberLegacies(userId: string, legacyIds: readonly string[]): Promise<Set<string>> {
-    if (legacyIds.length === 0) return new Set();
-    const rows: { id: string }[] = await this.m().query(
-      `SELECT legacy_id AS id FROM legacy_members WHERE user_id = $1 AND legacy_id = ANY($2::uuid[])`,
-      [userId, legacyIds],
-    );
-    return new Set(rows.map((r) => r.id));
-  }
-
   /** Of these conversations and turns, the ones the user owns (imports link them back). */
   async ownedSources(
     userId: string,
