@@ -23,6 +23,14 @@ export interface FactVisibilityState {
   status: FactStatus;
 }
 
+/**
+ * Whether the viewer may see where a fact was said (its conversation, turns, sources and their
+ * metadata): its author only, whatever its visibility.
+ */
+export function seesSources(fact: { authorId: string }, viewerId: string): boolean {
+  return fact.authorId === viewerId;
+}
+
 export function canSee(fact: FactVisibilityState, viewerId: string): boolean {
   return (
     fact.authorId === viewerId ||

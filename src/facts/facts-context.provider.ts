@@ -10,6 +10,7 @@ import { EmbeddingService } from '../embeddings/embedding.service.js';
 import { countTokens } from '../llm/tokenizer.js';
 import { FactVisibility } from './fact.enums.js';
 import { FactRepository } from './fact.repository.js';
+import { seesSources } from './fact-visibility.js';
 
 /**
  * The 'facts' section of the agent's context: the legacy's active facts the user may see (their
@@ -49,13 +50,13 @@ export class FactsContextProvider implements ContextSectionProvider {
     );
     // Where a fact was said is traced for the viewer's own facts only: another member's
     // conversations, and their messages' metadata, stay theirs.
-    const own = rows.filter((f) => f.authorId === request.user.id);
+    const own = rows.filter((f) => seesSources(f, request.user.id));
     const messages = await this.conversations.findMessagesByIds([
       ...new Set(own.flatMap((f) => f.sourceMessageIds)),
     ]);
     const metadataOf = new Map(messages.map((m) => [m.id, m.metadata]));
     return rows.map((fact) => {
-      const mine = fact.authorId === request.user.id;
+      const mine = seesSources(fact, request.user.id);
       const marker = mine && fact.visibility === FactVisibility.PRIVATE ? 'personal' : 'shared';
       const text = `- [${fact.category.toLowerCase()}, ${marker}] ${fact.content}`;
       const messageIds = mine ? fact.sourceMessageIds : [];

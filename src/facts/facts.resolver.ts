@@ -35,6 +35,7 @@ import {
 } from './models/fact.model.js';
 import { USER_BY_ID } from '../identity/user.loaders.js';
 import { FACT_SOURCES, VISIBLE_FACT } from './fact.loaders.js';
+import { seesSources } from './fact-visibility.js';
 
 /**
  * The events of `source` that `map` turns into a value (null drops one), in order. Ending it
@@ -79,7 +80,7 @@ function toFactConnection(connection: Connection<FactEntity>, viewerId: string) 
 
 /** A fact as `viewerId` sees it: where it was said is its author's business only. */
 export function toFactModel(fact: FactEntity, viewerId: string): FactModel {
-  const mine = fact.authorId === viewerId;
+  const mine = seesSources(fact, viewerId);
   return {
     ...fact,
     sourceConversationId: mine ? fact.sourceConversationId : null,
@@ -244,7 +245,7 @@ export class FactsResolver {
     @Parent() fact: FactModel,
     @RequestLoaders() loaders: Loaders,
   ) {
-    if (fact.authorId !== user.id) return [];
+    if (!seesSources(fact, user.id)) return [];
     return loaders.get(FACT_SOURCES, this.service).load(fact.id);
   }
 }

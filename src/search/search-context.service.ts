@@ -11,6 +11,7 @@ import { HybridSearchService, SearchOutcome } from './hybrid-search.service.js';
 import { SearchRepository } from './search.repository.js';
 import type { Ranked, SourceKind } from './search.types.js';
 import { localDate } from './time-expressions.js';
+import { seesSources } from '../facts/fact-visibility.js';
 
 export const SOURCE_TYPES: Record<SourceKind, ContextSourceType> = {
   segment: 'TURN',
@@ -121,7 +122,7 @@ export class SearchContextService {
     });
     const byId = new Map(messages.map((m) => [m.id, m]));
     return ranked.map((r) => {
-      const own = r.kind !== 'fact' || r.ownerId === userId;
+      const own = r.kind !== 'fact' || seesSources({ authorId: r.ownerId ?? '' }, userId);
       const cited =
         r.kind === 'summary'
           ? messages.filter(
