@@ -26,6 +26,8 @@ import {
 } from './memory-maintenance.service.js';
 import { MEMORY_KIND, MemoryRepository } from './memory.repository.js';
 import { MemoryWriterService } from './memory-writer.service.js';
+import { MemoryLedgerRepository } from './memory-ledger.repository.js';
+import { MemoryUseRepository } from './memory-use.repository.js';
 
 /**
  * Memories about the user: consent-gated extraction after each assistant turn, the user's
@@ -37,6 +39,8 @@ import { MemoryWriterService } from './memory-writer.service.js';
   providers: [
     MemoryClock,
     MemoryRepository,
+    MemoryLedgerRepository,
+    MemoryUseRepository,
     MemoryEvents,
     MemoryWriterService,
     MemoryExtractionService,

@@ -30,6 +30,8 @@ import {
 import { MemoryErrorCode, MemoryException } from './memory.exception.js';
 import { MEMORY_KIND, MemoryListFilter, MemoryRepository, NewMemory } from './memory.repository.js';
 import { MemoryWriterService, SaveResult, sliceEmbedded } from './memory-writer.service.js';
+import { MemoryLedgerRepository } from './memory-ledger.repository.js';
+import { MemoryUseRepository } from './memory-use.repository.js';
 
 export const CLEAR_ALL_CONFIRMATION = 'DELETE ALL MY MEMORIES';
 
@@ -64,6 +66,8 @@ function round(x: number, digits = 4): number {
 export class MemoriesService {
   constructor(
     private readonly repo: MemoryRepository,
+    private readonly ledger: MemoryLedgerRepository,
+    private readonly uses: MemoryUseRepository,
     private readonly writer: MemoryWriterService,
     private readonly events: MemoryEvents,
     private readonly clock: MemoryClock,
@@ -483,8 +487,8 @@ export class MemoriesService {
     const counts = await this.repo.counts(user.id);
     const sum = (pick: (c: (typeof counts)[number]) => boolean) =>
       counts.filter(pick).reduce((n, c) => n + c.count, 0);
-    const extraction = await this.repo.extractionTotals(user.id);
-    const replies = await this.repo.replyTotals(user.id);
+    const extraction = await this.ledger.extractionTotals(user.id);
+    const replies = await this.uses.replyTotals(user.id);
     const attempts = extraction.created + extraction.merged;
     return {
       total: sum(() => true),
@@ -510,7 +514,7 @@ export class MemoriesService {
 
   /** For Message.usedMemories: the memories each turn was given, visible to this user. */
   async usedBy(user: UserEntity, messageIds: readonly string[]): Promise<MemoryEntity[][]> {
-    const rows = await this.repo.usedByMessages(user.id, messageIds);
+    const rows = await this.uses.usedByMessages(user.id, messageIds);
     return messageIds.map((id) => rows.filter((r) => r.messageId === id));
   }
 

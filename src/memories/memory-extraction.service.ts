@@ -14,6 +14,7 @@ import { MemoryClock } from './memory-clock.js';
 import { ConversationMode, MemorySaveOutcome, MemorySource, MemoryType } from './memory.enums.js';
 import { MemoryRepository } from './memory.repository.js';
 import { MemoryWriterService } from './memory-writer.service.js';
+import { MemoryLedgerRepository } from './memory-ledger.repository.js';
 
 export const EXTRACT_JOB = 'memories:extract';
 
@@ -55,6 +56,7 @@ export class MemoryExtractionService {
   constructor(
     private readonly jobs: JobsService,
     private readonly repo: MemoryRepository,
+    private readonly ledger: MemoryLedgerRepository,
     private readonly writer: MemoryWriterService,
     private readonly clock: MemoryClock,
     private readonly config: AppConfig,
@@ -66,8 +68,8 @@ export class MemoryExtractionService {
     if (event.imported) return;
     for (const message of event.messages) {
       if (message.role !== MessageRole.ASSISTANT) continue;
-      if (!consents(await this.repo.consent(manager, event.conversation.id))) continue;
-      const userMessageId = await this.repo.answeredUserTurn(
+      if (!consents(await this.ledger.consent(manager, event.conversation.id))) continue;
+      const userMessageId = await this.ledger.answeredUserTurn(
         manager,
         event.conversation.id,
         message.turnIndex,
@@ -79,7 +81,7 @@ export class MemoryExtractionService {
   }
 
   async run(payload: ExtractPayload): Promise<ExtractionOutcome> {
-    const ex = await this.repo.exchange(payload.assistantMessageId, payload.userMessageId);
+    const ex = await this.ledger.exchange(payload.assistantMessageId, payload.userMessageId);
     // The conversation was deleted meanwhile: there is nothing left to remember.
     if (!ex || !ex.userMessageId || ex.userContent === null) return 'gone';
     // Only the conversation owner's own turns, for that owner.
@@ -94,16 +96,16 @@ export class MemoryExtractionService {
     const now = this.clock.now();
 
     if (!consents(ex)) {
-      await this.repo.transaction((m) => this.repo.recordNoConsent(m, { ...ledger, now }));
+      await this.repo.transaction((m) => this.ledger.recordNoConsent(m, { ...ledger, now }));
       return 'no-consent';
     }
 
     const attempts = await this.repo.transaction(async (m) => {
       await this.repo.lockUser(m, userId);
-      const row = await this.repo.ledgerForUpdate(m, ledger.sourceMessageId);
+      const row = await this.ledger.ledgerForUpdate(m, ledger.sourceMessageId);
       if (row?.completedAt) return null;
       const limit = this.config.env.MEMORY_EXTRACTIONS_PER_MINUTE;
-      const recent = await this.repo.recentExtractions(
+      const recent = await this.ledger.recentExtractions(
         m,
         userId,
         new Date(now.getTime() - RATE_WINDOW_MS),
@@ -116,7 +118,7 @@ export class MemoryExtractionService {
           `memory extraction limit of ${limit} per minute reached`,
         );
       }
-      return this.repo.startExtraction(m, { ...ledger, now });
+      return this.ledger.startExtraction(m, { ...ledger, now });
     });
     if (attempts === null) return 'already-done';
 
@@ -163,7 +165,7 @@ export class MemoryExtractionService {
       outcome: 'EXTRACTED' | 'NO_CONSENT',
       counts = { created: 0, merged: 0, superseded: 0 },
     ) =>
-      this.repo.completeExtraction(m, ledger.sourceMessageId, {
+      this.ledger.completeExtraction(m, ledger.sourceMessageId, {
         outcome,
         model: this.llm.modelId,
         proposed: proposed.length,
@@ -188,12 +190,13 @@ export class MemoryExtractionService {
       })),
       {
         guard: async (m) => {
-          if ((await this.repo.ledgerForUpdate(m, ledger.sourceMessageId))?.completedAt) {
+          if ((await this.ledger.ledgerForUpdate(m, ledger.sourceMessageId))?.completedAt) {
             return false;
           }
           // Consent again, locked: switching remember off or pausing during the model call
           // stops this save, and a switch made now waits until it is written.
-          if (consents(await this.repo.consent(m, ex.conversationId, { lock: true }))) return true;
+          if (consents(await this.ledger.consent(m, ex.conversationId, { lock: true })))
+            return true;
           withdrawn = true;
           await finish(m, 'NO_CONSENT');
           return false;

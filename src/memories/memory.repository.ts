@@ -18,7 +18,7 @@ export const MEMORY_KIND = 'memory';
 /** Memories scored by similarity for the memory block: this many most useful, this many nearest. */
 const CONTEXT_POOL = 200;
 
-function columns(alias = 'm'): string {
+export function columns(alias = 'm'): string {
   const a = `${alias}.`;
   return `${a}id, ${a}user_id AS "userId", ${a}legacy_id AS "legacyId", ${a}type, ${a}content,
     ${a}normalized, ${a}slot_key AS "slotKey", ${a}slot_value AS "slotValue", ${a}confidence,
@@ -32,7 +32,7 @@ function columns(alias = 'm'): string {
 }
 
 /** Rows of an UPDATE/DELETE ... RETURNING: TypeORM answers [rows, count] for those. */
-function returned<T>(result: unknown): T[] {
+export function returned<T>(result: unknown): T[] {
   return (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as T[];
 }
 
@@ -121,30 +121,6 @@ export interface ContextCandidateRow {
   similarity: number | null;
   base: number;
   score: number;
-}
-
-export interface LedgerRow {
-  sourceMessageId: string;
-  attempts: number;
-  startedAt: Date;
-  completedAt: Date | null;
-}
-
-export interface ExchangeRow {
-  conversationId: string;
-  legacyId: string;
-  conversationUserId: string;
-  remember: boolean;
-  memoryPaused: boolean;
-  assistantMessageId: string;
-  assistantContent: string;
-  assistantTurnIndex: number;
-  userMessageId: string | null;
-  userContent: string | null;
-  userTurnIndex: number | null;
-  userMessageUserId: string | null;
-  userOccurredAt: Date | null;
-  agentWrote: boolean;
 }
 
 export interface MemoryCounts {
@@ -281,22 +257,6 @@ export class MemoryRepository {
     );
   }
 
-  /** Memories given to the model for these assistant turns, still visible to their owner. */
-  usedByMessages(
-    userId: string,
-    messageIds: readonly string[],
-  ): Promise<(MemoryEntity & { messageId: string })[]> {
-    if (messageIds.length === 0) return Promise.resolve([]);
-    return this.m().query(
-      `SELECT u.message_id AS "messageId", ${columns()}
-         FROM memory_uses u JOIN memories m ON m.id = u.memory_id
-        WHERE u.message_id = ANY($1::uuid[]) AND u.user_id = $2 AND m.user_id = $2
-          AND m.status <> 'DELETED'
-        ORDER BY u.used_at, m.id`,
-      [messageIds, userId],
-    );
-  }
-
   /** Everything the user has (active and archived), oldest first. */
   exportRows(userId: string): Promise<MemoryEntity[]> {
     return this.m().query(
@@ -424,187 +384,6 @@ export class MemoryRepository {
       [userId],
     );
     return rows.map((r) => ({ type: r.type, status: r.status, count: Number(r.n) }));
-  }
-
-  async extractionTotals(userId: string) {
-    const rows: Record<string, string>[] = await this.m().query(
-      `SELECT count(*) AS turns, COALESCE(sum(proposed_count), 0) AS proposed,
-              COALESCE(sum(created_count), 0) AS created, COALESCE(sum(merged_count), 0) AS merged,
-              COALESCE(sum(superseded_count), 0) AS superseded,
-              COALESCE(sum(below_threshold_count), 0) AS "belowThreshold"
-         FROM memory_extractions WHERE user_id = $1 AND outcome = 'EXTRACTED'`,
-      [userId],
-    );
-    const r = rows[0];
-    return {
-      turns: Number(r.turns),
-      proposed: Number(r.proposed),
-      created: Number(r.created),
-      merged: Number(r.merged),
-      superseded: Number(r.superseded),
-      belowThreshold: Number(r.belowThreshold),
-    };
-  }
-
-  async replyTotals(userId: string): Promise<{ replies: number; withMemories: number }> {
-    const rows: { replies: string; used: string }[] = await this.m().query(
-      `SELECT (SELECT count(*) FROM messages WHERE user_id = $1 AND role = 'ASSISTANT') AS replies,
-              (SELECT count(DISTINCT message_id) FROM memory_uses WHERE user_id = $1) AS used`,
-      [userId],
-    );
-    return { replies: Number(rows[0].replies), withMemories: Number(rows[0].used) };
-  }
-
-  // ---- extraction --------------------------------------------------------------------------
-
-  /** Consent as it stands now, read inside the turn's transaction. */
-  async consent(
-    manager: EntityManager,
-    conversationId: string,
-    options: { lock?: boolean } = {},
-  ): Promise<{ remember: boolean; memoryPaused: boolean } | null> {
-    const rows: { remember: boolean; memoryPaused: boolean }[] = await manager.query(
-      `SELECT c.remember, u.memory_paused AS "memoryPaused"
-         FROM conversations c JOIN users u ON u.id = c.user_id WHERE c.id = $1
-         ${options.lock ? 'FOR SHARE OF c, u' : ''}`,
-      [conversationId],
-    );
-    return rows[0] ?? null;
-  }
-
-  /** The user turn an assistant turn answers: the latest USER turn before it. */
-  async answeredUserTurn(
-    manager: EntityManager,
-    conversationId: string,
-    beforeTurn: number,
-  ): Promise<string | null> {
-    const rows: { id: string }[] = await manager.query(
-      `SELECT id FROM messages WHERE conversation_id = $1 AND turn_index < $2 AND role = 'USER'
-        ORDER BY turn_index DESC LIMIT 1`,
-      [conversationId, beforeTurn],
-    );
-    return rows[0]?.id ?? null;
-  }
-
-  /** An exchange with the consent that applies to it now. */
-  async exchange(assistantMessageId: string, userMessageId: string): Promise<ExchangeRow | null> {
-    const rows: ExchangeRow[] = await this.m().query(
-      `SELECT c.id AS "conversationId", c.legacy_id AS "legacyId", c.user_id AS "conversationUserId",
-              c.remember, u.memory_paused AS "memoryPaused",
-              a.id AS "assistantMessageId", a.content AS "assistantContent",
-              a.turn_index AS "assistantTurnIndex",
-              q.id AS "userMessageId", q.content AS "userContent", q.turn_index AS "userTurnIndex",
-              q.user_id AS "userMessageUserId", q.occurred_at AS "userOccurredAt",
-              EXISTS (SELECT 1 FROM assistant_replies r WHERE r.message_id = a.id) AS "agentWrote"
-         FROM messages a
-         JOIN conversations c ON c.id = a.conversation_id
-         JOIN users u ON u.id = c.user_id
-         LEFT JOIN messages q ON q.id = $2 AND q.conversation_id = a.conversation_id
-                              AND q.role = 'USER'
-        WHERE a.id = $1 AND a.role = 'ASSISTANT'`,
-      [assistantMessageId, userMessageId],
-    );
-    return rows[0] ?? null;
-  }
-
-  async ledgerForUpdate(manager: EntityManager, sourceMessageId: string) {
-    const rows: LedgerRow[] = await manager.query(
-      `SELECT source_message_id AS "sourceMessageId", attempts, started_at AS "startedAt",
-              completed_at AS "completedAt"
-         FROM memory_extractions WHERE source_message_id = $1 FOR UPDATE`,
-      [sourceMessageId],
-    );
-    return rows[0] ?? null;
-  }
-
-  /** Extractions this user started since `since` (other than this one), and the oldest. */
-  async recentExtractions(
-    manager: EntityManager,
-    userId: string,
-    since: Date,
-    exclude: string,
-  ): Promise<{ count: number; oldest: Date | null }> {
-    const rows: { n: string; oldest: Date | null }[] = await manager.query(
-      `SELECT count(*) AS n, min(started_at) AS oldest FROM memory_extractions
-        WHERE user_id = $1 AND started_at > $2 AND source_message_id <> $3`,
-      [userId, since, exclude],
-    );
-    return { count: Number(rows[0].n), oldest: rows[0].oldest };
-  }
-
-  async startExtraction(
-    manager: EntityManager,
-    row: {
-      sourceMessageId: string;
-      userId: string;
-      conversationId: string;
-      assistantMessageId: string;
-      now: Date;
-    },
-  ): Promise<number> {
-    const rows: { attempts: number }[] = await manager.query(
-      `INSERT INTO memory_extractions
-         (source_message_id, user_id, conversation_id, assistant_message_id, attempts, started_at)
-       VALUES ($1, $2, $3, $4, 1, $5)
-       ON CONFLICT (source_message_id) DO UPDATE
-         SET attempts = memory_extractions.attempts + 1, started_at = EXCLUDED.started_at
-       RETURNING attempts`,
-      [row.sourceMessageId, row.userId, row.conversationId, row.assistantMessageId, row.now],
-    );
-    return rows[0].attempts;
-  }
-
-  async completeExtraction(
-    manager: EntityManager,
-    sourceMessageId: string,
-    result: {
-      outcome: 'EXTRACTED' | 'NO_CONSENT';
-      model: string | null;
-      proposed: number;
-      belowThreshold: number;
-      created: number;
-      merged: number;
-      superseded: number;
-      now: Date;
-    },
-  ): Promise<void> {
-    await manager.query(
-      `UPDATE memory_extractions SET outcome = $2, model = $3, proposed_count = $4,
-              below_threshold_count = $5, created_count = $6, merged_count = $7,
-              superseded_count = $8, completed_at = $9
-        WHERE source_message_id = $1`,
-      [
-        sourceMessageId,
-        result.outcome,
-        result.model,
-        result.proposed,
-        result.belowThreshold,
-        result.created,
-        result.merged,
-        result.superseded,
-        result.now,
-      ],
-    );
-  }
-
-  /** Records that a turn was examined without consent, so it is never extracted later. */
-  async recordNoConsent(
-    manager: EntityManager,
-    row: {
-      sourceMessageId: string;
-      userId: string;
-      conversationId: string;
-      assistantMessageId: string;
-      now: Date;
-    },
-  ): Promise<void> {
-    await manager.query(
-      `INSERT INTO memory_extractions (source_message_id, user_id, conversation_id,
-              assistant_message_id, outcome, started_at, completed_at)
-       VALUES ($1, $2, $3, $4, 'NO_CONSENT', $5, $5)
-       ON CONFLICT (source_message_id) DO NOTHING`,
-      [row.sourceMessageId, row.userId, row.conversationId, row.assistantMessageId, row.now],
-    );
   }
 
   // ---- writes ------------------------------------------------------------------------------
@@ -930,33 +709,6 @@ export class MemoryRepository {
       [now, ageMonths, unreferencedMonths, now.toISOString()],
     );
     return returned<{ id: string; userId: string }>(result);
-  }
-
-  /**
-   * Records which memories an assistant turn was given and counts one reference for each,
-   * once per turn whatever the retries.
-   */
-  async recordUses(
-    messageId: string,
-    userId: string,
-    memoryIds: readonly string[],
-    now: Date,
-    manager?: EntityManager,
-  ): Promise<string[]> {
-    if (memoryIds.length === 0) return [];
-    const result: unknown = await this.m(manager).query(
-      `WITH ins AS (
-         INSERT INTO memory_uses (message_id, memory_id, user_id, used_at)
-         SELECT $1, m.id, m.user_id, $4 FROM memories m
-          WHERE m.id = ANY($3::uuid[]) AND m.user_id = $2
-         ON CONFLICT DO NOTHING RETURNING memory_id)
-       UPDATE memories SET reference_count = reference_count + 1,
-              last_referenced_at = GREATEST(last_referenced_at, $4::timestamptz)
-        WHERE id IN (SELECT memory_id FROM ins)
-       RETURNING id`,
-      [messageId, userId, memoryIds, now],
-    );
-    return returned<{ id: string }>(result).map((r) => r.id);
   }
 
   // ---- imports -----------------------------------------------------------------------------

@@ -1,0 +1,209 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+
+export interface LedgerRow {
+  sourceMessageId: string;
+  attempts: number;
+  startedAt: Date;
+  completedAt: Date | null;
+}
+
+export interface ExchangeRow {
+  conversationId: string;
+  legacyId: string;
+  conversationUserId: string;
+  remember: boolean;
+  memoryPaused: boolean;
+  assistantMessageId: string;
+  assistantContent: string;
+  assistantTurnIndex: number;
+  userMessageId: string | null;
+  userContent: string | null;
+  userTurnIndex: number | null;
+  userMessageUserId: string | null;
+  userOccurredAt: Date | null;
+  agentWrote: boolean;
+}
+
+/**
+ * The extraction ledger (one row per user turn: attempts, outcome, counts) and the reads that
+ * extraction needs about a turn and its consent.
+ */
+@Injectable()
+export class MemoryLedgerRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  private m(manager?: EntityManager): EntityManager {
+    return manager ?? this.dataSource.manager;
+  }
+
+  /** Consent as it stands now, read inside the turn's transaction. */
+  async consent(
+    manager: EntityManager,
+    conversationId: string,
+    options: { lock?: boolean } = {},
+  ): Promise<{ remember: boolean; memoryPaused: boolean } | null> {
+    const rows: { remember: boolean; memoryPaused: boolean }[] = await manager.query(
+      `SELECT c.remember, u.memory_paused AS "memoryPaused"
+         FROM conversations c JOIN users u ON u.id = c.user_id WHERE c.id = $1
+         ${options.lock ? 'FOR SHARE OF c, u' : ''}`,
+      [conversationId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** The user turn an assistant turn answers: the latest USER turn before it. */
+  async answeredUserTurn(
+    manager: EntityManager,
+    conversationId: string,
+    beforeTurn: number,
+  ): Promise<string | null> {
+    const rows: { id: string }[] = await manager.query(
+      `SELECT id FROM messages WHERE conversation_id = $1 AND turn_index < $2 AND role = 'USER'
+        ORDER BY turn_index DESC LIMIT 1`,
+      [conversationId, beforeTurn],
+    );
+    return rows[0]?.id ?? null;
+  }
+
+  /** An exchange with the consent that applies to it now. */
+  async exchange(assistantMessageId: string, userMessageId: string): Promise<ExchangeRow | null> {
+    const rows: ExchangeRow[] = await this.m().query(
+      `SELECT c.id AS "conversationId", c.legacy_id AS "legacyId", c.user_id AS "conversationUserId",
+              c.remember, u.memory_paused AS "memoryPaused",
+              a.id AS "assistantMessageId", a.content AS "assistantContent",
+              a.turn_index AS "assistantTurnIndex",
+              q.id AS "userMessageId", q.content AS "userContent", q.turn_index AS "userTurnIndex",
+              q.user_id AS "userMessageUserId", q.occurred_at AS "userOccurredAt",
+              EXISTS (SELECT 1 FROM assistant_replies r WHERE r.message_id = a.id) AS "agentWrote"
+         FROM messages a
+         JOIN conversations c ON c.id = a.conversation_id
+         JOIN users u ON u.id = c.user_id
+         LEFT JOIN messages q ON q.id = $2 AND q.conversation_id = a.conversation_id
+                              AND q.role = 'USER'
+        WHERE a.id = $1 AND a.role = 'ASSISTANT'`,
+      [assistantMessageId, userMessageId],
+    );
+    return rows[0] ?? null;
+  }
+
+  async ledgerForUpdate(manager: EntityManager, sourceMessageId: string) {
+    const rows: LedgerRow[] = await manager.query(
+      `SELECT source_message_id AS "sourceMessageId", attempts, started_at AS "startedAt",
+              completed_at AS "completedAt"
+         FROM memory_extractions WHERE source_message_id = $1 FOR UPDATE`,
+      [sourceMessageId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Extractions this user started since `since` (other than this one), and the oldest. */
+  async recentExtractions(
+    manager: EntityManager,
+    userId: string,
+    since: Date,
+    exclude: string,
+  ): Promise<{ count: number; oldest: Date | null }> {
+    const rows: { n: string; oldest: Date | null }[] = await manager.query(
+      `SELECT count(*) AS n, min(started_at) AS oldest FROM memory_extractions
+        WHERE user_id = $1 AND started_at > $2 AND source_message_id <> $3`,
+      [userId, since, exclude],
+    );
+    return { count: Number(rows[0].n), oldest: rows[0].oldest };
+  }
+
+  async startExtraction(
+    manager: EntityManager,
+    row: {
+      sourceMessageId: string;
+      userId: string;
+      conversationId: string;
+      assistantMessageId: string;
+      now: Date;
+    },
+  ): Promise<number> {
+    const rows: { attempts: number }[] = await manager.query(
+      `INSERT INTO memory_extractions
+         (source_message_id, user_id, conversation_id, assistant_message_id, attempts, started_at)
+       VALUES ($1, $2, $3, $4, 1, $5)
+       ON CONFLICT (source_message_id) DO UPDATE
+         SET attempts = memory_extractions.attempts + 1, started_at = EXCLUDED.started_at
+       RETURNING attempts`,
+      [row.sourceMessageId, row.userId, row.conversationId, row.assistantMessageId, row.now],
+    );
+    return rows[0].attempts;
+  }
+
+  async completeExtraction(
+    manager: EntityManager,
+    sourceMessageId: string,
+    result: {
+      outcome: 'EXTRACTED' | 'NO_CONSENT';
+      model: string | null;
+      proposed: number;
+      belowThreshold: number;
+      created: number;
+      merged: number;
+      superseded: number;
+      now: Date;
+    },
+  ): Promise<void> {
+    await manager.query(
+      `UPDATE memory_extractions SET outcome = $2, model = $3, proposed_count = $4,
+              below_threshold_count = $5, created_count = $6, merged_count = $7,
+              superseded_count = $8, completed_at = $9
+        WHERE source_message_id = $1`,
+      [
+        sourceMessageId,
+        result.outcome,
+        result.model,
+        result.proposed,
+        result.belowThreshold,
+        result.created,
+        result.merged,
+        result.superseded,
+        result.now,
+      ],
+    );
+  }
+
+  /** Records that a turn was examined without consent, so it is never extracted later. */
+  async recordNoConsent(
+    manager: EntityManager,
+    row: {
+      sourceMessageId: string;
+      userId: string;
+      conversationId: string;
+      assistantMessageId: string;
+      now: Date;
+    },
+  ): Promise<void> {
+    await manager.query(
+      `INSERT INTO memory_extractions (source_message_id, user_id, conversation_id,
+              assistant_message_id, outcome, started_at, completed_at)
+       VALUES ($1, $2, $3, $4, 'NO_CONSENT', $5, $5)
+       ON CONFLICT (source_message_id) DO NOTHING`,
+      [row.sourceMessageId, row.userId, row.conversationId, row.assistantMessageId, row.now],
+    );
+  }
+
+  async extractionTotals(userId: string) {
+    const rows: Record<string, string>[] = await this.m().query(
+      `SELECT count(*) AS turns, COALESCE(sum(proposed_count), 0) AS proposed,
+              COALESCE(sum(created_count), 0) AS created, COALESCE(sum(merged_count), 0) AS merged,
+              COALESCE(sum(superseded_count), 0) AS superseded,
+              COALESCE(sum(below_threshold_count), 0) AS "belowThreshold"
+         FROM memory_extractions WHERE user_id = $1 AND outcome = 'EXTRACTED'`,
+      [userId],
+    );
+    const r = rows[0];
+    return {
+      turns: Number(r.turns),
+      proposed: Number(r.proposed),
+      created: Number(r.created),
+      merged: Number(r.merged),
+      superseded: Number(r.superseded),
+      belowThreshold: Number(r.belowThreshold),
+    };
+  }
+}
