@@ -9,6 +9,8 @@ import { LegaciesModule } from '../legacies/legacies.module.js';
 import { FACT_KIND, FactRepository } from './fact.repository.js';
 import { FactsContextProvider } from './facts-context.provider.js';
 import { FactHistoryResolver, FactsResolver } from './facts.resolver.js';
+import { FactEventsService } from './fact-events.service.js';
+import { FactWriterService } from './fact-writer.service.js';
 import { FactsService } from './facts.service.js';
 
 /** Facts about legacies: dedupe, supersession, family review, factChanged, the context section. */
@@ -16,12 +18,14 @@ import { FactsService } from './facts.service.js';
   imports: [LegaciesModule, ConversationsModule, ContextModule, EmbeddingsModule],
   providers: [
     FactRepository,
+    FactEventsService,
+    FactWriterService,
     FactsService,
     FactsResolver,
     FactHistoryResolver,
     FactsContextProvider,
   ],
-  exports: [FactsService, FactRepository],
+  exports: [FactsService, FactWriterService, FactRepository],
 })
 export class FactsModule implements OnModuleInit {
   constructor(

@@ -25,7 +25,8 @@ import { EventBus, topics } from '../pubsub/event-bus.js';
 import { AddFactInput, FactFilter, UpdateFactInput } from './dto/fact.inputs.js';
 import { FactEntity } from './fact.entity.js';
 import { FactVisibility } from './fact.enums.js';
-import { FactEvent, FactsService } from './facts.service.js';
+import { FactEvent, FactEventsService } from './fact-events.service.js';
+import { FactsService } from './facts.service.js';
 import {
   FactChangedEventModel,
   FactConnection,
@@ -95,6 +96,7 @@ export function toFactModel(fact: FactEntity, viewerId: string): FactModel {
 export class FactsResolver {
   constructor(
     private readonly service: FactsService,
+    private readonly events: FactEventsService,
     private readonly users: UsersService,
     private readonly bus: EventBus,
   ) {}
@@ -210,8 +212,8 @@ export class FactsResolver {
     // Filtered here rather than with the decorator's `filter`, which turns a refusal above
     // into a broken stream instead of an error result.
     return filterMap(this.bus.subscribe<FactEvent>(topics.legacyFacts(legacyId)), async (event) => {
-      if (!(await this.service.deliverable(event, user))) return null;
-      const view = this.service.viewOf(event, user.id)!;
+      if (!(await this.events.deliverable(event, user))) return null;
+      const view = this.events.viewOf(event, user.id)!;
       return { ...view, fact: view.fact && toFactModel(view.fact, user.id) };
     });
   }

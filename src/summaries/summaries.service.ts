@@ -7,7 +7,8 @@ import { MessageRole } from '../conversations/message-role.enum.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
 import { FactCategory } from '../facts/fact.enums.js';
-import { ExtractedFact, FactEvent, FactsService } from '../facts/facts.service.js';
+import type { FactEvent } from '../facts/fact-events.service.js';
+import { ExtractedFact, FactWriterService } from '../facts/fact-writer.service.js';
 import type { UserEntity } from '../identity/user.entity.js';
 import { JobDeferred } from '../jobs/jobs.exception.js';
 import { JobsService } from '../jobs/jobs.service.js';
@@ -77,7 +78,7 @@ export class SummariesService {
     private readonly chunks: ConversationChunkRepository,
     private readonly conversations: ConversationsService,
     private readonly legacies: LegacyRepository,
-    private readonly facts: FactsService,
+    private readonly facts: FactWriterService,
     private readonly embeddings: EmbeddingService,
     private readonly jobs: JobsService,
     @Inject(LANGUAGE_MODEL) private readonly llm: LanguageModel,

@@ -2,7 +2,7 @@ import { jest } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { ConversationsService } from '../../src/conversations/conversations.service.js';
 import { MessageRole } from '../../src/conversations/message-role.enum.js';
-import { FactsService } from '../../src/facts/facts.service.js';
+import { FactWriterService } from '../../src/facts/fact-writer.service.js';
 import { JobDeferred } from '../../src/jobs/jobs.exception.js';
 import { JobsService } from '../../src/jobs/jobs.service.js';
 import { ScheduledTasksService } from '../../src/jobs/scheduled-tasks.service.js';
@@ -352,7 +352,7 @@ describe('rolling summarization', () => {
     const id = await imported(31, (i) =>
       i % 2 === 0 ? `Joe was born in Dayton in 19${10 + i}.` : 'That is lovely.',
     );
-    const facts = t.app.get(FactsService);
+    const facts = t.app.get(FactWriterService);
     jest.spyOn(facts, 'applyExtracted').mockRejectedValueOnce(new Error('disk full'));
     await expect(jobs.runHandler(SUMMARIZE_JOB, { conversationId: id })).rejects.toThrow(
       'disk full',
