@@ -5,8 +5,6 @@ import { MessageRole } from '../conversations/message-role.enum.js';
 import type { TurnsStored } from '../conversations/turn-events.js';
 import { JobDeferred } from '../jobs/jobs.exception.js';
 import { JobsService, retryDelayMs } from '../jobs/jobs.service.js';
-import { MEMORY_CONFIDENCE } from '../llm/heuristics/memory-patterns.js';
-import { isMedicalOrFinancial } from '../llm/heuristics/text.js';
 import { LANGUAGE_MODEL } from '../llm/language-model.js';
 import type { ExtractedMemory, LanguageModel } from '../llm/language-model.js';
 import { ModelUnavailableError } from '../llm/model.errors.js';
@@ -15,6 +13,7 @@ import { ConversationMode, MemorySaveOutcome, MemorySource, MemoryType } from '.
 import { MemoryRepository } from './memory.repository.js';
 import { MemoryWriterService } from './memory-writer.service.js';
 import { MemoryLedgerRepository } from './memory-ledger.repository.js';
+import { policyConfidence } from './memory-policy.js';
 
 export const EXTRACT_JOB = 'memories:extract';
 
@@ -152,10 +151,7 @@ export class MemoryExtractionService {
       .map((p) => ({
         ...p,
         content: p.content.trim(),
-        // Medical and financial claims stay below the default threshold whatever the model said.
-        confidence: isMedicalOrFinancial(p.content)
-          ? Math.min(p.confidence, MEMORY_CONFIDENCE.sensitiveCap)
-          : p.confidence,
+        confidence: policyConfidence(p.content, p.confidence),
       }))
       .filter((p) => p.content.length > 0 && p.confidence >= min);
 
