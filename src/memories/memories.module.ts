@@ -28,6 +28,7 @@ import { MEMORY_KIND, MemoryRepository } from './memory.repository.js';
 import { MemoryWriterService } from './memory-writer.service.js';
 import { MemoryLedgerRepository } from './memory-ledger.repository.js';
 import { MemoryUseRepository } from './memory-use.repository.js';
+import { MemoryTransferRepository } from './memory-transfer.repository.js';
 
 /**
  * Memories about the user: consent-gated extraction after each assistant turn, the user's
@@ -41,6 +42,7 @@ import { MemoryUseRepository } from './memory-use.repository.js';
     MemoryRepository,
     MemoryLedgerRepository,
     MemoryUseRepository,
+    MemoryTransferRepository,
     MemoryEvents,
     MemoryWriterService,
     MemoryExtractionService,

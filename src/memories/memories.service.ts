@@ -32,6 +32,7 @@ import { MEMORY_KIND, MemoryListFilter, MemoryRepository, NewMemory } from './me
 import { MemoryWriterService, SaveResult, sliceEmbedded } from './memory-writer.service.js';
 import { MemoryLedgerRepository } from './memory-ledger.repository.js';
 import { MemoryUseRepository } from './memory-use.repository.js';
+import { MemoryTransferRepository } from './memory-transfer.repository.js';
 
 export const CLEAR_ALL_CONFIRMATION = 'DELETE ALL MY MEMORIES';
 
@@ -66,6 +67,7 @@ function round(x: number, digits = 4): number {
 export class MemoriesService {
   constructor(
     private readonly repo: MemoryRepository,
+    private readonly transfer: MemoryTransferRepository,
     private readonly ledger: MemoryLedgerRepository,
     private readonly uses: MemoryUseRepository,
     private readonly writer: MemoryWriterService,
@@ -259,7 +261,7 @@ export class MemoriesService {
 
   async export(user: UserEntity, format: MemoryExportFormat) {
     const now = this.clock.now();
-    const rows = (await this.repo.exportRows(user.id)).map(toExported);
+    const rows = (await this.transfer.exportRows(user.id)).map(toExported);
     const day = now.toISOString().slice(0, 10);
     return format === MemoryExportFormat.CSV
       ? {
@@ -295,7 +297,7 @@ export class MemoriesService {
 
     const legacyIds = [...new Set(live.flatMap((i) => (i.legacyId ? [i.legacyId] : [])))];
     const members = await this.legacies.memberOf(user.id, legacyIds);
-    const owned = await this.repo.ownedSources(
+    const owned = await this.transfer.ownedSources(
       user.id,
       [...new Set(live.flatMap((i) => (i.conversationId ? [i.conversationId] : [])))],
       [...new Set(live.flatMap((i) => (i.sourceMessageId ? [i.sourceMessageId] : [])))],
@@ -331,7 +333,7 @@ export class MemoriesService {
 
     const result = await this.repo.transaction(async (m) => {
       await this.repo.lockUser(m, user.id);
-      const known = await this.repo.knownReferences(
+      const known = await this.transfer.knownReferences(
         m,
         user.id,
         candidates.flatMap((c) => c.refs),
@@ -357,7 +359,12 @@ export class MemoriesService {
             (e.legacyId === c.row.legacyId || (e.legacyId === null && c.row.legacyId !== null)),
         );
         if (same) {
-          await this.repo.mergeImported(m, same.id, c.row.referenceCount, c.row.lastReferencedAt);
+          await this.transfer.mergeImported(
+            m,
+            same.id,
+            c.row.referenceCount,
+            c.row.lastReferencedAt,
+          );
           c.refs.forEach((r) => ids.set(r, same.id));
           merged.push(same.id);
           continue;
@@ -380,7 +387,7 @@ export class MemoriesService {
         }
       }
       // Supersession links point at the new ids when both memories came in.
-      await this.repo.linkSupersession(
+      await this.transfer.linkSupersession(
         m,
         inserts.flatMap((ins, n) => {
           const target = ins.candidate.item.supersededBy
