@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { ConversationEntity } from './conversation.entity.js';
+import { isMemberSql } from '../legacies/membership-sql.js';
 
 @Injectable()
 export class ConversationRepository {
@@ -80,9 +81,7 @@ export class ConversationRepository {
     const qb = this.repo()
       .createQueryBuilder('c')
       .where('c.user_id = :userId', { userId })
-      .andWhere(
-        'NOT EXISTS (SELECT 1 FROM legacy_members m WHERE m.legacy_id = c.legacy_id AND m.user_id = c.user_id)',
-      );
+      .andWhere(`NOT ${isMemberSql('c.legacy_id', 'c.user_id')}`);
     if (after) {
       qb.andWhere('(c.last_activity_at, c.id) < (:lastActivityAt::timestamptz, :id::uuid)', after);
     }
