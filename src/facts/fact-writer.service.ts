@@ -101,6 +101,14 @@ function ignoreWordsFor(legacyName: string): Set<string> {
   return new Set([...PRONOUNS_AND_KIN, ...words, ...words.map((w) => `${w}s`)]);
 }
 
+/** A fact a member writes by hand (addFact). */
+export interface NewFactInput {
+  legacyId: string;
+  content: string;
+  category: FactCategory;
+  visibility?: FactVisibility | null;
+}
+
 /** A fact's text as stored, or INVALID_FACT. */
 export function validFactContent(raw: string): string {
   const content = tidyFact(raw ?? '');
@@ -195,15 +203,7 @@ export class FactWriterService {
   }
 
   /** addFact: a member writes a fact by hand. A restatement raises the existing fact's count. */
-  async add(
-    user: UserEntity,
-    input: {
-      legacyId: string;
-      content: string;
-      category: FactCategory;
-      visibility?: FactVisibility | null;
-    },
-  ): Promise<FactEntity> {
+  async add(user: UserEntity, input: NewFactInput): Promise<FactEntity> {
     await this.legacies.requireMember(user.id, input.legacyId);
     const content = validFactContent(input.content);
     const legacy = await this.legacyRepo.findById(input.legacyId);

@@ -20,7 +20,7 @@ import { FactAction, FactCategory, FactChange, FactStatus, FactVisibility } from
 import { FACT_KIND, FactFilterSql, FactRepository } from './fact.repository.js';
 import { FactErrorCode, FactException } from './facts.exception.js';
 import { FactEvent, FactEventsService } from './fact-events.service.js';
-import { FactWriterService, validFactContent } from './fact-writer.service.js';
+import { FactWriterService, NewFactInput, validFactContent } from './fact-writer.service.js';
 
 /**
  * The family's review of facts, as the resolvers use it: list, read, edit, share, delete,
@@ -42,15 +42,7 @@ export class FactsService {
   ) {}
 
   /** addFact: a member writes a fact by hand (FactWriterService.add). */
-  add(
-    user: UserEntity,
-    input: {
-      legacyId: string;
-      content: string;
-      category: FactCategory;
-      visibility?: FactVisibility | null;
-    },
-  ): Promise<FactEntity> {
+  add(user: UserEntity, input: NewFactInput): Promise<FactEntity> {
     return this.writer.add(user, input);
   }
 

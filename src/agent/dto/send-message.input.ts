@@ -1,21 +1,5 @@
-import { Field, ID, InputType } from '@nestjs/graphql';
-import { IsOptional, IsString, IsUUID } from 'class-validator';
+import { InputType } from '@nestjs/graphql';
+import { TurnInput } from '../../conversations/dto/conversation.inputs.js';
 
 @InputType()
-export class SendMessageInput {
-  @Field(() => ID)
-  @IsUUID()
-  conversationId: string;
-
-  @Field()
-  @IsString()
-  content: string;
-
-  @Field(() => String, {
-    nullable: true,
-    description: 'Makes the send idempotent: the same id returns the same message.',
-  })
-  @IsOptional()
-  @IsString()
-  clientMessageId?: string;
-}
+export class SendMessageInput extends TurnInput {}

@@ -38,8 +38,9 @@ export class StartConversationInput {
   remember?: boolean;
 }
 
-@InputType()
-export class RecordAssistantMessageInput {
+/** The fields of a turn sent to a conversation (sendMessage, recordAssistantMessage). */
+@InputType({ isAbstract: true })
+export abstract class TurnInput {
   @Field(() => ID)
   @IsUUID()
   conversationId: string;
@@ -55,7 +56,10 @@ export class RecordAssistantMessageInput {
   @IsOptional()
   @IsString()
   clientMessageId?: string;
+}
 
+@InputType()
+export class RecordAssistantMessageInput extends TurnInput {
   @Field(() => JSONObjectScalar, { nullable: true })
   @IsOptional()
   @IsObject()
