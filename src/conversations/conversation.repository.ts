@@ -98,7 +98,7 @@ export class ConversationRepository {
   }
 
   /** Cascades to messages and everything derived from the conversation. */
-  async delete(id: string): Promise<void> {
-    await this.repo().delete({ id });
+  async delete(id: string, manager?: EntityManager): Promise<void> {
+    await this.repo(manager).delete({ id });
   }
 }

@@ -203,7 +203,10 @@ export class ConversationsService {
   async delete(user: UserEntity, id: string): Promise<void> {
     const conversation = await this.conversations.findById(id);
     if (!conversation || conversation.userId !== user.id) throw ConversationException.notFound();
-    await this.conversations.delete(id);
+    await this.dataSource.transaction(async (m) => {
+      await this.events.runDeleted(conversation, m);
+      await this.conversations.delete(id, m);
+    });
     // Ends subscriptions on it; if lost, they still end at their next event's access check.
     await this.bus.publish(topics.conversationDeleted(id), {}).catch((err: unknown) => {
       this.logger.warn({ msg: 'conversation deletion not published', error: String(err) });

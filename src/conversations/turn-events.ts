@@ -12,6 +12,7 @@ export interface TurnsStored {
 
 type InTransactionHook = (event: TurnsStored, manager: EntityManager) => Promise<void>;
 type AfterCommitHook = (event: TurnsStored) => Promise<void> | void;
+type DeletedHook = (conversation: ConversationEntity, manager: EntityManager) => Promise<void>;
 
 /**
  * "Turn stored", published by the conversation log. Higher modules (jobs for summarization and
@@ -23,6 +24,7 @@ type AfterCommitHook = (event: TurnsStored) => Promise<void> | void;
 export class TurnEvents {
   private readonly inTransaction: InTransactionHook[] = [];
   private readonly afterCommit: AfterCommitHook[] = [];
+  private readonly deleted: DeletedHook[] = [];
 
   onStoredInTransaction(hook: InTransactionHook): void {
     this.inTransaction.push(hook);
@@ -30,6 +32,18 @@ export class TurnEvents {
 
   onStored(hook: AfterCommitHook): void {
     this.afterCommit.push(hook);
+  }
+
+  /**
+   * Runs in the deletion's transaction, before the conversation's rows go: what was derived
+   * from it elsewhere (period summaries) is marked for rebuilding with the deletion or not at all.
+   */
+  onConversationDeleted(hook: DeletedHook): void {
+    this.deleted.push(hook);
+  }
+
+  async runDeleted(conversation: ConversationEntity, manager: EntityManager): Promise<void> {
+    for (const hook of this.deleted) await hook(conversation, manager);
   }
 
   async runInTransaction(event: TurnsStored, manager: EntityManager): Promise<void> {

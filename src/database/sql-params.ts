@@ -14,3 +14,8 @@ export class SqlParams {
     return `$${this.values.length}`;
   }
 }
+
+/** Rows of an UPDATE/DELETE ... RETURNING: TypeORM answers [rows, count] for those. */
+export function returned<T>(result: unknown): T[] {
+  return (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as T[];
+}

@@ -15,7 +15,7 @@ import { ForwardPageArgs } from '../common/pagination/connection.js';
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
 import { Loaders, RequestLoaders } from '../graphql/loaders.js';
 import type { RequestContext } from '../graphql/request-context.js';
-import { boundToSession, unlessEnded } from '../graphql/session-bound.js';
+import { boundToSession, filterMap, unlessEnded } from '../graphql/session-bound.js';
 import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
 import { GqlAuthGuard } from '../identity/guards/gql-auth.guard.js';
 import { UserModel } from '../identity/models/user.model.js';
@@ -37,38 +37,6 @@ import {
 import { USER_BY_ID } from '../identity/user.loaders.js';
 import { FACT_SOURCES, VISIBLE_FACT } from './fact.loaders.js';
 import { seesSources } from './fact-visibility.js';
-
-/**
- * The events of `source` that `map` turns into a value (null drops one), in order. Ending it
- * (the client unsubscribes) ends the source, even while it waits for the next event.
- */
-function filterMap<T, U>(
-  source: AsyncIterableIterator<T>,
-  map: (value: T) => Promise<U | null>,
-): AsyncIterableIterator<U> {
-  const done = (): IteratorResult<U> => ({ done: true, value: undefined });
-  return {
-    async next() {
-      for (;;) {
-        const item = await source.next();
-        if (item.done) return done();
-        const mapped = await map(item.value).catch(() => null);
-        if (mapped !== null) return { done: false, value: mapped };
-      }
-    },
-    async return() {
-      await source.return?.();
-      return done();
-    },
-    async throw(err: unknown) {
-      await source.return?.();
-      throw err;
-    },
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-  };
-}
 
 /** A page of facts as `viewerId` sees them. */
 function toFactConnection(connection: Connection<FactEntity>, viewerId: string) {

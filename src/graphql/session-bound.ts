@@ -148,3 +148,35 @@ export function unlessEnded<P, R>(
     return resolve(payload);
   };
 }
+
+/**
+ * The events of `source` that `map` turns into a value (null drops one), in order. Ending it
+ * (the client unsubscribes) ends the source, even while it waits for the next event.
+ */
+export function filterMap<T, U>(
+  source: AsyncIterableIterator<T>,
+  map: (value: T) => Promise<U | null>,
+): AsyncIterableIterator<U> {
+  const done = (): IteratorResult<U> => ({ done: true, value: undefined });
+  return {
+    async next() {
+      for (;;) {
+        const item = await source.next();
+        if (item.done) return done();
+        const mapped = await map(item.value).catch(() => null);
+        if (mapped !== null) return { done: false, value: mapped };
+      }
+    },
+    async return() {
+      await source.return?.();
+      return done();
+    },
+    async throw(err: unknown) {
+      await source.return?.();
+      throw err;
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}

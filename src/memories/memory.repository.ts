@@ -11,7 +11,7 @@ import {
   MemoryStatus,
   MemoryType,
 } from './memory.enums.js';
-import { SqlParams } from '../database/sql-params.js';
+import { SqlParams, returned } from '../database/sql-params.js';
 
 export const MEMORY_KIND = 'memory';
 
@@ -29,11 +29,6 @@ export function columns(alias = 'm'): string {
     ${a}valid_to AS "validTo", ${a}superseded_by AS "supersededBy", ${a}archived_at AS "archivedAt",
     ${a}archive_reason AS "archiveReason", ${a}deleted_at AS "deletedAt", ${a}history,
     ${a}created_at AS "createdAt", ${a}updated_at AS "updatedAt"`;
-}
-
-/** Rows of an UPDATE/DELETE ... RETURNING: TypeORM answers [rows, count] for those. */
-export function returned<T>(result: unknown): T[] {
-  return (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as T[];
 }
 
 function history(entry: MemoryHistoryEntry): string {
