@@ -87,6 +87,54 @@ export interface ExtractedMemories {
   memories: ExtractedMemory[];
 }
 
+export const SUMMARY_PERIODS = ['WEEK', 'MONTH', 'YEAR'] as const;
+export type SummaryPeriodName = (typeof SUMMARY_PERIODS)[number];
+
+/** One thing a period summary is built from: a conversation summary, unsummarized turns, or a shorter period's summary. */
+export interface PeriodSource {
+  /** CHUNK: a conversation summary; TURNS: turns no summary covers yet; WEEK, MONTH: a stored period summary. */
+  kind: 'CHUNK' | 'TURNS' | 'WEEK' | 'MONTH';
+  /** Local dates (YYYY-MM-DD) the source covers, both ends included. */
+  from: string;
+  to: string;
+  /**
+   * The share of the source that falls inside the period (0..1]: a week at a month's edge
+   * counts by its days in the month.
+   */
+  weight: number;
+  text: string;
+  /** The user's own words, for TURNS (role USER only); empty otherwise. */
+  userTurns: string[];
+  themes: string[];
+  people: string[];
+  places: string[];
+  /** Stored periods' tone and patterns; conversation summaries have neither. */
+  emotionalTone: string | null;
+  patterns: string[];
+  conversationIds: string[];
+}
+
+export interface SummarizePeriodInput {
+  legacyName: string;
+  period: SummaryPeriodName;
+  /** Local dates, both ends included. */
+  start: string;
+  end: string;
+  sources: PeriodSource[];
+  conversationCount: number;
+  turnCount: number;
+}
+
+export interface PeriodSummaryText {
+  /** 3-6 sentences. */
+  summary: string;
+  emotionalTone: string;
+  keyThemes: string[];
+  recurringPatterns: string[];
+  people: string[];
+  places: string[];
+}
+
 export interface ReplyInput {
   system: string;
   messages: { role: ChatRole; content: string }[];
@@ -112,6 +160,8 @@ export interface LanguageModel {
   readonly modelId: string;
   summarizeTurns(input: SummarizeTurnsInput): Promise<WithCall<TurnsSummary>>;
   extractMemories(input: ExtractMemoriesInput): Promise<WithCall<ExtractedMemories>>;
+  /** A week, month or year looked back on, from the summaries it covers. */
+  summarizePeriod(input: SummarizePeriodInput): Promise<WithCall<PeriodSummaryText>>;
   /** Streams when `onDelta` is given; the result holds the whole text either way. */
   reply(input: ReplyInput, onDelta?: (text: string) => void): Promise<WithCall<Reply>>;
 }

@@ -3,12 +3,15 @@ import { extractMemoriesHeuristic } from './heuristics/memory-patterns.js';
 import { extractFactsHeuristic } from './heuristics/fact-patterns.js';
 import { summarizeExtractive } from './heuristics/extractive-summarizer.js';
 import { structuredListsHeuristic } from './heuristics/structured-lists.js';
+import { summarizePeriodHeuristic } from './heuristics/period-aggregate.js';
 import {
   ExtractMemoriesInput,
   ExtractedMemories,
   LanguageModel,
+  PeriodSummaryText,
   Reply,
   ReplyInput,
+  SummarizePeriodInput,
   SummarizeTurnsInput,
   TurnsSummary,
   WithCall,
@@ -16,7 +19,7 @@ import {
 import { ModelOutputError } from './model.errors.js';
 import { LlmTask, ModelCall, ModelUsageRecorder, reportCall } from './model-usage.js';
 import { PROMPT_VERSION } from './prompts.js';
-import { MEMORIES_SCHEMA, TURNS_SUMMARY_SCHEMA } from './task-schemas.js';
+import { MEMORIES_SCHEMA, PERIOD_SUMMARY_SCHEMA, TURNS_SUMMARY_SCHEMA } from './task-schemas.js';
 import { JsonSchema, validateJson } from './json-schema-lite.js';
 import { countTokens } from './tokenizer.js';
 
@@ -63,6 +66,18 @@ export class LocalLanguageModel implements LanguageModel {
     return {
       ...result,
       call: this.finish('extractMemories', started, result, MEMORIES_SCHEMA, promptText),
+    };
+  }
+
+  async summarizePeriod(input: SummarizePeriodInput): Promise<WithCall<PeriodSummaryText>> {
+    const started = performance.now();
+    if (input.sources.length === 0)
+      throw new RangeError('summarizePeriod needs at least one source');
+    const result = summarizePeriodHeuristic(input);
+    const promptText = input.sources.map((s) => s.text).join('\n');
+    return {
+      ...result,
+      call: this.finish('summarizePeriod', started, result, PERIOD_SUMMARY_SCHEMA, promptText),
     };
   }
 

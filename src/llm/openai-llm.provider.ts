@@ -5,8 +5,10 @@ import {
   ExtractMemoriesInput,
   ExtractedMemories,
   LanguageModel,
+  PeriodSummaryText,
   Reply,
   ReplyInput,
+  SummarizePeriodInput,
   SummarizeTurnsInput,
   TurnsSummary,
   WithCall,
@@ -28,14 +30,17 @@ import {
   PROMPT_VERSION,
   SCHEMA_NAME,
   extractMemoriesPrompt,
+  summarizePeriodPrompt,
   summarizeTurnsPrompt,
 } from './prompts.js';
 import { RetriesExhausted, withRetries } from './retry.js';
 import {
   MEMORIES_SCHEMA,
+  PERIOD_SUMMARY_SCHEMA,
   Parsed,
   TURNS_SUMMARY_SCHEMA,
   parseMemories,
+  parsePeriodSummary,
   parseTurnsSummary,
 } from './task-schemas.js';
 import { countTokens } from './tokenizer.js';
@@ -100,6 +105,19 @@ export class OpenAiLanguageModel implements LanguageModel {
     );
   }
 
+  summarizePeriod(input: SummarizePeriodInput): Promise<WithCall<PeriodSummaryText>> {
+    if (input.sources.length === 0) {
+      throw new RangeError('summarizePeriod needs at least one source');
+    }
+    return this.structured(
+      'summarizePeriod',
+      summarizePeriodPrompt(input),
+      SCHEMA_NAME.summarizePeriod,
+      PERIOD_SUMMARY_SCHEMA,
+      parsePeriodSummary,
+    );
+  }
+
   async reply(input: ReplyInput, onDelta?: (text: string) => void): Promise<WithCall<Reply>> {
     const messages: ChatMessage[] = [
       { role: 'system', content: input.system },
@@ -121,7 +139,7 @@ export class OpenAiLanguageModel implements LanguageModel {
   }
 
   private async structured<T extends object>(
-    task: 'summarizeTurns' | 'extractMemories',
+    task: Exclude<LlmTask, 'reply'>,
     prompt: ChatPrompt,
     schemaName: string,
     schema: JsonSchema,

@@ -1,4 +1,10 @@
-import { ExtractMemoriesInput, SummarizeTurnsInput } from './language-model.js';
+import {
+  ExtractMemoriesInput,
+  PeriodSource,
+  SummarizePeriodInput,
+  SummarizeTurnsInput,
+} from './language-model.js';
+import { countTokens, truncateToTokens } from './tokenizer.js';
 
 /**
  * Every prompt Keepsake sends, in one place. Bump a task's version whenever its wording
@@ -7,6 +13,7 @@ import { ExtractMemoriesInput, SummarizeTurnsInput } from './language-model.js';
 export const PROMPT_VERSION = {
   summarizeTurns: 'summarize-turns/1',
   extractMemories: 'extract-memories/1',
+  summarizePeriod: 'summarize-period/1',
   /** Replies use the caller's system prompt as is; the version covers the message layout. */
   reply: 'reply/1',
 } as const;
@@ -18,12 +25,14 @@ export const PROMPT_VERSION = {
 export const TASK_MARKER = {
   summarizeTurns: 'Keepsake task: summarize-turns',
   extractMemories: 'Keepsake task: extract-memories',
+  summarizePeriod: 'Keepsake task: summarize-period',
 } as const;
 
 /** `response_format.json_schema.name` of each structured task. */
 export const SCHEMA_NAME = {
   summarizeTurns: 'keepsake_turns_summary',
   extractMemories: 'keepsake_memories',
+  summarizePeriod: 'keepsake_period_summary',
 } as const;
 
 /** Shared by both extraction prompts: what must never become a memory or a fact. */
@@ -97,6 +106,130 @@ User: "My sister Anna and I walk Dad's old route every Sunday." -> {"memories": 
       : `\n\nAssistant turn:\n<<<\n${input.assistantTurn}\n>>>`;
   const user = `Known memories:\n${known}\n\nUser turn:\n<<<\n${input.userTurn}\n>>>${assistant}`;
   return { system, user };
+}
+
+/**
+ * Bounds on what a period prompt carries, so a year of weekly summaries (or a month of busy
+ * conversations) stays well inside a small local model's context whatever the caller passes.
+ */
+export const PERIOD_PROMPT_LIMITS = {
+  /** Sources sent at most; the rest are left out, lowest weight and oldest first. */
+  maxSources: 40,
+  /** All rendered sources together. */
+  maxSourceTokens: 12_000,
+  /** One source's summary text. */
+  textTokens: 300,
+  /** The user's own words of a TURNS source: the most recent ones, each cut to this. */
+  userTurns: 8,
+  userTurnTokens: 80,
+  /** Entries of each list (themes, people, ...) and characters per entry. */
+  listItems: 10,
+  listItemChars: 120,
+} as const;
+
+export function summarizePeriodPrompt(input: SummarizePeriodInput): ChatPrompt {
+  const name = input.legacyName;
+  const span = input.period.toLowerCase();
+  const system = `${TASK_MARKER.summarizePeriod} (${PROMPT_VERSION.summarizePeriod})
+You look back on one ${span} of a user's conversations in Keepsake, where the user talks with an assistant about ${name}, a person the user is remembering. Reply with one JSON object and nothing else.
+
+The ${span} is given as sources, oldest first:
+- CHUNK: the summary of part of a conversation;
+- TURNS: what the user said in turns that no summary covers yet;
+- WEEK, MONTH: the summary of a shorter period.
+Each source has its local dates and a weight: the share of it that falls inside this ${span}. Weigh sources by it: a week with weight 0.43 only partly belongs to a month, so it counts for less than a week that lies wholly inside.
+
+Fields:
+- "summary": 3 to 6 plain sentences on what the user talked about and remembered over the ${span}, and how it felt. Third person ("The user ...").
+- "emotionalTone": a short phrase for the overall tone ("warm and nostalgic", "grieving, with moments of humour").
+- "keyThemes": at most 8 short themes, the most present first.
+- "recurringPatterns": at most 5 short sentences on what came back across several conversations or weeks ("The user keeps returning to Sunday dinners at ${name}'s house."). One mention is not a pattern: an empty list is a fine answer.
+- "people": names of people who came up, at most 15.
+- "places": names of places that came up, at most 15.
+
+Nothing that is not in the sources: no guesses and no general knowledge. Nothing about the assistant or the app.`;
+
+  const { shown, leftOut } = pickPeriodSources(input.sources);
+  const omitted = leftOut > 0 ? ` (${leftOut} more left out for length)` : '';
+  const sources = shown.map((s, i) => renderPeriodSource(s, i + 1)).join('\n\n');
+  const user =
+    `Legacy: ${name}\nPeriod: ${input.period} ${input.start} to ${input.end}\n` +
+    `Conversations: ${input.conversationCount}; turns: ${input.turnCount}\n` +
+    `Sources: ${shown.length}${omitted}\n\n${sources}`;
+  return { system, user };
+}
+
+/**
+ * The sources that fit, in date order. Those that matter most to the period are kept first:
+ * the highest weight (a week wholly inside a month before one at its edge), then the most recent.
+ */
+function pickPeriodSources(sources: PeriodSource[]): { shown: PeriodSource[]; leftOut: number } {
+  const limits = PERIOD_PROMPT_LIMITS;
+  const byImportance = [...sources].sort(
+    (a, b) => b.weight - a.weight || b.to.localeCompare(a.to) || b.from.localeCompare(a.from),
+  );
+  const kept = new Set<PeriodSource>();
+  let tokens = 0;
+  for (const source of byImportance.slice(0, limits.maxSources)) {
+    const cost = countTokens(renderPeriodSource(source, 0));
+    // The first source always goes: a period summary from nothing would be invented.
+    if (kept.size > 0 && tokens + cost > limits.maxSourceTokens) continue;
+    kept.add(source);
+    tokens += cost;
+  }
+  const shown = sources
+    .filter((s) => kept.has(s))
+    .sort((a, b) => a.from.localeCompare(b.from) || a.to.localeCompare(b.to));
+  return { shown, leftOut: sources.length - shown.length };
+}
+
+function renderPeriodSource(source: PeriodSource, n: number): string {
+  const limits = PERIOD_PROMPT_LIMITS;
+  // Two decimals are enough to weigh by, and keep 0.428571... readable.
+  const weight = Number(source.weight.toFixed(2));
+  const lines = [`[source ${n}] ${source.kind} ${source.from} to ${source.to}, weight ${weight}`];
+  const text = source.text.trim();
+  if (text) {
+    const label = source.kind === 'TURNS' ? 'Text' : 'Summary';
+    lines.push(`${label}: ${indentContinuation(capTokens(text, limits.textTokens))}`);
+  }
+  if (source.emotionalTone?.trim()) lines.push(`Tone: ${capList([source.emotionalTone])[0]}`);
+  const lists: [string, string[]][] = [
+    ['Themes', source.themes],
+    ['Patterns', source.patterns],
+    ['People', source.people],
+    ['Places', source.places],
+  ];
+  for (const [label, items] of lists) {
+    const capped = capList(items);
+    if (capped.length > 0) lines.push(`${label}: ${capped.join('; ')}`);
+  }
+  const said = source.userTurns.filter((t) => t.trim().length > 0);
+  if (said.length > 0) {
+    const recent = said.slice(-limits.userTurns);
+    const earlier = said.length - recent.length;
+    lines.push(earlier > 0 ? `User said (last ${recent.length} of ${said.length}):` : 'User said:');
+    for (const turn of recent) {
+      lines.push(`- ${indentContinuation(capTokens(turn.trim(), limits.userTurnTokens))}`);
+    }
+  }
+  return lines.join('\n');
+}
+
+/** Cut text is marked, so the model does not take a cut sentence for the whole thought. */
+function capTokens(text: string, maxTokens: number): string {
+  const cut = truncateToTokens(text, maxTokens);
+  return cut.length < text.length ? `${cut.trimEnd()} […]` : text;
+}
+
+/** One line per list: entries are flattened, and kept few and short. */
+function capList(items: string[]): string[] {
+  const max = PERIOD_PROMPT_LIMITS.listItemChars;
+  return items
+    .map((item) => item.replace(/\s+/g, ' ').trim())
+    .filter((item) => item.length > 0)
+    .slice(0, PERIOD_PROMPT_LIMITS.listItems)
+    .map((item) => (item.length > max ? `${item.slice(0, max).trimEnd()} […]` : item));
 }
 
 /** Continuation lines are indented so each turn stays one visually distinct entry. */

@@ -1,5 +1,11 @@
 import { JsonSchema, toWireSchema, validateJson } from './json-schema-lite.js';
-import { MEMORIES_SCHEMA, TURNS_SUMMARY_SCHEMA, parseMemories } from './task-schemas.js';
+import {
+  MEMORIES_SCHEMA,
+  PERIOD_SUMMARY_SCHEMA,
+  TURNS_SUMMARY_SCHEMA,
+  parseMemories,
+  parsePeriodSummary,
+} from './task-schemas.js';
 
 describe('validateJson', () => {
   const schema: JsonSchema = {
@@ -48,6 +54,8 @@ describe('toWireSchema', () => {
       required: string[];
     };
     expect(wireSummary.required.sort()).toEqual(Object.keys(wireSummary.properties).sort());
+    const wirePeriod = toWireSchema(PERIOD_SUMMARY_SCHEMA) as typeof wireSummary;
+    expect(wirePeriod.required.sort()).toEqual(Object.keys(wirePeriod.properties).sort());
   });
 });
 
@@ -56,6 +64,62 @@ describe('parseMemories', () => {
     expect(parseMemories('{"memories": []}')).toEqual({ ok: true, value: { memories: [] } });
     expect(parseMemories('```json\n{"memories": []}\n```').ok).toBe(true);
     expect(parseMemories('Here you go: {"memories": []}')).toMatchObject({
+      ok: false,
+      reason: 'not JSON',
+    });
+  });
+});
+
+describe('parsePeriodSummary', () => {
+  const valid = {
+    summary: 'The user remembered Joe. They spoke of the lake. The tone was warm.',
+    emotionalTone: 'warm',
+    keyThemes: ['the lake'],
+    recurringPatterns: [],
+    people: ['Anna'],
+    places: ['Lake Tahoe'],
+  };
+  const parse = (value: unknown) => parsePeriodSummary(JSON.stringify(value));
+
+  it('accepts a valid object, trimming and dropping blank or repeated entries', () => {
+    expect(parse(valid)).toEqual({ ok: true, value: valid });
+    expect(
+      parse({
+        ...valid,
+        summary: ` ${valid.summary}\n`,
+        emotionalTone: ' warm ',
+        keyThemes: [' the lake', 'The Lake', '', '  '],
+        people: ['Anna', 'anna', 'Joe'],
+      }),
+    ).toEqual({ ok: true, value: { ...valid, people: ['Anna', 'Joe'] } });
+  });
+
+  it('rejects missing fields, wrong types, blank text and lists over their caps', () => {
+    const { emotionalTone: _tone, ...missing } = valid;
+    expect(parse(missing)).toMatchObject({
+      ok: false,
+      reason: 'schema violation',
+      problems: ['$.emotionalTone: missing'],
+    });
+    expect(parse({ ...valid, people: 'Anna' })).toMatchObject({
+      problems: ['$.people: expected an array'],
+    });
+    expect(parse({ ...valid, places: [3] })).toMatchObject({
+      problems: ['$.places[0]: expected a string'],
+    });
+    expect(parse({ ...valid, summary: '  ' })).toMatchObject({
+      problems: ['$.summary: expected at least 1 characters'],
+    });
+    expect(
+      parse({ ...valid, keyThemes: Array.from({ length: 9 }, (_, i) => `t${i}`) }),
+    ).toMatchObject({ problems: ['$.keyThemes: expected at most 8 items'] });
+    expect(
+      parse({ ...valid, recurringPatterns: Array.from({ length: 6 }, (_, i) => `p${i}`) }),
+    ).toMatchObject({ problems: ['$.recurringPatterns: expected at most 5 items'] });
+    expect(parse({ ...valid, mood: 'happy' })).toMatchObject({
+      problems: ['$.mood: unexpected property'],
+    });
+    expect(parsePeriodSummary('The user was happy.')).toMatchObject({
       ok: false,
       reason: 'not JSON',
     });

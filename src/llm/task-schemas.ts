@@ -3,6 +3,7 @@ import {
   ExtractedMemories,
   FACT_CATEGORIES,
   MEMORY_TYPES,
+  PeriodSummaryText,
   SummarizeTurnsInput,
   TurnsSummary,
 } from './language-model.js';
@@ -73,6 +74,30 @@ export const MEMORIES_SCHEMA: JsonSchema = {
   additionalProperties: false,
 };
 
+/**
+ * List entries may be blank (parsePeriodSummary drops them), so a stray "" does not cost the
+ * whole answer; the caps match the prompt's "at most" numbers.
+ */
+const periodList = (maxItems: number, maxLength: number): JsonSchema => ({
+  type: 'array',
+  maxItems,
+  items: { type: 'string', maxLength },
+});
+
+export const PERIOD_SUMMARY_SCHEMA: JsonSchema = {
+  type: 'object',
+  properties: {
+    summary: { type: 'string', minLength: 1, maxLength: 2000 },
+    emotionalTone: { type: 'string', minLength: 1, maxLength: 200 },
+    keyThemes: periodList(8, 200),
+    recurringPatterns: periodList(5, 500),
+    people: periodList(15, 200),
+    places: periodList(15, 200),
+  },
+  required: ['summary', 'emotionalTone', 'keyThemes', 'recurringPatterns', 'people', 'places'],
+  additionalProperties: false,
+};
+
 export type Parsed<T> =
   { ok: true; value: T } | { ok: false; reason: string; problems: string[]; excerpt: string };
 
@@ -119,4 +144,36 @@ export function parseTurnsSummary(raw: string, input: SummarizeTurnsInput): Pars
 
 export function parseMemories(raw: string): Parsed<ExtractedMemories> {
   return parseAgainst<ExtractedMemories>(raw, MEMORIES_SCHEMA);
+}
+
+/** Validated, then tidied: strings trimmed, blank and repeated list entries dropped. */
+export function parsePeriodSummary(raw: string): Parsed<PeriodSummaryText> {
+  const parsed = parseAgainst<PeriodSummaryText>(raw, PERIOD_SUMMARY_SCHEMA);
+  if (!parsed.ok) return parsed;
+  const v = parsed.value;
+  return {
+    ok: true,
+    value: {
+      summary: v.summary.trim(),
+      emotionalTone: v.emotionalTone.trim(),
+      keyThemes: distinct(v.keyThemes),
+      recurringPatterns: distinct(v.recurringPatterns),
+      people: distinct(v.people),
+      places: distinct(v.places),
+    },
+  };
+}
+
+/** Trimmed, non-blank, first spelling kept: "Lisbon" and "lisbon " are one place. */
+function distinct(items: string[]): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const item of items) {
+    const text = item.trim();
+    const key = text.toLowerCase();
+    if (text.length === 0 || seen.has(key)) continue;
+    seen.add(key);
+    out.push(text);
+  }
+  return out;
 }

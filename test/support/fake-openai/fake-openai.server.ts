@@ -12,7 +12,7 @@ import { extractFactsHeuristic } from '../../../src/llm/heuristics/fact-patterns
 import { summarizeExtractive } from '../../../src/llm/heuristics/extractive-summarizer.js';
 import { extractMemoriesHeuristic } from '../../../src/llm/heuristics/memory-patterns.js';
 import { structuredListsHeuristic } from '../../../src/llm/heuristics/structured-lists.js';
-import { SummaryTurn } from '../../../src/llm/language-model.js';
+import { PeriodSummaryText, SummaryTurn } from '../../../src/llm/language-model.js';
 import { SCHEMA_NAME, TASK_MARKER } from '../../../src/llm/prompts.js';
 import { countTokens } from '../../../src/llm/tokenizer.js';
 
@@ -22,7 +22,7 @@ import { countTokens } from '../../../src/llm/tokenizer.js';
  * Routes: POST /v1/chat/completions (plain, json_schema, json_object, SSE streaming) and
  * POST /v1/embeddings (hashed bag-of-words vectors: deterministic, NOT semantic), GET /v1/models.
  * Each route answers from its queue of scripted replies first, then from its handler, then in
- * "auto" mode, which produces schema-valid answers for Keepsake's three tasks.
+ * "auto" mode, which produces schema-valid answers for Keepsake's four tasks.
  */
 export type FakeRoute = 'chat' | 'embeddings';
 
@@ -542,15 +542,17 @@ export function hashedEmbedding(text: string, dims: number): number[] {
 
 // ---- auto mode: schema-valid answers built with Keepsake's own offline heuristics ----
 
-type AutoTask = 'summarizeTurns' | 'extractMemories' | 'reply';
+type AutoTask = 'summarizeTurns' | 'extractMemories' | 'summarizePeriod' | 'reply';
 
 export function detectTask(body: FakeBody): AutoTask {
   const name = body.response_format?.json_schema?.name;
   if (name === SCHEMA_NAME.summarizeTurns) return 'summarizeTurns';
   if (name === SCHEMA_NAME.extractMemories) return 'extractMemories';
+  if (name === SCHEMA_NAME.summarizePeriod) return 'summarizePeriod';
   const system = body.messages?.find((m) => m.role === 'system')?.content ?? '';
   if (system.startsWith(TASK_MARKER.summarizeTurns)) return 'summarizeTurns';
   if (system.startsWith(TASK_MARKER.extractMemories)) return 'extractMemories';
+  if (system.startsWith(TASK_MARKER.summarizePeriod)) return 'summarizePeriod';
   return 'reply';
 }
 
@@ -563,6 +565,7 @@ function autoChatContent(body: FakeBody): string {
   const task = detectTask(body);
   const user = lastUserMessage(body);
   if (task === 'summarizeTurns') return JSON.stringify(autoSummary(user));
+  if (task === 'summarizePeriod') return JSON.stringify(autoPeriodSummary(user));
   if (task === 'extractMemories') {
     const turn = /User turn:\n<<<\n([\s\S]*?)\n>>>/.exec(user)?.[1] ?? '';
     const known = /Known memories:\n([\s\S]*?)\n\nUser turn:/.exec(user)?.[1] ?? '';
@@ -617,5 +620,55 @@ function autoSummary(user: string): unknown {
     summary: summary || 'The conversation was brief.',
     structured: structuredListsHeuristic(turns, facts),
     facts,
+  };
+}
+
+/**
+ * Parses the summarize-period prompt layout of src/llm/prompts.ts. The lists are gathered from
+ * the sources' own lists (a theme in two or more sources counts as recurring), so the answer
+ * holds nothing that is not in the request.
+ */
+function autoPeriodSummary(user: string): PeriodSummaryText {
+  const legacyName = /^Legacy: (.*)$/m.exec(user)?.[1] ?? 'the legacy';
+  const period = /^Period: (\w+) (\S+) to (\S+)$/m.exec(user);
+  const sources = user.split(/^\[source \d+\] /m).slice(1);
+  const listOf = (source: string, label: string): string[] =>
+    new RegExp(`^${label}: (.*)$`, 'm')
+      .exec(source)?.[1]
+      .split('; ')
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0) ?? [];
+  /** Each entry once, first spelling kept, with the number of sources naming it. */
+  const gather = (label: string, max: number): { text: string; sources: number }[] => {
+    const seen = new Map<string, { text: string; sources: number }>();
+    for (const source of sources) {
+      for (const item of new Set(listOf(source, label))) {
+        const entry = seen.get(item.toLowerCase()) ?? { text: item, sources: 0 };
+        entry.sources++;
+        seen.set(item.toLowerCase(), entry);
+      }
+    }
+    return [...seen.values()].slice(0, max);
+  };
+  const names = (label: string) => gather(label, 15).map((e) => e.text);
+  const themes = gather('Themes', 8);
+  const recurring = themes
+    .filter((t) => t.sources >= 2)
+    .slice(0, 5)
+    .map((t) => `The user came back to ${t.text} more than once.`);
+  const themeList = themes.map((t) => t.text);
+  const span = period ? `${period[1].toLowerCase()} from ${period[2]} to ${period[3]}` : 'period';
+  return {
+    summary:
+      `The user talked about ${legacyName} over the ${span}. ` +
+      `The fake server read ${sources.length} source(s). ` +
+      (themeList.length > 0
+        ? `The main themes were ${themeList.join(', ')}.`
+        : 'No themes were named in them.'),
+    emotionalTone: 'reflective',
+    keyThemes: themeList,
+    recurringPatterns: recurring,
+    people: names('People'),
+    places: names('Places'),
   };
 }
