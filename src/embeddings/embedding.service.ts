@@ -208,8 +208,7 @@ export class EmbeddingService implements OnApplicationBootstrap {
     return written;
   }
 
-  /** The re-embedding job: fill the configured model, then switch search over to it. */
-  /** The REEMBED_JOB handler. */
+  /** The REEMBED_JOB handler: fill the configured model, then switch search over to it. */
   async reembed(): Promise<void> {
     const target = this.embedder.modelId;
     const rows = await this.repo.models();

@@ -16,11 +16,6 @@ const APOLLO_REQUEST_CODES = new Set([
   'BAD_REQUEST',
 ]);
 
-/**
- * The one place errors become what clients see: domain exceptions keep their code, reason and
- * field; request errors keep Apollo's code; anything else is logged and reported as an
- * INTERNAL_SERVER_ERROR with no detail. Stack traces never leave the server.
- */
 /** The public code of an error, for logs written before formatting. */
 export function publicCodeOf(error: unknown): string {
   const original = unwrapResolverError(error);
@@ -29,6 +24,11 @@ export function publicCodeOf(error: unknown): string {
   return typeof code === 'string' ? code : PublicErrorCode.INTERNAL_SERVER_ERROR;
 }
 
+/**
+ * The one place errors become what clients see: domain exceptions keep their code, reason and
+ * field; request errors keep Apollo's code; anything else is logged and reported as an
+ * INTERNAL_SERVER_ERROR with no detail. Stack traces never leave the server.
+ */
 export function formatError(
   formatted: GraphQLFormattedError,
   error: unknown,

@@ -35,6 +35,11 @@ export type ExtractionOutcome =
   | 'already-done'
   | { proposed: number; belowThreshold: number; saved: number };
 
+/** Memories may come from a conversation with remember on, for a user whose memory is not paused. */
+function consents(c: { remember: boolean; memoryPaused: boolean } | null): boolean {
+  return !!c && c.remember && !c.memoryPaused;
+}
+
 /**
  * Memory extraction after each assistant turn. Consent is checked when the turn is stored and
  * again when the job runs (switching `remember` off or pausing memory stops pending work at
@@ -43,11 +48,6 @@ export type ExtractionOutcome =
  * defers the job too (no attempt spent); invalid model output is retried like any failure and
  * kept as FAILED for review if it never succeeds.
  */
-/** Memories may come from a conversation with remember on, for a user whose memory is not paused. */
-function consents(c: { remember: boolean; memoryPaused: boolean } | null): boolean {
-  return !!c && c.remember && !c.memoryPaused;
-}
-
 @Injectable()
 export class MemoryExtractionService {
   private readonly logger = new Logger('Memories');
