@@ -15,6 +15,7 @@ import { MetricsTextAndRetention1764000120000 } from './1764000120000-MetricsTex
 import { InvitationConsentAndQuotas1764000300000 } from './1764000300000-InvitationConsentAndQuotas.js';
 import { AuditLog1764000400000 } from './1764000400000-AuditLog.js';
 import { InlineVectors1764000500000 } from './1764000500000-InlineVectors.js';
+import { PeriodSummaries1764100000000 } from './1764100000000-PeriodSummaries.js';
 
 /**
  * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
@@ -38,4 +39,5 @@ export const MIGRATIONS = [
   InvitationConsentAndQuotas1764000300000,
   AuditLog1764000400000,
   InlineVectors1764000500000,
+  PeriodSummaries1764100000000,
 ];

@@ -24,6 +24,7 @@ import { LlmModule } from './llm/llm.module.js';
 import { PubSubModule } from './pubsub/pubsub.module.js';
 import { SearchModule } from './search/search.module.js';
 import { SummariesModule } from './summaries/summaries.module.js';
+import { PeriodsModule } from './periods/periods.module.js';
 
 @Module({})
 export class AppModule {
@@ -47,6 +48,7 @@ export class AppModule {
         MemoriesModule,
         FactsModule,
         SummariesModule,
+        PeriodsModule,
         SearchModule,
         ContextQueriesModule,
         AuditModule,

@@ -12,6 +12,7 @@ import { memoriesVariables } from '../memories/memories.config.js';
 import { llmVariables, validateLlmConfig } from '../llm/llm.config.js';
 import { searchVariables } from '../search/search.config.js';
 import { summariesVariables } from '../summaries/summaries.config.js';
+import { periodsVariables } from '../periods/periods.config.js';
 import { serverVariables } from './config.schema.js';
 
 /** Every module's variables, in README order. Add a module's declarations here. */
@@ -27,6 +28,7 @@ export const ALL_VARIABLES = {
   ...agentVariables,
   ...jobsVariables,
   ...summariesVariables,
+  ...periodsVariables,
   ...factsVariables,
   ...memoriesVariables,
   ...searchVariables,

@@ -25,6 +25,7 @@ import {
 export const SECTION_TITLES: Record<ContextSectionName, (legacyName: string) => string> = {
   facts: (name) => `What the family has shared about ${name}`,
   memories: () => 'What you remember about the person you are talking with',
+  periods: () => 'Looking back over the time asked about',
   summaries: () => 'Summaries of earlier conversation',
   turns: () => 'Relevant earlier turns',
 };

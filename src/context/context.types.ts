@@ -5,10 +5,10 @@ import type { MessageEntity } from '../conversations/message.entity.js';
 import type { UserEntity } from '../identity/user.entity.js';
 import type { LegacyEntity } from '../legacies/legacy.entity.js';
 
-export type ContextSourceType = 'FACT' | 'MEMORY' | 'SUMMARY' | 'TURN';
+export type ContextSourceType = 'FACT' | 'MEMORY' | 'PERIOD_SUMMARY' | 'SUMMARY' | 'TURN';
 
 /** Sections of the agent's context, in the order they are rendered and filled. */
-export const SECTION_ORDER = ['facts', 'memories', 'summaries', 'turns'] as const;
+export const SECTION_ORDER = ['facts', 'memories', 'periods', 'summaries', 'turns'] as const;
 export type ContextSectionName = (typeof SECTION_ORDER)[number];
 
 /** Where an item came from, so that every piece of context can be traced to its source. */
@@ -24,6 +24,16 @@ export interface Provenance {
   /** When it was said (turns) or when the item was created. */
   occurredAt: Date | null;
   createdAt: Date | null;
+  /** A period summary's period, its local dates and what it was built from. */
+  period?: PeriodProvenance | null;
+}
+
+export interface PeriodProvenance {
+  period: string;
+  start: string;
+  end: string;
+  /** The conversation summaries (a week) or shorter periods (a month, a year) it was built from. */
+  builtFrom: string[];
 }
 
 export interface ContextItem {

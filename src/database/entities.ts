@@ -17,6 +17,7 @@ import { ModelCallEntity } from '../llm/model-call.entity.js';
 import { RetrievalMetricEntity } from '../search/retrieval-metric.entity.js';
 import { MessageSegmentEntity } from '../search/segment.entity.js';
 import { ConversationChunkEntity } from '../summaries/conversation-chunk.entity.js';
+import { PeriodSummaryEntity } from '../periods/period-summary.entity.js';
 
 /** Every entity, listed explicitly: globs do not work under ES modules and Jest. */
 export const ENTITIES = [
@@ -39,4 +40,5 @@ export const ENTITIES = [
   MessageSegmentEntity,
   RetrievalMetricEntity,
   AuditEntryEntity,
+  PeriodSummaryEntity,
 ];

@@ -69,6 +69,16 @@ export class LegaciesService {
     return membership.role;
   }
 
+  /** The legacy, for a background task acting for one of its members; null otherwise. */
+  async findForMember(userId: string, legacyId: string): Promise<LegacyEntity | null> {
+    if (!(await this.legacies.findMembership(legacyId, userId))) return null;
+    return this.legacies.findById(legacyId);
+  }
+
+  membershipsPage(after: { userId: string; legacyId: string } | null, limit: number) {
+    return this.legacies.membershipsPage(after, limit);
+  }
+
   /** Of these legacies, the ones the user is a member of now. */
   async memberOf(userId: string, legacyIds: readonly string[]): Promise<Set<string>> {
     if (legacyIds.length === 0) return new Set();

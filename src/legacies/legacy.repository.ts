@@ -1,3 +1,4 @@
+import { SqlParams } from '../database/sql-params.js';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { LegacyInvitationEntity } from './legacy-invitation.entity.js';
@@ -104,6 +105,29 @@ export class LegacyRepository {
   async legacyIdsOf(userId: string): Promise<string[]> {
     const rows = await this.m().getRepository(LegacyMemberEntity).findBy({ userId });
     return rows.map((r) => r.legacyId);
+  }
+
+  /**
+   * Every membership, in pages keyed by (user, legacy), with when it began and the member's
+   * time zone: for tasks that visit each member on their own calendar.
+   */
+  async membershipsPage(
+    after: { userId: string; legacyId: string } | null,
+    limit: number,
+  ): Promise<{ userId: string; legacyId: string; joinedAt: Date; timezone: string }[]> {
+    const p = new SqlParams();
+    const where = after
+      ? `WHERE (lm.user_id, lm.legacy_id) > (${p.add(after.userId)}::uuid, ${p.add(after.legacyId)}::uuid)`
+      : '';
+    return this.m().query(
+      `SELECT lm.user_id AS "userId", lm.legacy_id AS "legacyId", lm.joined_at AS "joinedAt",
+              u.timezone
+         FROM legacy_members lm JOIN users u ON u.id = lm.user_id
+         ${where}
+        ORDER BY lm.user_id, lm.legacy_id
+        LIMIT ${p.add(limit)}`,
+      p.values,
+    );
   }
 
   findMembership(

@@ -56,7 +56,7 @@ import { SegmentRepository } from './segment.repository.js';
     SearchResolver,
     RetrievalMetricsResolver,
   ],
-  exports: [HybridSearchService, SearchContextService, SegmentIndexerService],
+  exports: [HybridSearchService, SearchContextService, SegmentIndexerService, SearchService],
 })
 export class SearchModule implements OnModuleInit {
   constructor(

@@ -16,6 +16,23 @@ import type { Ranked } from './search.types.js';
 const RECALL_DEFAULT = 10;
 const FORGETTABLE_TYPES = new Set(['MEMORY', 'FACT']);
 
+/**
+ * A source of recall items that another module owns (period summaries): registered from that
+ * module's onModuleInit, so search does not depend on it.
+ */
+export interface RecallSource {
+  readonly sourceType: string;
+  /** Items that answer the question before the search's own, best first. */
+  collect(
+    user: UserEntity,
+    legacyId: string,
+    query: string,
+    clock: Date,
+  ): Promise<RecallItemModel[]>;
+  /** Deletes the viewer's own item; NOT_FOUND when it is not theirs. */
+  forget(user: UserEntity, id: string): Promise<void>;
+}
+
 /** A recall id: the source type and its id, so that forgetting knows where to go. */
 export function recallId(sourceType: string, id: string): string {
   return `${sourceType}:${id}`;
@@ -23,7 +40,7 @@ export function recallId(sourceType: string, id: string): string {
 
 export function parseRecallId(value: string): { sourceType: string; id: string } | null {
   const m =
-    /^(FACT|MEMORY|SUMMARY|TURN):([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i.exec(
+    /^(FACT|MEMORY|PERIOD_SUMMARY|SUMMARY|TURN):([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i.exec(
       value.trim(),
     );
   return m ? { sourceType: m[1].toUpperCase(), id: m[2].toLowerCase() } : null;
@@ -51,6 +68,8 @@ function query(text: string): string {
  */
 @Injectable()
 export class SearchService {
+  private readonly sources: RecallSource[] = [];
+
   constructor(
     private readonly legacies: LegaciesService,
     private readonly search: HybridSearchService,
@@ -59,6 +78,10 @@ export class SearchService {
     private readonly memories: MemoriesService,
     private readonly facts: FactsService,
   ) {}
+
+  registerSource(source: RecallSource): void {
+    this.sources.push(source);
+  }
 
   /**
    * "What do you remember about X?": the user's memories, the legacy's facts they may see, and
@@ -74,36 +97,38 @@ export class SearchService {
     await this.legacies.requireMember(user.id, legacyId);
     const started = performance.now();
     const limit = Math.min(first ?? RECALL_DEFAULT, MAX_RECALL);
-    const outcome = await this.search.search({
-      user,
-      legacyId,
-      conversationId: null,
-      query: query(text),
-      clock: await this.search.legacyClock(user.id, legacyId),
-    });
+    const clock = await this.search.legacyClock(user.id, legacyId);
+    const [outcome, ...extra] = await Promise.all([
+      this.search.search({ user, legacyId, conversationId: null, query: query(text), clock }),
+      ...this.sources.map((s) => s.collect(user, legacyId, text.trim(), clock)),
+    ]);
+    const leading = extra.flat().slice(0, limit);
     const seenTurns = new Set<string>();
     const picked: Ranked[] = [];
     for (const r of outcome.ranked) {
+      if (picked.length + leading.length >= limit) break;
       if (r.kind === 'segment') {
         if (seenTurns.has(r.messageId!)) continue;
         seenTurns.add(r.messageId!);
       }
       picked.push(r);
-      if (picked.length >= limit) break;
     }
     const items = await this.searchContext.toItems(user.id, user.timezone, picked);
-    const result = items.map((item, i) => ({
-      id: recallId(item.sourceType, item.id),
-      sourceType: item.sourceType,
-      sourceId: item.id,
-      text: picked[i].text,
-      score: item.score,
-      scores: scoreList(item.scores),
-      forgettable:
-        item.sourceType === 'MEMORY' ||
-        (item.sourceType === 'FACT' && picked[i].ownerId === user.id),
-      provenance: item.provenance,
-    }));
+    const result: RecallItemModel[] = [
+      ...leading,
+      ...items.map((item, i) => ({
+        id: recallId(item.sourceType, item.id),
+        sourceType: item.sourceType,
+        sourceId: item.id,
+        text: picked[i].text,
+        score: item.score,
+        scores: scoreList(item.scores),
+        forgettable:
+          item.sourceType === 'MEMORY' ||
+          (item.sourceType === 'FACT' && picked[i].ownerId === user.id),
+        provenance: item.provenance,
+      })),
+    ];
     await this.metrics.recall(user, legacyId, outcome, result, performance.now() - started);
     return result;
   }
@@ -118,14 +143,20 @@ export class SearchService {
   ): Promise<{ id: string; sourceType: string; forgotten: boolean }> {
     const parsed = parseRecallId(id);
     if (!parsed) throw SearchException.recallItemNotFound();
-    if (!FORGETTABLE_TYPES.has(parsed.sourceType)) {
+    if (
+      !FORGETTABLE_TYPES.has(parsed.sourceType) &&
+      !this.sources.some((s) => s.sourceType === parsed.sourceType)
+    ) {
       throw new SearchException(
         SearchErrorCode.NOT_FORGETTABLE,
         'Summaries and turns are part of the conversation log and cannot be forgotten one by one; delete the conversation instead.',
         'id',
       );
     }
-    if (parsed.sourceType === 'MEMORY') {
+    const source = this.sources.find((s) => s.sourceType === parsed.sourceType);
+    if (source) {
+      await source.forget(user, parsed.id).catch(notFoundAsRecall);
+    } else if (parsed.sourceType === 'MEMORY') {
       await this.memories.forget(user, parsed.id).catch(notFoundAsRecall);
     } else {
       const fact = await this.facts.getVisible(user, parsed.id).catch(notFoundAsRecall);

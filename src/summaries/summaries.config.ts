@@ -1,7 +1,7 @@
 import { validateCronExpression } from 'cron';
 import { ConfigParseError, defineVariables, integer } from '../config/config-spec.js';
 
-const cron = (raw: string): string => {
+export const cron = (raw: string): string => {
   const expression = raw.trim();
   if (!validateCronExpression(expression).valid) {
     throw new ConfigParseError('must be a cron expression such as */10 * * * *');

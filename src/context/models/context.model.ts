@@ -23,9 +23,28 @@ export class TurnRangeModel {
   end: number;
 }
 
+@ObjectType('PeriodProvenance', {
+  description: "A period summary's period, local dates and what it was built from.",
+})
+export class PeriodProvenanceModel {
+  @Field({ description: 'WEEK, MONTH or YEAR.' })
+  period: string;
+
+  @Field({ description: 'First day, YYYY-MM-DD.' })
+  start: string;
+
+  @Field({ description: 'Last day (included), YYYY-MM-DD.' })
+  end: string;
+
+  @Field(() => [ID], {
+    description: 'The conversation summaries (a week) or the weeks or months it was built from.',
+  })
+  builtFrom: string[];
+}
+
 @ObjectType('ItemProvenance', { description: 'Where a retrieved item came from.' })
 export class ProvenanceModel {
-  @Field({ description: 'FACT, MEMORY, SUMMARY or TURN.' })
+  @Field({ description: 'FACT, MEMORY, PERIOD_SUMMARY, SUMMARY or TURN.' })
   sourceType: string;
 
   @Field(() => ID, { description: 'The fact, memory, summary or turn segment.' })
@@ -54,11 +73,17 @@ export class ProvenanceModel {
 
   @Field(() => GraphQLISODateTime, { nullable: true })
   createdAt: Date | null;
+
+  @Field(() => PeriodProvenanceModel, {
+    nullable: true,
+    description: 'For a period summary: its period and what it was built from.',
+  })
+  period?: PeriodProvenanceModel | null;
 }
 
 @ObjectType('ContextItem', { description: 'A retrieved item as given to the model.' })
 export class ContextItemModel {
-  @Field({ description: 'FACT, MEMORY, SUMMARY or TURN.' })
+  @Field({ description: 'FACT, MEMORY, PERIOD_SUMMARY, SUMMARY or TURN.' })
   sourceType: string;
 
   @Field(() => ID)
@@ -88,7 +113,7 @@ export class ContextItemModel {
 
 @ObjectType('ContextSection')
 export class ContextSectionModel {
-  @Field({ description: 'facts, memories, summaries or turns.' })
+  @Field({ description: 'facts, memories, periods, summaries or turns.' })
   name: string;
 
   @Field()

@@ -10,7 +10,7 @@ export class RecallItemModel {
   })
   id: string;
 
-  @Field({ description: 'FACT, MEMORY, SUMMARY or TURN.' })
+  @Field({ description: 'FACT, MEMORY, PERIOD_SUMMARY, SUMMARY or TURN.' })
   sourceType: string;
 
   @Field(() => ID)

@@ -1,0 +1,414 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { SqlParams, returned } from '../database/sql-params.js';
+import type { StructuredSummary, SummaryPeriodName } from '../llm/language-model.js';
+import { PeriodSummaryEntity } from './period-summary.entity.js';
+
+export const PERIOD_KIND = 'period';
+
+/** Turns the rolling summaries have not reached yet that a week still covers: at most this many. */
+const WEEK_TURNS_LIMIT = 400;
+
+export interface ChunkMaterial {
+  id: string;
+  conversationId: string;
+  content: string;
+  structured: StructuredSummary;
+  firstOccurredAt: Date;
+  lastOccurredAt: Date;
+}
+
+export interface TurnMaterial {
+  id: string;
+  conversationId: string;
+  role: 'USER' | 'ASSISTANT';
+  content: string;
+  occurredAt: Date;
+}
+
+export interface Coverage {
+  conversationIds: string[];
+  turnCount: number;
+}
+
+export type PeriodSummaryFields = Omit<
+  PeriodSummaryEntity,
+  'id' | 'stale' | 'deletedAt' | 'createdAt' | 'updatedAt'
+>;
+
+export interface BackfillProgressRow {
+  id: string;
+  legacyId: string;
+  from: string;
+  to: string;
+  total: number;
+  stored: number;
+  empty: number;
+  pending: number;
+  createdAt: Date;
+}
+
+const COLUMNS = `id, user_id AS "userId", legacy_id AS "legacyId", period,
+  to_char(period_start, 'YYYY-MM-DD') AS start, to_char(period_end, 'YYYY-MM-DD') AS "end",
+  time_zone AS "timeZone", starts_at AS "startsAt", ends_at AS "endsAt", summary,
+  emotional_tone AS "emotionalTone", key_themes AS "keyThemes",
+  recurring_patterns AS "recurringPatterns", people, places,
+  conversation_count AS "conversationCount", turn_count AS "turnCount",
+  source_chunk_ids AS "sourceChunkIds", source_period_ids AS "sourcePeriodIds",
+  conversation_ids AS "conversationIds", source_fingerprint AS "sourceFingerprint", aggregated,
+  model, prompt_version AS "promptVersion", stale, deleted_at AS "deletedAt",
+  created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+function revive(row: PeriodSummaryEntity): PeriodSummaryEntity {
+  return {
+    ...row,
+    startsAt: new Date(row.startsAt),
+    endsAt: new Date(row.endsAt),
+    createdAt: new Date(row.createdAt),
+    updatedAt: new Date(row.updatedAt),
+    deletedAt: row.deletedAt ? new Date(row.deletedAt) : null,
+  };
+}
+
+/** All SQL of period summaries, their scheduler cursors and backfills. */
+@Injectable()
+export class PeriodSummaryRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  private m(manager?: EntityManager): EntityManager {
+    return manager ?? this.dataSource.manager;
+  }
+
+  private async select(sql: string, params: unknown[], manager?: EntityManager) {
+    const rows: PeriodSummaryEntity[] = await this.m(manager).query(sql, params);
+    return rows.map(revive);
+  }
+
+  // ---- what a period is built from -------------------------------------------------------
+
+  /** The member's conversation summaries that overlap [from, to). */
+  chunksBetween(userId: string, legacyId: string, from: Date, to: Date): Promise<ChunkMaterial[]> {
+    return this.m().query(
+      `SELECT id, conversation_id AS "conversationId", content, structured,
+              first_occurred_at AS "firstOccurredAt", last_occurred_at AS "lastOccurredAt"
+         FROM conversation_chunks
+        WHERE user_id = $1 AND legacy_id = $2 AND last_occurred_at >= $3 AND first_occurred_at < $4
+        ORDER BY first_occurred_at, id`,
+      [userId, legacyId, from, to],
+    );
+  }
+
+  /** The member's turns in [from, to) that no conversation summary covers yet. */
+  unsummarizedTurns(
+    userId: string,
+    legacyId: string,
+    from: Date,
+    to: Date,
+  ): Promise<TurnMaterial[]> {
+    return this.m().query(
+      `SELECT m.id, m.conversation_id AS "conversationId", m.role, m.content,
+              m.occurred_at AS "occurredAt"
+         FROM messages m
+        WHERE m.user_id = $1 AND m.legacy_id = $2 AND m.occurred_at >= $3 AND m.occurred_at < $4
+          AND m.turn_index > COALESCE(
+                (SELECT max(c.range_end) FROM conversation_chunks c
+                  WHERE c.conversation_id = m.conversation_id), -1)
+        ORDER BY m.occurred_at, m.turn_index
+        LIMIT ${WEEK_TURNS_LIMIT}`,
+      [userId, legacyId, from, to],
+    );
+  }
+
+  /** The conversations and turns of the member in [from, to). */
+  async coverage(userId: string, legacyId: string, from: Date, to: Date): Promise<Coverage> {
+    const rows: { conversationIds: string[] | null; turnCount: number }[] = await this.m().query(
+      `SELECT array_agg(DISTINCT conversation_id) AS "conversationIds", count(*)::int AS "turnCount"
+         FROM messages
+        WHERE user_id = $1 AND legacy_id = $2 AND occurred_at >= $3 AND occurred_at < $4`,
+      [userId, legacyId, from, to],
+    );
+    return {
+      conversationIds: [...(rows[0]?.conversationIds ?? [])].sort(),
+      turnCount: rows[0]?.turnCount ?? 0,
+    };
+  }
+
+  // ---- period summaries ------------------------------------------------------------------
+
+  async find(
+    userId: string,
+    legacyId: string,
+    period: SummaryPeriodName,
+    start: string,
+    manager?: EntityManager,
+  ): Promise<PeriodSummaryEntity | null> {
+    const rows = await this.select(
+      `SELECT ${COLUMNS} FROM period_summaries
+        WHERE user_id = $1 AND legacy_id = $2 AND period = $3 AND period_start = $4`,
+      [userId, legacyId, period, start],
+      manager,
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Stored (not deleted) summaries of one kind whose starts are among `starts`. */
+  async findStarts(
+    userId: string,
+    legacyId: string,
+    period: SummaryPeriodName,
+    starts: string[],
+  ): Promise<PeriodSummaryEntity[]> {
+    if (starts.length === 0) return [];
+    return this.select(
+      `SELECT ${COLUMNS} FROM period_summaries
+        WHERE user_id = $1 AND legacy_id = $2 AND period = $3
+          AND period_start = ANY($4::date[]) AND deleted_at IS NULL
+        ORDER BY period_start`,
+      [userId, legacyId, period, starts],
+    );
+  }
+
+  async findById(id: string): Promise<PeriodSummaryEntity | null> {
+    const rows = await this.select(
+      `SELECT ${COLUMNS} FROM period_summaries WHERE id = $1 AND deleted_at IS NULL`,
+      [id],
+    );
+    return rows[0] ?? null;
+  }
+
+  async findByIds(ids: readonly string[]): Promise<PeriodSummaryEntity[]> {
+    if (ids.length === 0) return [];
+    return this.select(
+      `SELECT ${COLUMNS} FROM period_summaries WHERE id = ANY($1::uuid[]) AND deleted_at IS NULL`,
+      [ids],
+    );
+  }
+
+  /** Serializes builds of one period (a week is built by its own job and by its month's). */
+  async lockKey(manager: EntityManager, key: string): Promise<void> {
+    await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`period:${key}`]);
+  }
+
+  async upsert(manager: EntityManager, row: PeriodSummaryFields): Promise<PeriodSummaryEntity> {
+    const rows = await this.select(
+      `INSERT INTO period_summaries (user_id, legacy_id, period, period_start, period_end, time_zone,
+         starts_at, ends_at, summary, emotional_tone, key_themes, recurring_patterns, people, places,
+         conversation_count, turn_count, source_chunk_ids, source_period_ids, conversation_ids,
+         source_fingerprint, aggregated, model, prompt_version)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
+               $20, $21, $22, $23)
+       ON CONFLICT (user_id, legacy_id, period, period_start) DO UPDATE SET
+         period_end = EXCLUDED.period_end, time_zone = EXCLUDED.time_zone,
+         starts_at = EXCLUDED.starts_at, ends_at = EXCLUDED.ends_at, summary = EXCLUDED.summary,
+         emotional_tone = EXCLUDED.emotional_tone, key_themes = EXCLUDED.key_themes,
+         recurring_patterns = EXCLUDED.recurring_patterns, people = EXCLUDED.people,
+         places = EXCLUDED.places, conversation_count = EXCLUDED.conversation_count,
+         turn_count = EXCLUDED.turn_count, source_chunk_ids = EXCLUDED.source_chunk_ids,
+         source_period_ids = EXCLUDED.source_period_ids,
+         conversation_ids = EXCLUDED.conversation_ids,
+         source_fingerprint = EXCLUDED.source_fingerprint, aggregated = EXCLUDED.aggregated,
+         model = EXCLUDED.model, prompt_version = EXCLUDED.prompt_version, stale = false,
+         deleted_at = NULL, updated_at = date_trunc('milliseconds', clock_timestamp())
+       RETURNING ${COLUMNS}`,
+      [
+        row.userId,
+        row.legacyId,
+        row.period,
+        row.start,
+        row.end,
+        row.timeZone,
+        row.startsAt,
+        row.endsAt,
+        row.summary,
+        row.emotionalTone,
+        row.keyThemes,
+        row.recurringPatterns,
+        row.people,
+        row.places,
+        row.conversationCount,
+        row.turnCount,
+        row.sourceChunkIds,
+        row.sourcePeriodIds,
+        row.conversationIds,
+        row.sourceFingerprint,
+        row.aggregated,
+        row.model,
+        row.promptVersion,
+      ],
+      manager,
+    );
+    return rows[0];
+  }
+
+  /** A period left with no conversation stores nothing: a stored summary of it goes. */
+  async deleteEmpty(manager: EntityManager, id: string): Promise<void> {
+    await manager.query(`DELETE FROM period_summaries WHERE id = $1 AND deleted_at IS NULL`, [id]);
+  }
+
+  /**
+   * The member deleted it: its content and vector go now; the row stays, empty, so that no
+   * scheduled or cascading rebuild brings it back (summarizePeriod still can).
+   */
+  async tombstone(manager: EntityManager, id: string): Promise<void> {
+    await manager.query(
+      `UPDATE period_summaries SET summary = '', emotional_tone = NULL, key_themes = '{}',
+              recurring_patterns = '{}', people = '{}', places = '{}', source_chunk_ids = '{}',
+              source_period_ids = '{}', conversation_ids = '{}', source_fingerprint = '',
+              conversation_count = 0, turn_count = 0, stale = false,
+              deleted_at = date_trunc('milliseconds', clock_timestamp())
+        WHERE id = $1`,
+      [id],
+    );
+    await manager.query(`DELETE FROM embeddings WHERE kind = $1 AND item_id = $2`, [
+      PERIOD_KIND,
+      id,
+    ]);
+  }
+
+  /** Marks the summaries built from a conversation stale; returns them to be rebuilt. */
+  async markStaleFor(
+    manager: EntityManager,
+    conversationId: string,
+  ): Promise<{ userId: string; legacyId: string; period: SummaryPeriodName; start: string }[]> {
+    return returned(
+      await manager.query(
+        `UPDATE period_summaries SET stale = true
+        WHERE conversation_ids @> ARRAY[$1::uuid] AND deleted_at IS NULL
+        RETURNING user_id AS "userId", legacy_id AS "legacyId", period,
+                  to_char(period_start, 'YYYY-MM-DD') AS start`,
+        [conversationId],
+      ),
+    );
+  }
+
+  /** A page of the member's summaries, newest period first. */
+  page(
+    userId: string,
+    legacyId: string,
+    period: SummaryPeriodName | null,
+    limit: number,
+    after: { start: string; id: string } | null,
+  ): Promise<PeriodSummaryEntity[]> {
+    const p = new SqlParams(userId, legacyId);
+    const filters = ['user_id = $1', 'legacy_id = $2', 'deleted_at IS NULL'];
+    if (period) filters.push(`period = ${p.add(period)}`);
+    if (after) {
+      filters.push(`(period_start, id) < (${p.add(after.start)}::date, ${p.add(after.id)}::uuid)`);
+    }
+    return this.select(
+      `SELECT ${COLUMNS} FROM period_summaries WHERE ${filters.join(' AND ')}
+        ORDER BY period_start DESC, id DESC LIMIT ${p.add(limit)}`,
+      p.values,
+    );
+  }
+
+  /** The member's summaries that overlap [from, to), for a question about that time. */
+  overlapping(userId: string, legacyId: string, from: Date, to: Date, limit: number) {
+    return this.select(
+      `SELECT ${COLUMNS} FROM period_summaries
+        WHERE user_id = $1 AND legacy_id = $2 AND deleted_at IS NULL
+          AND starts_at < $4 AND ends_at > $3
+        ORDER BY starts_at LIMIT $5`,
+      [userId, legacyId, from, to, limit],
+    );
+  }
+
+  /** Every period key the member has a row for (deleted ones too), for backfills. */
+  async keys(userId: string, legacyId: string): Promise<Set<string>> {
+    const rows: { key: string }[] = await this.m().query(
+      `SELECT period || ':' || to_char(period_start, 'YYYY-MM-DD') AS key
+         FROM period_summaries WHERE user_id = $1 AND legacy_id = $2 AND stale = false`,
+      [userId, legacyId],
+    );
+    return new Set(rows.map((r) => r.key));
+  }
+
+  // ---- the scheduler's cursors -----------------------------------------------------------
+
+  async cursors(
+    manager: EntityManager,
+    userId: string,
+    legacyId: string,
+  ): Promise<Map<SummaryPeriodName, string>> {
+    const rows: { period: SummaryPeriodName; next: string }[] = await manager.query(
+      `SELECT period, to_char(next_start, 'YYYY-MM-DD') AS next FROM period_summary_cursors
+        WHERE user_id = $1 AND legacy_id = $2 FOR UPDATE`,
+      [userId, legacyId],
+    );
+    return new Map(rows.map((r) => [r.period, r.next]));
+  }
+
+  async setCursor(
+    manager: EntityManager,
+    userId: string,
+    legacyId: string,
+    period: SummaryPeriodName,
+    next: string,
+  ): Promise<void> {
+    await manager.query(
+      `INSERT INTO period_summary_cursors (user_id, legacy_id, period, next_start)
+       VALUES ($1, $2, $3, $4)
+       ON CONFLICT (user_id, legacy_id, period) DO UPDATE SET next_start = EXCLUDED.next_start`,
+      [userId, legacyId, period, next],
+    );
+  }
+
+  // ---- backfills -------------------------------------------------------------------------
+
+  async createBackfill(
+    manager: EntityManager,
+    userId: string,
+    legacyId: string,
+    from: string,
+    to: string,
+    items: { period: SummaryPeriodName; start: string }[],
+  ): Promise<string> {
+    const [{ id }]: { id: string }[] = await manager.query(
+      `INSERT INTO period_summary_backfills (user_id, legacy_id, from_day, to_day)
+       VALUES ($1, $2, $3, $4) RETURNING id`,
+      [userId, legacyId, from, to],
+    );
+    if (items.length > 0) {
+      await manager.query(
+        `INSERT INTO period_summary_backfill_items (backfill_id, user_id, legacy_id, period, period_start)
+         SELECT $1, $2, $3, p, s FROM unnest($4::text[], $5::date[]) AS t(p, s)`,
+        [id, userId, legacyId, items.map((i) => i.period), items.map((i) => i.start)],
+      );
+    }
+    return id;
+  }
+
+  /** Whatever backfills wait for this period, it is done. */
+  async completeBackfillItems(
+    userId: string,
+    legacyId: string,
+    period: SummaryPeriodName,
+    start: string,
+    state: 'STORED' | 'EMPTY',
+    manager?: EntityManager,
+  ): Promise<void> {
+    await this.m(manager).query(
+      `UPDATE period_summary_backfill_items SET state = $5
+        WHERE user_id = $1 AND legacy_id = $2 AND period = $3 AND period_start = $4
+          AND state = 'PENDING'`,
+      [userId, legacyId, period, start, state],
+    );
+  }
+
+  async backfillProgress(id: string, userId: string): Promise<BackfillProgressRow | null> {
+    const rows: BackfillProgressRow[] = await this.m().query(
+      `SELECT b.id, b.legacy_id AS "legacyId", to_char(b.from_day, 'YYYY-MM-DD') AS "from",
+              to_char(b.to_day, 'YYYY-MM-DD') AS "to", b.created_at AS "createdAt",
+              count(i.*)::int AS total,
+              count(i.*) FILTER (WHERE i.state = 'STORED')::int AS stored,
+              count(i.*) FILTER (WHERE i.state = 'EMPTY')::int AS empty,
+              count(i.*) FILTER (WHERE i.state = 'PENDING')::int AS pending
+         FROM period_summary_backfills b
+         LEFT JOIN period_summary_backfill_items i ON i.backfill_id = b.id
+        WHERE b.id = $1 AND b.user_id = $2
+        GROUP BY b.id`,
+      [id, userId],
+    );
+    return rows[0] ? { ...rows[0], createdAt: new Date(rows[0].createdAt) } : null;
+  }
+}
