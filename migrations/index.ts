@@ -16,6 +16,7 @@ import { InvitationConsentAndQuotas1764000300000 } from './1764000300000-Invitat
 import { AuditLog1764000400000 } from './1764000400000-AuditLog.js';
 import { InlineVectors1764000500000 } from './1764000500000-InlineVectors.js';
 import { PeriodSummaries1764100000000 } from './1764100000000-PeriodSummaries.js';
+import { PlaceholderTurns1764100100000 } from './1764100100000-PlaceholderTurns.js';
 
 /**
  * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
@@ -40,4 +41,5 @@ export const MIGRATIONS = [
   AuditLog1764000400000,
   InlineVectors1764000500000,
   PeriodSummaries1764100000000,
+  PlaceholderTurns1764100100000,
 ];

@@ -131,6 +131,7 @@ export class AgentReplyService {
     const { message } = await this.conversations.append(conversation, {
       role: MessageRole.ASSISTANT,
       content: ok ? reply!.text : REPLY_ERROR_TEXT,
+      placeholder: !ok || !this.llm.generates,
       clientMessageId,
       inTransaction: async (m, turn) => {
         await this.replies.insert(m, {
@@ -156,7 +157,6 @@ export class AgentReplyService {
     return message;
   }
 
-  /** The assembled context, with earlier error turns kept out of the model's window. */
   private async assemble(
     user: UserEntity,
     conversation: ConversationEntity,
@@ -164,16 +164,12 @@ export class AgentReplyService {
   ): Promise<AssembledContext> {
     const legacy = await this.legacies.findById(conversation.legacyId);
     if (!legacy) throw new Error(`legacy ${conversation.legacyId} is gone`);
-    const context = await this.assembler.assemble({
+    return this.assembler.assemble({
       user,
       conversation,
       legacy,
       query: userMessage.content,
       uptoTurn: userMessage.turnIndex,
     });
-    const errors = await this.replies.errorMessageIds(context.recent.map((m) => m.id));
-    return errors.size === 0
-      ? context
-      : { ...context, recent: context.recent.filter((m) => !errors.has(m.id)) };
   }
 }

@@ -91,11 +91,14 @@ export class ContextAssemblerService {
   }): Promise<AssembledContext> {
     const started = performance.now();
     const budget = this.budget(input.budget);
-    const recent = await this.conversations.recentMessages(
-      input.conversation.id,
-      this.config.env.CONTEXT_RECENT_TURNS,
-      input.uptoTurn === undefined ? undefined : input.uptoTurn + 1,
-    );
+    // Notices (the offline one, a failed reply's) are no part of the conversation a model continues.
+    const recent = (
+      await this.conversations.recentMessages(
+        input.conversation.id,
+        this.config.env.CONTEXT_RECENT_TURNS,
+        input.uptoTurn === undefined ? undefined : input.uptoTurn + 1,
+      )
+    ).filter((m) => !m.placeholder);
     const now = input.now ?? new Date();
     let vector: Promise<QueryVector | null> | null = null;
     let vectorMs = 0;

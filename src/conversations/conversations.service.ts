@@ -29,6 +29,8 @@ export interface AppendTurn {
   clientMessageId?: string | null;
   metadata?: Record<string, unknown> | null;
   occurredAt?: Date | null;
+  /** A notice rather than a reply (see MessageEntity.placeholder). */
+  placeholder?: boolean;
   /** Writes that must commit with the turn or not at all (the agent's reply record). */
   inTransaction?: (manager: EntityManager, stored: MessageEntity) => Promise<void>;
 }
@@ -240,6 +242,7 @@ export class ConversationsService {
           metadata,
           clientMessageId,
           occurredAt: turn.occurredAt ?? null,
+          placeholder: turn.placeholder ?? false,
         });
         await turn.inTransaction?.(m, stored);
         await this.events.runInTransaction(

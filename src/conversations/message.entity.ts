@@ -31,6 +31,13 @@ export class MessageEntity {
   @Column({ type: 'jsonb', default: {} })
   metadata: Record<string, unknown>;
 
+  /**
+   * No content of the conversation: the notice given when no language model is configured, or
+   * a failed reply's. Kept in the log; left out of search, summaries, facts and memories.
+   */
+  @Column({ type: 'boolean', default: false })
+  placeholder: boolean;
+
   @Column({ name: 'client_message_id', type: 'text', nullable: true })
   clientMessageId: string | null;
 

@@ -15,11 +15,13 @@ export interface NewMessage {
   metadata: Record<string, unknown>;
   clientMessageId: string | null;
   occurredAt: Date | null;
+  placeholder?: boolean;
 }
 
 const COLUMNS = `id, conversation_id AS "conversationId", legacy_id AS "legacyId", user_id AS "userId",
   turn_index AS "turnIndex", role, content, token_count AS "tokenCount", metadata,
-  client_message_id AS "clientMessageId", created_at AS "createdAt", occurred_at AS "occurredAt"`;
+  client_message_id AS "clientMessageId", created_at AS "createdAt", occurred_at AS "occurredAt",
+  placeholder`;
 
 @Injectable()
 export class MessageRepository {
@@ -32,8 +34,8 @@ export class MessageRepository {
   async insert(manager: EntityManager, message: NewMessage): Promise<MessageEntity> {
     const rows: MessageEntity[] = await manager.query(
       `INSERT INTO messages (conversation_id, legacy_id, user_id, turn_index, role, content,
-                             token_count, metadata, client_message_id, occurred_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, COALESCE($10, now()))
+                             token_count, metadata, client_message_id, occurred_at, placeholder)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, COALESCE($10, now()), $11)
        RETURNING ${COLUMNS}`,
       [
         message.conversationId,
@@ -46,6 +48,7 @@ export class MessageRepository {
         JSON.stringify(message.metadata),
         message.clientMessageId,
         message.occurredAt,
+        message.placeholder ?? false,
       ],
     );
     return rows[0];

@@ -158,6 +158,8 @@ export type WithCall<T> = T & { call: ModelCall };
 export interface LanguageModel {
   /** `local:heuristic` or `openai:<model>`. */
   readonly modelId: string;
+  /** False for the offline heuristics: their replies are notices, not answers. */
+  readonly generates: boolean;
   summarizeTurns(input: SummarizeTurnsInput): Promise<WithCall<TurnsSummary>>;
   extractMemories(input: ExtractMemoriesInput): Promise<WithCall<ExtractedMemories>>;
   /** A week, month or year looked back on, from the summaries it covers. */

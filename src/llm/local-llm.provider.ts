@@ -36,6 +36,7 @@ export const NO_MODEL_NOTICE =
  */
 export class LocalLanguageModel implements LanguageModel {
   readonly modelId = LOCAL_LLM_MODEL_ID;
+  readonly generates = false;
 
   constructor(private readonly recorder: ModelUsageRecorder) {}
 

@@ -65,6 +65,7 @@ const TOKENS_PER_MESSAGE = 4;
  */
 export class OpenAiLanguageModel implements LanguageModel {
   readonly modelId: string;
+  readonly generates = true;
 
   private readonly logger = new Logger('OpenAiLanguageModel');
   private readonly client: OpenAI;

@@ -127,7 +127,8 @@ export class MemoryExtractionService {
     try {
       const extracted = await this.llm.extractMemories({
         userTurn: ex.userContent,
-        assistantTurn: ex.assistantContent,
+        // A notice is no part of the exchange.
+        assistantTurn: ex.assistantPlaceholder ? undefined : ex.assistantContent,
       });
       proposed = extracted.memories.slice(0, MAX_PER_EXCHANGE);
     } catch (err) {

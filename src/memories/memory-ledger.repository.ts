@@ -16,6 +16,8 @@ export interface ExchangeRow {
   memoryPaused: boolean;
   assistantMessageId: string;
   assistantContent: string;
+  /** The assistant turn is a notice, not a reply (MessageEntity.placeholder). */
+  assistantPlaceholder: boolean;
   assistantTurnIndex: number;
   userMessageId: string | null;
   userContent: string | null;
@@ -72,7 +74,7 @@ export class MemoryLedgerRepository {
       `SELECT c.id AS "conversationId", c.legacy_id AS "legacyId", c.user_id AS "conversationUserId",
               c.remember, u.memory_paused AS "memoryPaused",
               a.id AS "assistantMessageId", a.content AS "assistantContent",
-              a.turn_index AS "assistantTurnIndex",
+              a.placeholder AS "assistantPlaceholder", a.turn_index AS "assistantTurnIndex",
               q.id AS "userMessageId", q.content AS "userContent", q.turn_index AS "userTurnIndex",
               q.user_id AS "userMessageUserId", q.occurred_at AS "userOccurredAt",
               EXISTS (SELECT 1 FROM assistant_replies r WHERE r.message_id = a.id) AS "agentWrote"

@@ -110,6 +110,7 @@ export class PeriodSummaryRepository {
               m.occurred_at AS "occurredAt"
          FROM messages m
         WHERE m.user_id = $1 AND m.legacy_id = $2 AND m.occurred_at >= $3 AND m.occurred_at < $4
+          AND NOT m.placeholder
           AND m.turn_index > COALESCE(
                 (SELECT max(c.range_end) FROM conversation_chunks c
                   WHERE c.conversation_id = m.conversation_id), -1)
@@ -119,12 +120,13 @@ export class PeriodSummaryRepository {
     );
   }
 
-  /** The conversations and turns of the member in [from, to). */
+  /** The conversations and turns (notices left out) of the member in [from, to). */
   async coverage(userId: string, legacyId: string, from: Date, to: Date): Promise<Coverage> {
     const rows: { conversationIds: string[] | null; turnCount: number }[] = await this.m().query(
       `SELECT array_agg(DISTINCT conversation_id) AS "conversationIds", count(*)::int AS "turnCount"
          FROM messages
-        WHERE user_id = $1 AND legacy_id = $2 AND occurred_at >= $3 AND occurred_at < $4`,
+        WHERE user_id = $1 AND legacy_id = $2 AND occurred_at >= $3 AND occurred_at < $4
+          AND NOT placeholder`,
       [userId, legacyId, from, to],
     );
     return {

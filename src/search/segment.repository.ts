@@ -67,8 +67,9 @@ export class SegmentRepository {
   }
 
   /**
-   * Turns of a conversation without segments, oldest first. Error turns the agent stored when
-   * the model was down say nothing about the conversation and are never indexed.
+   * Turns of a conversation without segments, oldest first. Notices (a failed reply's, the
+   * offline one: MessageEntity.placeholder) say nothing about the conversation and are never
+   * indexed, nor given as the turn before one that is.
    */
   pendingMessages(conversationId: string, limit: number): Promise<PendingMessage[]> {
     return this.m().query(
@@ -78,10 +79,10 @@ export class SegmentRepository {
               p.content AS "previousContent", p.metadata AS "previousMetadata"
          FROM messages m
          LEFT JOIN messages p ON p.conversation_id = m.conversation_id
-                             AND p.turn_index = m.turn_index - 1
+                             AND p.turn_index = m.turn_index - 1 AND NOT p.placeholder
         WHERE m.conversation_id = $1
           AND NOT EXISTS (SELECT 1 FROM message_segments s WHERE s.message_id = m.id)
-          AND NOT EXISTS (SELECT 1 FROM assistant_replies r WHERE r.message_id = m.id AND r.is_error)
+          AND NOT m.placeholder
         ORDER BY m.turn_index
         LIMIT $2`,
       [conversationId, limit],
@@ -170,8 +171,7 @@ export class SegmentRepository {
           SELECT 1 FROM messages m
            WHERE m.conversation_id = c.id
              AND NOT EXISTS (SELECT 1 FROM message_segments s WHERE s.message_id = m.id)
-             AND NOT EXISTS (SELECT 1 FROM assistant_replies r
-                              WHERE r.message_id = m.id AND r.is_error))
+             AND NOT m.placeholder)
         ORDER BY c.last_activity_at DESC
         LIMIT $1`,
       [limit],

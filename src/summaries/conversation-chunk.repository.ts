@@ -29,6 +29,8 @@ export interface ChunkTurn {
   role: MessageRole;
   content: string;
   occurredAt: Date;
+  /** A notice, not part of the conversation (MessageEntity.placeholder): never summarized. */
+  placeholder: boolean;
 }
 
 export interface NewChunk {
@@ -89,7 +91,7 @@ export class ConversationChunkRepository {
   /** Turns `start..end` (inclusive), in order. */
   turns(conversationId: string, start: number, end: number): Promise<ChunkTurn[]> {
     return this.m().query(
-      `SELECT id, turn_index AS "turnIndex", role, content, occurred_at AS "occurredAt"
+      `SELECT id, turn_index AS "turnIndex", role, content, occurred_at AS "occurredAt", placeholder
          FROM messages WHERE conversation_id = $1 AND turn_index BETWEEN $2 AND $3
         ORDER BY turn_index`,
       [conversationId, start, end],

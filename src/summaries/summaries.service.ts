@@ -209,6 +209,10 @@ export class SummariesService {
         `conversation ${conversationId} misses turns in ${range.start}..${range.end}`,
       );
     }
+    // Notices (the offline one, a failed reply's) are covered by the range but never read: a
+    // range of notices alone waits for the next turns to be summarized with them.
+    const said = turns.filter((t) => !t.placeholder);
+    if (said.length === 0) return null;
     const legacy = await this.legacies.findById(progress.legacyId);
     if (!legacy) return null;
     const wait = await this.limits.backgroundModelCall(progress.userId);
@@ -217,7 +221,7 @@ export class SummariesService {
     // The model call and the embeddings happen before the transaction, which stays short.
     const summary = await this.llm.summarizeTurns({
       legacyName: legacy.name,
-      turns: turns.map((t) => ({
+      turns: said.map((t) => ({
         turnIndex: t.turnIndex,
         role: t.role,
         content: t.content,
@@ -234,7 +238,7 @@ export class SummariesService {
         attempts: summary.call.attempts,
       });
     }
-    const facts = this.factsOf(summary, turns);
+    const facts = this.factsOf(summary, said);
     const chunkVectors = await this.embeddings.embedForStorage([content]);
     const prepared = await this.facts.prepare(facts.map((f) => f.content));
     const searchModel = (await this.embeddings.searchModel()).model;

@@ -36,6 +36,12 @@ export class MessageModel {
     description: 'When it was said: createdAt, or the original time for imported turns.',
   })
   occurredAt: Date;
+
+  @Field({
+    description:
+      'A notice rather than a reply: what the agent says when no language model is configured, or when its reply failed. Kept in the log; left out of search, summaries, facts and memories.',
+  })
+  placeholder: boolean;
 }
 
 @ObjectType()
