@@ -42,6 +42,15 @@ export class PeriodSummaries1764100000000 implements MigrationInterface {
         updated_at timestamptz NOT NULL DEFAULT date_trunc('milliseconds', clock_timestamp()),
         CONSTRAINT period_summaries_unique UNIQUE (user_id, legacy_id, period, period_start)
       )`);
+    // What a period reads: a member's turns in a legacy by time.
+    await q.query(
+      `CREATE INDEX messages_member_time_idx ON messages (user_id, legacy_id, occurred_at)`,
+    );
+    // ... and their conversation summaries.
+    await q.query(
+      `CREATE INDEX conversation_chunks_member_time_idx
+         ON conversation_chunks (user_id, legacy_id, last_occurred_at)`,
+    );
     await q.query(
       `CREATE INDEX period_summaries_time_idx ON period_summaries (user_id, legacy_id, starts_at, ends_at)`,
     );
@@ -77,7 +86,8 @@ export class PeriodSummaries1764100000000 implements MigrationInterface {
         legacy_id uuid NOT NULL,
         period text NOT NULL,
         period_start date NOT NULL,
-        state text NOT NULL DEFAULT 'PENDING' CHECK (state IN ('PENDING', 'STORED', 'EMPTY')),
+        state text NOT NULL DEFAULT 'PENDING'
+          CHECK (state IN ('PENDING', 'STORED', 'EMPTY', 'SKIPPED')),
         PRIMARY KEY (backfill_id, period, period_start)
       )`);
     await q.query(
@@ -91,6 +101,8 @@ export class PeriodSummaries1764100000000 implements MigrationInterface {
     await q.query(`DROP TABLE period_summary_backfills`);
     await q.query(`DROP TABLE period_summary_cursors`);
     await q.query(`DROP TABLE period_summaries`);
+    await q.query(`DROP INDEX conversation_chunks_member_time_idx`);
+    await q.query(`DROP INDEX messages_member_time_idx`);
     await q.query(`DELETE FROM embeddings WHERE kind = 'period'`);
   }
 }

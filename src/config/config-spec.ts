@@ -3,6 +3,8 @@
  * `config.registry.ts` merges them, boot validates all of them at once, and the README's
  * configuration table is printed from the same declarations (`npm run config:table`).
  */
+import { validateCronExpression } from 'cron';
+
 export class ConfigParseError extends Error {}
 
 export interface VariableSpec<T> {
@@ -106,3 +108,12 @@ export const duration =
     }
     return n;
   };
+
+/** A cron expression for @nestjs/schedule (five or six fields). */
+export const cron = (raw: string): string => {
+  const expression = raw.trim();
+  if (!validateCronExpression(expression).valid) {
+    throw new ConfigParseError('must be a cron expression such as */10 * * * *');
+  }
+  return expression;
+};

@@ -98,6 +98,16 @@ export class ConversationRepository {
   }
 
   /** Cascades to messages and everything derived from the conversation. */
+  /** Of these conversations, the ones that still exist, locked against deletion until commit. */
+  async lockExisting(manager: EntityManager, ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows: { id: string }[] = await manager.query(
+      `SELECT id FROM conversations WHERE id = ANY($1::uuid[]) FOR SHARE`,
+      [ids],
+    );
+    return new Set(rows.map((r) => r.id));
+  }
+
   async delete(id: string, manager?: EntityManager): Promise<void> {
     await this.repo(manager).delete({ id });
   }

@@ -198,6 +198,19 @@ export class ConversationsService {
     return toConnection(rows, request, (c) => encodeCursor([c.lastActivityAt.toISOString(), c.id]));
   }
 
+  /** A member's conversations and turns in a legacy in [from, to) (for period summaries). */
+  coverage(userId: string, legacyId: string, from: Date, to: Date) {
+    return this.messages.coverage(userId, legacyId, from, to);
+  }
+
+  /**
+   * Of these conversations, the ones that still exist; a deletion of one waits for `manager`'s
+   * transaction to end, so what is written with them cannot outlive them unnoticed.
+   */
+  lockExisting(manager: EntityManager, ids: readonly string[]): Promise<Set<string>> {
+    return this.conversations.lockExisting(manager, ids);
+  }
+
   /**
    * Deletes the user's own conversation. Membership is not required: a member who left or was
    * removed still owns what they said.
@@ -206,8 +219,8 @@ export class ConversationsService {
     const conversation = await this.conversations.findById(id);
     if (!conversation || conversation.userId !== user.id) throw ConversationException.notFound();
     await this.dataSource.transaction(async (m) => {
-      await this.events.runDeleted(conversation, m);
       await this.conversations.delete(id, m);
+      await this.events.runDeleted(conversation, m);
     });
     // Ends subscriptions on it; if lost, they still end at their next event's access check.
     await this.bus.publish(topics.conversationDeleted(id), {}).catch((err: unknown) => {
@@ -318,7 +331,9 @@ export class ConversationsService {
         occurredAt: t.occurredAt,
       }));
       await this.messages.insertMany(m, rows);
-      const event = { conversation: created, messages: [], imported: true };
+      const times = rows.map((r) => (r.occurredAt ?? new Date()).getTime());
+      const span = { from: new Date(Math.min(...times)), to: new Date(Math.max(...times)) };
+      const event = { conversation: created, messages: [], imported: true, span };
       await this.events.runInTransaction(event, m);
       return { conversation: created, stored: rows.length };
     });

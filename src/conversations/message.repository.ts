@@ -138,6 +138,26 @@ export class MessageRepository {
     return rows.reverse();
   }
 
+  /** The conversations and turns (notices left out) of a member in a legacy in [from, to). */
+  async coverage(
+    userId: string,
+    legacyId: string,
+    from: Date,
+    to: Date,
+  ): Promise<{ conversationIds: string[]; turnCount: number }> {
+    const rows: { conversationIds: string[] | null; turnCount: number }[] = await this.m().query(
+      `SELECT array_agg(DISTINCT conversation_id) AS "conversationIds", count(*)::int AS "turnCount"
+         FROM messages
+        WHERE user_id = $1 AND legacy_id = $2 AND occurred_at >= $3 AND occurred_at < $4
+          AND NOT placeholder`,
+      [userId, legacyId, from, to],
+    );
+    return {
+      conversationIds: [...(rows[0]?.conversationIds ?? [])].sort(),
+      turnCount: rows[0]?.turnCount ?? 0,
+    };
+  }
+
   async countByConversation(conversationId: string): Promise<number> {
     const rows: { n: string }[] = await this.m().query(
       `SELECT count(*) AS n FROM messages WHERE conversation_id = $1`,

@@ -8,6 +8,8 @@ export interface TurnsStored {
   messages: MessageEntity[];
   /** True for importConversation: a bulk backfill rather than live turns. */
   imported: boolean;
+  /** For an import (whose turns are not listed): when its first and last turns were said. */
+  span?: { from: Date; to: Date };
 }
 
 type InTransactionHook = (event: TurnsStored, manager: EntityManager) => Promise<void>;
@@ -35,7 +37,7 @@ export class TurnEvents {
   }
 
   /**
-   * Runs in the deletion's transaction, before the conversation's rows go: what was derived
+   * Runs in the deletion's transaction, after the conversation's rows are gone: what was derived
    * from it elsewhere (period summaries) is marked for rebuilding with the deletion or not at all.
    */
   onConversationDeleted(hook: DeletedHook): void {

@@ -108,8 +108,8 @@ export class LegacyRepository {
   }
 
   /**
-   * Every membership, in pages keyed by (user, legacy), with when it began and the member's
-   * time zone: for tasks that visit each member on their own calendar.
+   * Every membership, in pages in the primary key's order (legacy, user), with when it began
+   * and the member's time zone: for tasks that visit each member on their own calendar.
    */
   async membershipsPage(
     after: { userId: string; legacyId: string } | null,
@@ -117,14 +117,14 @@ export class LegacyRepository {
   ): Promise<{ userId: string; legacyId: string; joinedAt: Date; timezone: string }[]> {
     const p = new SqlParams();
     const where = after
-      ? `WHERE (lm.user_id, lm.legacy_id) > (${p.add(after.userId)}::uuid, ${p.add(after.legacyId)}::uuid)`
+      ? `WHERE (lm.legacy_id, lm.user_id) > (${p.add(after.legacyId)}::uuid, ${p.add(after.userId)}::uuid)`
       : '';
     return this.m().query(
       `SELECT lm.user_id AS "userId", lm.legacy_id AS "legacyId", lm.joined_at AS "joinedAt",
               u.timezone
          FROM legacy_members lm JOIN users u ON u.id = lm.user_id
          ${where}
-        ORDER BY lm.user_id, lm.legacy_id
+        ORDER BY lm.legacy_id, lm.user_id
         LIMIT ${p.add(limit)}`,
       p.values,
     );

@@ -79,6 +79,13 @@ describe('period calendar', () => {
     expect(dayStartsAt('2026-11-02', 'America/Los_Angeles').toISOString()).toBe(
       '2026-11-02T08:00:00.000Z',
     );
+    // Santiago's clocks jump from 00:00 to 01:00 on 7 September 2025: the day begins at 01:00.
+    expect(dayStartsAt('2025-09-07', 'America/Santiago').toISOString()).toBe(
+      '2025-09-07T04:00:00.000Z',
+    );
+    expect(localDayOf(dayStartsAt('2025-09-07', 'America/Santiago'), 'America/Santiago')).toBe(
+      '2025-09-07',
+    );
     expect(localDayOf(new Date('2026-11-29T10:59:59Z'), 'Pacific/Auckland')).toBe('2026-11-29');
     expect(localDayOf(new Date('2026-11-29T11:00:00Z'), 'Pacific/Auckland')).toBe('2026-11-30');
   });

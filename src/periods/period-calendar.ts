@@ -82,10 +82,14 @@ export function dayStartsAt(day: LocalDay, timeZone: string): Date {
   return startOfLocalDay({ year, month, day: date }, timeZone);
 }
 
+const knownZones = new Set<string>(['UTC']);
+
 /** The member's zone, or UTC when it is not one this runtime knows. */
 export function zoneOrUtc(zone: string): string {
+  if (knownZones.has(zone)) return zone;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    if (knownZones.size < 1000) knownZones.add(zone);
     return zone;
   } catch {
     return 'UTC';

@@ -38,7 +38,10 @@ export class PeriodSchedulerService {
     let queued = 0;
     while (budget > 0) {
       const members = await this.legacies.membershipsPage(after, MEMBERS_PAGE);
+      // Most members have nothing due in a given hour: only those that do take a transaction.
+      const cursors = await this.repo.cursorsOf(members);
       for (const member of members) {
+        if (!this.anythingDue(member, cursors, now)) continue;
         const n = await this.advance(member, now, budget);
         queued += n;
         budget -= n;
@@ -52,6 +55,21 @@ export class PeriodSchedulerService {
       this.jobs.nudge();
     }
     return queued;
+  }
+
+  private anythingDue(
+    member: { userId: string; legacyId: string; joinedAt: Date; timezone: string },
+    cursors: Map<string, string>,
+    now: Date,
+  ): boolean {
+    const zone = zoneOrUtc(member.timezone);
+    const joined = localDayOf(new Date(member.joinedAt), zone);
+    return SUMMARY_PERIODS.some((period) => {
+      const next =
+        cursors.get(`${member.userId}:${member.legacyId}:${period}`) ??
+        periodStartOf(period, joined);
+      return isDue(period, next, zone, now);
+    });
   }
 
   private advance(

@@ -2,7 +2,7 @@ import { UseGuards } from '@nestjs/common';
 import { Args, Context, ID, Mutation, Query, Resolver, Subscription } from '@nestjs/graphql';
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
 import type { RequestContext } from '../graphql/request-context.js';
-import { boundToSession, filterMap, unlessEnded } from '../graphql/session-bound.js';
+import { boundToSession, unlessEnded } from '../graphql/session-bound.js';
 import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
 import { GqlAuthGuard } from '../identity/guards/gql-auth.guard.js';
 import { UserEntity } from '../identity/user.entity.js';
@@ -22,7 +22,6 @@ import {
   SummarizePeriodPayload,
   YearComparisonModel,
 } from './models/period-summary.model.js';
-import { PeriodSummaryEvent, periodTopic } from './period-summary-builder.service.js';
 import { PeriodSummaryEntity } from './period-summary.entity.js';
 import { PeriodSummariesService } from './period-summaries.service.js';
 import { BackfillProgressRow } from './period-summary.repository.js';
@@ -83,7 +82,12 @@ export class PeriodSummariesResolver {
   ): Promise<SummarizePeriodPayload> {
     const result = await this.service.summarizePeriod(user, input);
     return {
-      outcome: result.summary ? PeriodSummaryOutcome.STORED : PeriodSummaryOutcome.EMPTY,
+      outcome:
+        result.outcome === 'QUEUED'
+          ? PeriodSummaryOutcome.QUEUED
+          : result.summary
+            ? PeriodSummaryOutcome.STORED
+            : PeriodSummaryOutcome.EMPTY,
       periodSummary: result.summary as PeriodSummaryModel | null,
     };
   }
@@ -121,11 +125,7 @@ export class PeriodSummariesResolver {
     @Context() context: RequestContext,
   ) {
     await this.legacies.requireMember(user.id, legacyId);
-    // The topic is the member's own; each event is read back as they may see it now.
-    const events = filterMap(
-      this.bus.subscribe<PeriodSummaryEvent>(periodTopic(user.id, legacyId)),
-      async (event) => (event.userId === user.id ? this.service.get(user, event.id) : null),
-    );
+    const events = this.service.subscribe(user, legacyId);
     return boundToSession(this.bus, context, events, {
       check: () => this.legacies.requireMember(user.id, legacyId),
       revokedBy: [topics.legacyAccessRevoked(legacyId)],

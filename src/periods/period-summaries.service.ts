@@ -15,7 +15,10 @@ import { SUMMARY_PERIODS } from '../llm/language-model.js';
 import type { SummaryPeriodName } from '../llm/language-model.js';
 import { RateLimitService } from '../rate-limit/rate-limit.service.js';
 import { parseTimeExpression } from '../search/time-expressions.js';
+import { JobDeferred } from '../jobs/jobs.exception.js';
+import { isModelError } from '../llm/model.errors.js';
 import {
+  daysBetween,
   dueDay,
   isDue,
   isLocalDay,
@@ -29,8 +32,12 @@ import {
   PERIOD_JOB,
   PeriodJobPayload,
   PeriodSummaryBuilderService,
+  PeriodSummaryEvent,
   periodJobKey,
+  periodTopic,
 } from './period-summary-builder.service.js';
+import { filterMap } from '../graphql/session-bound.js';
+import { EventBus } from '../pubsub/event-bus.js';
 import { PeriodSummaryEntity } from './period-summary.entity.js';
 import { PeriodSummaryErrorCode, PeriodSummaryException } from './period-summary.exception.js';
 import { BackfillProgressRow, PeriodSummaryRepository } from './period-summary.repository.js';
@@ -104,6 +111,7 @@ export class PeriodSummariesService {
     private readonly legacies: LegaciesService,
     private readonly jobs: JobsService,
     private readonly limits: RateLimitService,
+    private readonly bus: EventBus,
     private readonly config: AppConfig,
   ) {}
 
@@ -135,17 +143,17 @@ export class PeriodSummariesService {
     return row;
   }
 
-  /** Of these ids, the viewer's own (for recall and context items). */
-  async ownByIds(user: UserEntity, ids: readonly string[]): Promise<PeriodSummaryEntity[]> {
-    return (await this.repo.findByIds(ids)).filter((r) => r.userId === user.id);
-  }
-
-  /** summarizePeriod: (re)builds one ended period now, even one the member deleted. */
+  /**
+   * summarizePeriod: (re)builds one ended period now, even one the member deleted. When the
+   * model is unavailable or the member's model budget runs out on the way (a year may first
+   * need its months and weeks), what was built stays and the rest is queued: QUEUED, and the
+   * summary arrives on periodSummaryAdded.
+   */
   async summarizePeriod(
     user: UserEntity,
     input: { legacyId: string; period: SummaryPeriodName; start: string },
     now = new Date(),
-  ): Promise<BuildResult> {
+  ): Promise<BuildResult | { outcome: 'QUEUED'; summary: null }> {
     await this.legacies.requireMember(user.id, input.legacyId);
     this.checkStart(input.period, input.start);
     const zone = zoneOrUtc(user.timezone);
@@ -158,16 +166,27 @@ export class PeriodSummariesService {
     }
     await this.limits.assertModelBudget(user.id);
     const legacy = (await this.legacies.get(user, input.legacyId)).legacy;
-    return this.builder.build(
-      { id: user.id, timezone: user.timezone },
-      { id: legacy.id, name: legacy.name },
-      input.period,
-      input.start,
-      { force: true, now },
-    );
+    try {
+      return await this.builder.build(
+        { id: user.id, timezone: user.timezone },
+        { id: legacy.id, name: legacy.name },
+        input.period,
+        input.start,
+        { force: true, now },
+      );
+    } catch (err) {
+      if (!(err instanceof JobDeferred) && !isModelError(err)) throw err;
+      await this.jobs.enqueue(
+        PERIOD_JOB,
+        `${periodJobKey({ userId: user.id, ...input })}:asked`,
+        { userId: user.id, ...input, force: true },
+        { runAt: new Date(Date.now() + (err instanceof JobDeferred ? err.delayMs : 0)) },
+      );
+      return { outcome: 'QUEUED', summary: null };
+    }
   }
 
-  /** Queues every ended period of the range that has no summary yet (weeks, months, years). */
+  /** Queues every ended period of the range (weeks, months, years) the member has not deleted. */
   async backfill(
     user: UserEntity,
     input: { legacyId: string; from: string; to: string },
@@ -193,15 +212,25 @@ export class PeriodSummariesService {
     const zone = zoneOrUtc(user.timezone);
     const today = localDayOf(now, zone);
     const to = input.to < today ? input.to : today;
-    const existing = await this.repo.keys(user.id, input.legacyId);
+    const max = this.config.env.PERIOD_BACKFILL_MAX_PERIODS;
+    // Weeks alone outnumber the cap long before the loop below would: refuse before it.
+    const days = Math.max(0, daysBetween(input.from, to) + 1);
+    if (Math.ceil(days / 7) > max) {
+      throw new PeriodSummaryException(
+        PeriodSummaryErrorCode.INVALID_RANGE,
+        `The range holds more than ${max} periods; queue at most ${max} at once.`,
+        'to',
+      );
+    }
+    // Every ended period but those the member deleted: an up-to-date one costs its fingerprint.
+    const deleted = await this.repo.deletedKeys(user.id, input.legacyId);
     const items: { period: SummaryPeriodName; start: string }[] = [];
     for (const period of SUMMARY_PERIODS) {
       for (const start of periodsTouching(period, input.from, to)) {
-        if (!isDue(period, start, zone, now) || existing.has(`${period}:${start}`)) continue;
+        if (!isDue(period, start, zone, now) || deleted.has(`${period}:${start}`)) continue;
         items.push({ period, start });
       }
     }
-    const max = this.config.env.PERIOD_BACKFILL_MAX_PERIODS;
     if (items.length > max) {
       throw new PeriodSummaryException(
         PeriodSummaryErrorCode.INVALID_RANGE,
@@ -246,9 +275,28 @@ export class PeriodSummariesService {
 
   /** In the deletion's transaction: what was built from the conversation is rebuilt. */
   async conversationDeleted(m: EntityManager, conversationId: string): Promise<void> {
-    for (const row of await this.repo.markStaleFor(m, conversationId)) {
+    for (const row of await this.repo.markStaleFor(m, conversationId)) await this.enqueue(m, row);
+  }
+
+  /** In an import's transaction: periods that now hold more turns are rebuilt. */
+  async turnsImported(
+    m: EntityManager,
+    userId: string,
+    legacyId: string,
+    span: { from: Date; to: Date },
+  ): Promise<void> {
+    const to = new Date(span.to.getTime() + 1);
+    for (const row of await this.repo.markStaleBetween(m, userId, legacyId, span.from, to)) {
       await this.enqueue(m, row);
     }
+  }
+
+  /** periodSummaryAdded: the member's own events, read back as they see them now. */
+  subscribe(user: UserEntity, legacyId: string): AsyncIterableIterator<PeriodSummaryEntity> {
+    return filterMap(
+      this.bus.subscribe<PeriodSummaryEvent>(periodTopic(user.id, legacyId)),
+      async (event) => (event.userId === user.id ? this.get(user, event.id) : null),
+    );
   }
 
   private enqueue(m: EntityManager, key: Omit<PeriodJobPayload, 'force'>): Promise<boolean> {
@@ -390,7 +438,8 @@ export class PeriodSummariesService {
       year,
       emotionalTone:
         tones.length === 1 ? tones[0] : tones.length > 1 ? unique(tones).join('; ') : null,
-      conversationCount: summaries.reduce((n, s) => n + s.conversationCount, 0),
+      // A conversation may span two months: counted once.
+      conversationCount: new Set(summaries.flatMap((s) => s.conversationIds)).size,
       turnCount: summaries.reduce((n, s) => n + s.turnCount, 0),
       themes: unique(summaries.flatMap((s) => s.keyThemes)).slice(0, 12),
       people: unique(summaries.flatMap((s) => s.people)).slice(0, 20),

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { ConversationsService } from '../conversations/conversations.service.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
 import { UsersService } from '../identity/users.service.js';
 import { JobDeferred } from '../jobs/jobs.exception.js';
@@ -10,6 +11,11 @@ import type { LanguageModel, PeriodSource, SummaryPeriodName } from '../llm/lang
 import { ModelUnavailableError } from '../llm/model.errors.js';
 import { EventBus } from '../pubsub/event-bus.js';
 import { RateLimitService } from '../rate-limit/rate-limit.service.js';
+import type { ConversationChunkEntity } from '../summaries/conversation-chunk.entity.js';
+import {
+  ChunkTurn,
+  ConversationChunkRepository,
+} from '../summaries/conversation-chunk.repository.js';
 import {
   LocalDay,
   addDays,
@@ -24,12 +30,7 @@ import {
   zoneOrUtc,
 } from './period-calendar.js';
 import { PeriodSummaryEntity } from './period-summary.entity.js';
-import {
-  ChunkMaterial,
-  PERIOD_KIND,
-  PeriodSummaryRepository,
-  TurnMaterial,
-} from './period-summary.repository.js';
+import { PERIOD_KIND, PeriodSummaryRepository } from './period-summary.repository.js';
 
 export const PERIOD_JOB = 'periods:summarize';
 
@@ -65,6 +66,8 @@ export function periodJobKey(p: Omit<PeriodJobPayload, 'force'>): string {
 }
 
 const TURNS_TEXT_CHARS = 6000;
+/** Turns the rolling summaries have not reached yet that a week reads: at most this many. */
+const WEEK_TURNS_LIMIT = 400;
 const LOCATIVE = /\b(?:in|at|to|from|near|visit(?:ed|ing)?|moved to|lived in|born in)\s+$/i;
 
 /** Names from a conversation summary, split into places (after "in", "at", "visited" ...) and people. */
@@ -82,11 +85,18 @@ export function splitNames(
   return { people, places };
 }
 
+/** The row changed between reading the sources and writing: read them again. */
+class BuildConflict extends Error {}
+
+const MAX_ATTEMPTS = 3;
+
 /**
  * Builds one period summary. A week reads its conversation summaries and the turns they do not
  * cover yet; a month reads the weeks that touch it (each by its share of days), a year its
  * months, building any that are due and missing first. What it was built from is fingerprinted,
- * so building again with nothing new changes nothing.
+ * so building again with nothing new changes nothing. The write checks, under the row's lock,
+ * that nothing changed the period while its sources were read and the model ran (a deletion by
+ * the member, a conversation deleted, another build): then it reads again instead.
  */
 @Injectable()
 export class PeriodSummaryBuilderService {
@@ -95,6 +105,8 @@ export class PeriodSummaryBuilderService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly repo: PeriodSummaryRepository,
+    private readonly chunks: ConversationChunkRepository,
+    private readonly conversations: ConversationsService,
     private readonly users: UsersService,
     private readonly legacies: LegaciesService,
     private readonly embeddings: EmbeddingService,
@@ -112,7 +124,17 @@ export class PeriodSummaryBuilderService {
       const row = user
         ? await this.repo.find(user.id, payload.legacyId, payload.period, payload.start)
         : null;
-      if (row?.stale) await this.dataSource.transaction((m) => this.repo.deleteEmpty(m, row.id));
+      await this.dataSource.transaction(async (m) => {
+        if (row?.stale) await this.repo.deleteEmpty(m, row.id);
+        await this.repo.completeBackfillItems(
+          payload.userId,
+          payload.legacyId,
+          payload.period,
+          payload.start,
+          'SKIPPED',
+          m,
+        );
+      });
       return;
     }
     try {
@@ -141,13 +163,34 @@ export class PeriodSummaryBuilderService {
     start: LocalDay,
     options: { force: boolean; now: Date },
   ): Promise<BuildResult> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.attempt(user, legacy, period, start, options);
+      } catch (err) {
+        if (!(err instanceof BuildConflict) || attempt >= MAX_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  private async attempt(
+    user: { id: string; timezone: string },
+    legacy: { id: string; name: string },
+    period: SummaryPeriodName,
+    start: LocalDay,
+    options: { force: boolean; now: Date },
+  ): Promise<BuildResult> {
     const zone = zoneOrUtc(user.timezone);
     const end = periodEndOf(period, start);
+    const key = { userId: user.id, legacyId: legacy.id, period, start };
     const existing = await this.repo.find(user.id, legacy.id, period, start);
-    if (existing?.deletedAt && !options.force) return { outcome: 'SKIPPED', summary: null };
+    const seen = existing?.updatedAt.getTime() ?? null;
+    if (existing?.deletedAt && !options.force) {
+      await this.repo.completeBackfillItems(user.id, legacy.id, period, start, 'SKIPPED');
+      return { outcome: 'SKIPPED', summary: null };
+    }
     const startsAt = dayStartsAt(start, zone);
     const endsAt = dayStartsAt(addDays(end, 1), zone);
-    const coverage = await this.repo.coverage(user.id, legacy.id, startsAt, endsAt);
+    const coverage = await this.conversations.coverage(user.id, legacy.id, startsAt, endsAt);
     const sources =
       coverage.turnCount === 0
         ? []
@@ -156,18 +199,24 @@ export class PeriodSummaryBuilderService {
           : await this.childSources(user, legacy, period, start, end, options.now);
     if (sources.length === 0) {
       await this.dataSource.transaction(async (m) => {
-        if (existing && !existing.deletedAt) await this.repo.deleteEmpty(m, existing.id);
+        const current = await this.repo.find(user.id, legacy.id, period, start, m);
+        if ((current?.updatedAt.getTime() ?? null) !== seen) throw new BuildConflict();
+        if (current && !current.deletedAt) await this.repo.deleteEmpty(m, current.id);
         await this.repo.completeBackfillItems(user.id, legacy.id, period, start, 'EMPTY', m);
       });
       return { outcome: 'EMPTY', summary: null };
     }
+    // A month or year also answers for what its weeks or months were built from.
+    const conversationIds = [
+      ...new Set([...coverage.conversationIds, ...sources.flatMap((s) => s.conversationIds)]),
+    ].sort();
     const fingerprint = createHash('sha256')
       .update(
         JSON.stringify([
           zone,
           this.llm.modelId,
           coverage,
-          sources.map((s) => [s.kind, s.from, s.to, s.weight, s.text]),
+          sources.map((s) => [s.kind, s.id, s.from, s.to, s.weight, s.text]),
         ]),
       )
       .digest('hex');
@@ -195,10 +244,12 @@ export class PeriodSummaryBuilderService {
     });
     const vectors = await this.embeddings.embedForStorage([text.summary]);
     const stored = await this.dataSource.transaction(async (m) => {
-      await this.repo.lockKey(
-        m,
-        periodJobKey({ userId: user.id, legacyId: legacy.id, period, start }),
-      );
+      await this.repo.lockKey(m, periodJobKey(key));
+      const current = await this.repo.find(user.id, legacy.id, period, start, m);
+      if ((current?.updatedAt.getTime() ?? null) !== seen) throw new BuildConflict();
+      // A conversation deleted meanwhile: its deletion waits for this transaction, or is seen.
+      const alive = await this.conversations.lockExisting(m, conversationIds);
+      if (alive.size !== conversationIds.length) throw new BuildConflict();
       const row = await this.repo.upsert(m, {
         userId: user.id,
         legacyId: legacy.id,
@@ -220,9 +271,9 @@ export class PeriodSummaryBuilderService {
         sourcePeriodIds: sources.flatMap((s) =>
           s.kind === 'WEEK' || s.kind === 'MONTH' ? [s.id] : [],
         ),
-        conversationIds: coverage.conversationIds,
+        conversationIds,
         sourceFingerprint: fingerprint,
-        aggregated: this.llm.modelId.startsWith('local:'),
+        aggregated: !this.llm.generates,
         model: text.call.model,
         promptVersion: text.call.promptVersion ?? null,
       });
@@ -250,8 +301,8 @@ export class PeriodSummaryBuilderService {
     zone: string,
   ): Promise<(PeriodSource & { id: string })[]> {
     const [chunks, turns] = await Promise.all([
-      this.repo.chunksBetween(userId, legacyId, from, to),
-      this.repo.unsummarizedTurns(userId, legacyId, from, to),
+      this.chunks.chunksBetween(userId, legacyId, from, to),
+      this.chunks.unsummarizedBetween(userId, legacyId, from, to, WEEK_TURNS_LIMIT),
     ]);
     return [
       ...chunks.map((c) => this.chunkSource(c, from, to, zone)),
@@ -260,7 +311,7 @@ export class PeriodSummaryBuilderService {
   }
 
   private chunkSource(
-    c: ChunkMaterial,
+    c: ConversationChunkEntity,
     from: Date,
     to: Date,
     zone: string,
@@ -287,8 +338,11 @@ export class PeriodSummaryBuilderService {
   }
 
   /** Turns no summary covers yet, one source per conversation. */
-  private turnSources(turns: TurnMaterial[], zone: string): (PeriodSource & { id: string })[] {
-    const byConversation = new Map<string, TurnMaterial[]>();
+  private turnSources(
+    turns: (ChunkTurn & { conversationId: string })[],
+    zone: string,
+  ): (PeriodSource & { id: string })[] {
+    const byConversation = new Map<string, (ChunkTurn & { conversationId: string })[]>();
     for (const t of turns) {
       if (!byConversation.has(t.conversationId)) byConversation.set(t.conversationId, []);
       byConversation.get(t.conversationId)!.push(t);

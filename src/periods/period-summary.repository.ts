@@ -1,35 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { SqlParams, returned } from '../database/sql-params.js';
-import type { StructuredSummary, SummaryPeriodName } from '../llm/language-model.js';
+import type { SummaryPeriodName } from '../llm/language-model.js';
 import { PeriodSummaryEntity } from './period-summary.entity.js';
 
 export const PERIOD_KIND = 'period';
-
-/** Turns the rolling summaries have not reached yet that a week still covers: at most this many. */
-const WEEK_TURNS_LIMIT = 400;
-
-export interface ChunkMaterial {
-  id: string;
-  conversationId: string;
-  content: string;
-  structured: StructuredSummary;
-  firstOccurredAt: Date;
-  lastOccurredAt: Date;
-}
-
-export interface TurnMaterial {
-  id: string;
-  conversationId: string;
-  role: 'USER' | 'ASSISTANT';
-  content: string;
-  occurredAt: Date;
-}
-
-export interface Coverage {
-  conversationIds: string[];
-  turnCount: number;
-}
 
 export type PeriodSummaryFields = Omit<
   PeriodSummaryEntity,
@@ -44,6 +19,7 @@ export interface BackfillProgressRow {
   total: number;
   stored: number;
   empty: number;
+  skipped: number;
   pending: number;
   createdAt: Date;
 }
@@ -58,6 +34,10 @@ const COLUMNS = `id, user_id AS "userId", legacy_id AS "legacyId", period,
   conversation_ids AS "conversationIds", source_fingerprint AS "sourceFingerprint", aggregated,
   model, prompt_version AS "promptVersion", stale, deleted_at AS "deletedAt",
   created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+/** The content of a summary, emptied; the change is dated so a build in flight notices it. */
+const EMPTIED = `summary = '', emotional_tone = NULL, key_themes = '{}', recurring_patterns = '{}',
+  people = '{}', places = '{}', updated_at = date_trunc('milliseconds', clock_timestamp())`;
 
 function revive(row: PeriodSummaryEntity): PeriodSummaryEntity {
   return {
@@ -84,59 +64,9 @@ export class PeriodSummaryRepository {
     return rows.map(revive);
   }
 
-  // ---- what a period is built from -------------------------------------------------------
-
-  /** The member's conversation summaries that overlap [from, to). */
-  chunksBetween(userId: string, legacyId: string, from: Date, to: Date): Promise<ChunkMaterial[]> {
-    return this.m().query(
-      `SELECT id, conversation_id AS "conversationId", content, structured,
-              first_occurred_at AS "firstOccurredAt", last_occurred_at AS "lastOccurredAt"
-         FROM conversation_chunks
-        WHERE user_id = $1 AND legacy_id = $2 AND last_occurred_at >= $3 AND first_occurred_at < $4
-        ORDER BY first_occurred_at, id`,
-      [userId, legacyId, from, to],
-    );
-  }
-
-  /** The member's turns in [from, to) that no conversation summary covers yet. */
-  unsummarizedTurns(
-    userId: string,
-    legacyId: string,
-    from: Date,
-    to: Date,
-  ): Promise<TurnMaterial[]> {
-    return this.m().query(
-      `SELECT m.id, m.conversation_id AS "conversationId", m.role, m.content,
-              m.occurred_at AS "occurredAt"
-         FROM messages m
-        WHERE m.user_id = $1 AND m.legacy_id = $2 AND m.occurred_at >= $3 AND m.occurred_at < $4
-          AND NOT m.placeholder
-          AND m.turn_index > COALESCE(
-                (SELECT max(c.range_end) FROM conversation_chunks c
-                  WHERE c.conversation_id = m.conversation_id), -1)
-        ORDER BY m.occurred_at, m.turn_index
-        LIMIT ${WEEK_TURNS_LIMIT}`,
-      [userId, legacyId, from, to],
-    );
-  }
-
-  /** The conversations and turns (notices left out) of the member in [from, to). */
-  async coverage(userId: string, legacyId: string, from: Date, to: Date): Promise<Coverage> {
-    const rows: { conversationIds: string[] | null; turnCount: number }[] = await this.m().query(
-      `SELECT array_agg(DISTINCT conversation_id) AS "conversationIds", count(*)::int AS "turnCount"
-         FROM messages
-        WHERE user_id = $1 AND legacy_id = $2 AND occurred_at >= $3 AND occurred_at < $4
-          AND NOT placeholder`,
-      [userId, legacyId, from, to],
-    );
-    return {
-      conversationIds: [...(rows[0]?.conversationIds ?? [])].sort(),
-      turnCount: rows[0]?.turnCount ?? 0,
-    };
-  }
-
   // ---- period summaries ------------------------------------------------------------------
 
+  /** The period's row whatever its state; locked for update when a manager is given. */
   async find(
     userId: string,
     legacyId: string,
@@ -146,14 +76,15 @@ export class PeriodSummaryRepository {
   ): Promise<PeriodSummaryEntity | null> {
     const rows = await this.select(
       `SELECT ${COLUMNS} FROM period_summaries
-        WHERE user_id = $1 AND legacy_id = $2 AND period = $3 AND period_start = $4`,
+        WHERE user_id = $1 AND legacy_id = $2 AND period = $3 AND period_start = $4
+        ${manager ? 'FOR UPDATE' : ''}`,
       [userId, legacyId, period, start],
       manager,
     );
     return rows[0] ?? null;
   }
 
-  /** Stored (not deleted) summaries of one kind whose starts are among `starts`. */
+  /** Summaries of one kind whose starts are among `starts`, neither deleted nor stale. */
   async findStarts(
     userId: string,
     legacyId: string,
@@ -164,7 +95,7 @@ export class PeriodSummaryRepository {
     return this.select(
       `SELECT ${COLUMNS} FROM period_summaries
         WHERE user_id = $1 AND legacy_id = $2 AND period = $3
-          AND period_start = ANY($4::date[]) AND deleted_at IS NULL
+          AND period_start = ANY($4::date[]) AND deleted_at IS NULL AND NOT stale
         ORDER BY period_start`,
       [userId, legacyId, period, starts],
     );
@@ -253,34 +184,74 @@ export class PeriodSummaryRepository {
    */
   async tombstone(manager: EntityManager, id: string): Promise<void> {
     await manager.query(
-      `UPDATE period_summaries SET summary = '', emotional_tone = NULL, key_themes = '{}',
-              recurring_patterns = '{}', people = '{}', places = '{}', source_chunk_ids = '{}',
+      `UPDATE period_summaries SET ${EMPTIED}, stale = false, source_chunk_ids = '{}',
               source_period_ids = '{}', conversation_ids = '{}', source_fingerprint = '',
-              conversation_count = 0, turn_count = 0, stale = false,
+              conversation_count = 0, turn_count = 0,
               deleted_at = date_trunc('milliseconds', clock_timestamp())
         WHERE id = $1`,
       [id],
     );
-    await manager.query(`DELETE FROM embeddings WHERE kind = $1 AND item_id = $2`, [
+    await this.forgetVectors(manager, [id]);
+  }
+
+  private async forgetVectors(manager: EntityManager, ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await manager.query(`DELETE FROM embeddings WHERE kind = $1 AND item_id = ANY($2::uuid[])`, [
       PERIOD_KIND,
-      id,
+      ids,
     ]);
   }
 
-  /** Marks the summaries built from a conversation stale; returns them to be rebuilt. */
-  async markStaleFor(
+  /**
+   * Marks stale the summaries built from a conversation (a deleted one): what they said of it
+   * goes at once (content and vector); they are returned to be rebuilt.
+   */
+  async markStaleFor(manager: EntityManager, conversationId: string) {
+    return this.markStale(manager, `conversation_ids @> ARRAY[$1::uuid]`, [conversationId]);
+  }
+
+  /** Marks stale a member's summaries that overlap [from, to) (turns imported into the past). */
+  async markStaleBetween(
     manager: EntityManager,
-    conversationId: string,
-  ): Promise<{ userId: string; legacyId: string; period: SummaryPeriodName; start: string }[]> {
-    return returned(
+    userId: string,
+    legacyId: string,
+    from: Date,
+    to: Date,
+  ) {
+    return this.markStale(
+      manager,
+      `user_id = $1 AND legacy_id = $2 AND starts_at < $4 AND ends_at > $3`,
+      [userId, legacyId, from, to],
+    );
+  }
+
+  private async markStale(
+    manager: EntityManager,
+    where: string,
+    params: unknown[],
+  ): Promise<
+    { id: string; userId: string; legacyId: string; period: SummaryPeriodName; start: string }[]
+  > {
+    const rows = returned<{
+      id: string;
+      userId: string;
+      legacyId: string;
+      period: SummaryPeriodName;
+      start: string;
+    }>(
       await manager.query(
-        `UPDATE period_summaries SET stale = true
-        WHERE conversation_ids @> ARRAY[$1::uuid] AND deleted_at IS NULL
-        RETURNING user_id AS "userId", legacy_id AS "legacyId", period,
-                  to_char(period_start, 'YYYY-MM-DD') AS start`,
-        [conversationId],
+        `UPDATE period_summaries SET ${EMPTIED}, stale = true
+          WHERE ${where} AND deleted_at IS NULL
+          RETURNING id, user_id AS "userId", legacy_id AS "legacyId", period,
+                    to_char(period_start, 'YYYY-MM-DD') AS start`,
+        params,
       ),
     );
+    await this.forgetVectors(
+      manager,
+      rows.map((r) => r.id),
+    );
+    return rows;
   }
 
   /** A page of the member's summaries, newest period first. */
@@ -308,18 +279,18 @@ export class PeriodSummaryRepository {
   overlapping(userId: string, legacyId: string, from: Date, to: Date, limit: number) {
     return this.select(
       `SELECT ${COLUMNS} FROM period_summaries
-        WHERE user_id = $1 AND legacy_id = $2 AND deleted_at IS NULL
+        WHERE user_id = $1 AND legacy_id = $2 AND deleted_at IS NULL AND NOT stale
           AND starts_at < $4 AND ends_at > $3
         ORDER BY starts_at LIMIT $5`,
       [userId, legacyId, from, to, limit],
     );
   }
 
-  /** Every period key the member has a row for (deleted ones too), for backfills. */
-  async keys(userId: string, legacyId: string): Promise<Set<string>> {
+  /** The periods the member deleted (keys PERIOD:start): backfills leave them alone. */
+  async deletedKeys(userId: string, legacyId: string): Promise<Set<string>> {
     const rows: { key: string }[] = await this.m().query(
       `SELECT period || ':' || to_char(period_start, 'YYYY-MM-DD') AS key
-         FROM period_summaries WHERE user_id = $1 AND legacy_id = $2 AND stale = false`,
+         FROM period_summaries WHERE user_id = $1 AND legacy_id = $2 AND deleted_at IS NOT NULL`,
       [userId, legacyId],
     );
     return new Set(rows.map((r) => r.key));
@@ -355,6 +326,19 @@ export class PeriodSummaryRepository {
     );
   }
 
+  /** The cursors of many members at once, keyed `${userId}:${legacyId}:${period}`. */
+  async cursorsOf(members: { userId: string; legacyId: string }[]): Promise<Map<string, string>> {
+    if (members.length === 0) return new Map();
+    const rows: { key: string; next: string }[] = await this.m().query(
+      `SELECT c.user_id || ':' || c.legacy_id || ':' || c.period AS key,
+              to_char(c.next_start, 'YYYY-MM-DD') AS next
+         FROM period_summary_cursors c
+         JOIN unnest($1::uuid[], $2::uuid[]) AS m(u, l) ON c.user_id = m.u AND c.legacy_id = m.l`,
+      [members.map((m) => m.userId), members.map((m) => m.legacyId)],
+    );
+    return new Map(rows.map((r) => [r.key, r.next]));
+  }
+
   // ---- backfills -------------------------------------------------------------------------
 
   async createBackfill(
@@ -386,7 +370,7 @@ export class PeriodSummaryRepository {
     legacyId: string,
     period: SummaryPeriodName,
     start: string,
-    state: 'STORED' | 'EMPTY',
+    state: 'STORED' | 'EMPTY' | 'SKIPPED',
     manager?: EntityManager,
   ): Promise<void> {
     await this.m(manager).query(
@@ -404,6 +388,7 @@ export class PeriodSummaryRepository {
               count(i.*)::int AS total,
               count(i.*) FILTER (WHERE i.state = 'STORED')::int AS stored,
               count(i.*) FILTER (WHERE i.state = 'EMPTY')::int AS empty,
+              count(i.*) FILTER (WHERE i.state = 'SKIPPED')::int AS skipped,
               count(i.*) FILTER (WHERE i.state = 'PENDING')::int AS pending
          FROM period_summary_backfills b
          LEFT JOIN period_summary_backfill_items i ON i.backfill_id = b.id

@@ -1,5 +1,4 @@
-import { defineVariables, integer } from '../config/config-spec.js';
-import { cron } from '../summaries/summaries.config.js';
+import { cron, defineVariables, integer } from '../config/config-spec.js';
 
 export const periodsVariables = defineVariables({
   PERIOD_SUMMARIES_CRON: {

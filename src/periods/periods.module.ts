@@ -12,6 +12,7 @@ import { LegaciesModule } from '../legacies/legacies.module.js';
 import { LlmModule } from '../llm/llm.module.js';
 import { SearchModule } from '../search/search.module.js';
 import { SearchService } from '../search/search.service.js';
+import { SummariesModule } from '../summaries/summaries.module.js';
 import { PeriodSchedulerService } from './period-scheduler.service.js';
 import { PeriodSummariesContextProvider } from './period-summaries-context.provider.js';
 import { PeriodSummariesResolver } from './period-summaries.resolver.js';
@@ -33,6 +34,7 @@ import { PERIOD_KIND, PeriodSummaryRepository } from './period-summary.repositor
     ConversationsModule,
     LegaciesModule,
     SearchModule,
+    SummariesModule,
     ContextModule,
     EmbeddingsModule,
     LlmModule,
@@ -80,5 +82,15 @@ export class PeriodsModule implements OnModuleInit {
     this.turns.onConversationDeleted((conversation, manager) =>
       this.periods.conversationDeleted(manager, conversation.id),
     );
+    // Live turns fall in a period that has not ended; imported ones may land in any.
+    this.turns.onStoredInTransaction(async (event, manager) => {
+      if (!event.imported || !event.span) return;
+      await this.periods.turnsImported(
+        manager,
+        event.conversation.userId,
+        event.conversation.legacyId,
+        event.span,
+      );
+    });
   }
 }

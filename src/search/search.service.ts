@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { DomainException, PublicErrorCode } from '../common/errors/domain.exception.js';
 import { scoreList } from '../context/context.presenter.js';
 import { FactsService } from '../facts/facts.service.js';
@@ -68,6 +68,7 @@ function query(text: string): string {
  */
 @Injectable()
 export class SearchService {
+  private readonly logger = new Logger('Search');
   private readonly sources: RecallSource[] = [];
 
   constructor(
@@ -100,7 +101,17 @@ export class SearchService {
     const clock = await this.search.legacyClock(user.id, legacyId);
     const [outcome, ...extra] = await Promise.all([
       this.search.search({ user, legacyId, conversationId: null, query: query(text), clock }),
-      ...this.sources.map((s) => s.collect(user, legacyId, text.trim(), clock)),
+      // A failing source costs its items, never the recall.
+      ...this.sources.map((s) =>
+        s.collect(user, legacyId, text.trim(), clock).catch((err: unknown) => {
+          this.logger.warn({
+            msg: 'recall source failed',
+            source: s.sourceType,
+            error: String(err),
+          });
+          return [];
+        }),
+      ),
     ]);
     const leading = extra.flat().slice(0, limit);
     const seenTurns = new Set<string>();

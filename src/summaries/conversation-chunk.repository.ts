@@ -81,6 +81,52 @@ export class ConversationChunkRepository {
     return new Map(rows.map((r) => [r.id, Number(r.pending)]));
   }
 
+  /** A member's conversation summaries in a legacy that overlap [from, to), oldest first. */
+  chunksBetween(
+    userId: string,
+    legacyId: string,
+    from: Date,
+    to: Date,
+  ): Promise<ConversationChunkEntity[]> {
+    return this.m().query(
+      `SELECT id, conversation_id AS "conversationId", legacy_id AS "legacyId", user_id AS "userId",
+              range_start AS "rangeStart", range_end AS "rangeEnd", content, structured,
+              turn_count AS "turnCount", token_count AS "tokenCount", model,
+              prompt_version AS "promptVersion", first_occurred_at AS "firstOccurredAt",
+              last_occurred_at AS "lastOccurredAt", created_at AS "createdAt"
+         FROM conversation_chunks
+        WHERE user_id = $1 AND legacy_id = $2 AND last_occurred_at >= $3 AND first_occurred_at < $4
+        ORDER BY first_occurred_at, id`,
+      [userId, legacyId, from, to],
+    );
+  }
+
+  /**
+   * A member's turns in a legacy said in [from, to) that no summary covers yet (after the
+   * last summarized turn of their conversation), notices left out, oldest first.
+   */
+  unsummarizedBetween(
+    userId: string,
+    legacyId: string,
+    from: Date,
+    to: Date,
+    limit: number,
+  ): Promise<(ChunkTurn & { conversationId: string })[]> {
+    return this.m().query(
+      `SELECT m.id, m.conversation_id AS "conversationId", m.turn_index AS "turnIndex", m.role,
+              m.content, m.occurred_at AS "occurredAt", m.placeholder
+         FROM messages m
+        WHERE m.user_id = $1 AND m.legacy_id = $2 AND m.occurred_at >= $3 AND m.occurred_at < $4
+          AND NOT m.placeholder
+          AND m.turn_index > COALESCE(
+                (SELECT max(k.range_end) FROM conversation_chunks k
+                  WHERE k.conversation_id = m.conversation_id), -1)
+        ORDER BY m.occurred_at, m.turn_index
+        LIMIT $5`,
+      [userId, legacyId, from, to, limit],
+    );
+  }
+
   /** Serializes summarization of one conversation without blocking its appends. */
   async lock(manager: EntityManager, conversationId: string): Promise<void> {
     await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [

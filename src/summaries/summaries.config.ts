@@ -1,13 +1,4 @@
-import { validateCronExpression } from 'cron';
-import { ConfigParseError, defineVariables, integer } from '../config/config-spec.js';
-
-export const cron = (raw: string): string => {
-  const expression = raw.trim();
-  if (!validateCronExpression(expression).valid) {
-    throw new ConfigParseError('must be a cron expression such as */10 * * * *');
-  }
-  return expression;
-};
+import { cron, defineVariables, integer } from '../config/config-spec.js';
 
 export const summariesVariables = defineVariables({
   SUMMARIZATION_THRESHOLD: {

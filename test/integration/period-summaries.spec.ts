@@ -1,6 +1,9 @@
 import { jest } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { JobsService } from '../../src/jobs/jobs.service.js';
+import { LANGUAGE_MODEL } from '../../src/llm/language-model.js';
+import type { LanguageModel } from '../../src/llm/language-model.js';
+import { RateLimitService } from '../../src/rate-limit/rate-limit.service.js';
 import { PeriodSchedulerService } from '../../src/periods/period-scheduler.service.js';
 import { PERIOD_JOB } from '../../src/periods/period-summary-builder.service.js';
 import { joinLegacy } from '../support/membership.js';
@@ -19,6 +22,8 @@ describe('period summaries', () => {
   let scheduler: PeriodSchedulerService;
   let kiwi: TestUser;
   let angeleno: TestUser;
+  /** Also in Auckland: talks across its change to daylight time and a month's end. */
+  let spring: TestUser;
   let legacyId: string;
   const conversations: Record<string, string> = {};
 
@@ -28,7 +33,12 @@ describe('period summaries', () => {
     return res.data!;
   };
 
-  async function importTurns(as: TestUser, title: string, instants: string[]): Promise<string> {
+  async function importTurns(
+    as: TestUser,
+    title: string,
+    instants: string[],
+    said?: string,
+  ): Promise<string> {
     const data = await ok<{ importConversation: { conversation: { id: string } } }>(
       `mutation($input: ImportConversationInput!) {
          importConversation(input: $input) { conversation { id } } }`,
@@ -39,7 +49,9 @@ describe('period summaries', () => {
           messages: instants.map((occurredAt, i) => ({
             role: 'USER',
             occurredAt,
-            content: `${title} turn ${i}: we talked about Grandpa's garden in Napier and how much we miss his tomatoes.`,
+            content:
+              said ??
+              `${title} turn ${i}: we talked about Grandpa's garden in Napier and how much we miss his tomatoes.`,
           })),
         },
       },
@@ -62,6 +74,7 @@ describe('period summaries', () => {
     deleted_at: Date | null;
     summary: string;
     aggregated: boolean;
+    conversation_ids: string[];
   }
 
   const rows = (who: TestUser) =>
@@ -98,7 +111,9 @@ describe('period summaries', () => {
     scheduler = t.app.get(PeriodSchedulerService);
     kiwi = await t.user('periods-kiwi', { email: 'kiwi@periods.example.com' });
     angeleno = await t.user('periods-la', { email: 'la@periods.example.com' });
+    spring = await t.user('periods-spring', { email: 'spring@periods.example.com' });
     await ok('mutation { updateMe(input: { timezone: "Pacific/Auckland" }) { id } }', {}, kiwi);
+    await ok('mutation { updateMe(input: { timezone: "Pacific/Auckland" }) { id } }', {}, spring);
     await ok(
       'mutation { updateMe(input: { timezone: "America/Los_Angeles" }) { id } }',
       {},
@@ -112,6 +127,7 @@ describe('period summaries', () => {
       )
     ).createLegacy.id;
     await joinLegacy(t, kiwi, legacyId, angeleno);
+    await joinLegacy(t, kiwi, legacyId, spring);
     // Both joined in September: the scheduler starts at the periods they joined in.
     await ds.query(
       `UPDATE legacy_members SET joined_at = '2025-09-20T12:00:00Z' WHERE legacy_id = $1`,
@@ -129,6 +145,20 @@ describe('period summaries', () => {
       '2025-11-03T07:30:00Z',
       '2025-11-03T08:30:00Z',
     ]);
+    // Auckland: Saturday 27 September 23:30 (standard time, UTC+12) and Sunday 28 September
+    // 23:30 (daylight time from 02:00 that day, UTC+13): one week. Then Tuesday 30 September
+    // 23:30 and Wednesday 1 October 00:30: one week, two months, one UTC date.
+    conversations.spring = await importTurns(spring, 'Spring', [
+      '2025-09-27T11:30:00Z',
+      '2025-09-28T10:30:00Z',
+      '2025-09-30T10:30:00Z',
+    ]);
+    conversations.springX = await importTurns(
+      spring,
+      'Spring X',
+      ['2025-09-30T11:30:00Z'],
+      'The lighthouse keeper had a parrot that sang every single morning.',
+    );
     await jobs.drain();
   });
 
@@ -140,10 +170,22 @@ describe('period summaries', () => {
     await tick('2025-11-02T10:59:00Z');
     expect(await keysOf(kiwi)).toEqual([]);
     expect(await keysOf(angeleno)).toEqual([]);
+    // Across the change to daylight time, and a month's end within a week.
+    expect(await keysOf(spring)).toEqual([
+      'MONTH 2025-09-01 3',
+      'WEEK 2025-09-22 2',
+      'WEEK 2025-09-29 2',
+    ]);
 
     await tick('2025-11-02T11:00:00Z');
     // The week of 27 October to 2 November holds one of the kiwi's turns; October none.
     expect(await keysOf(kiwi)).toEqual(['WEEK 2025-10-27 1']);
+    expect(await keysOf(spring)).toEqual([
+      'MONTH 2025-09-01 3',
+      'MONTH 2025-10-01 1',
+      'WEEK 2025-09-22 2',
+      'WEEK 2025-09-29 2',
+    ]);
     expect(await keysOf(angeleno)).toEqual([]);
 
     // Los Angeles' Monday begins at 08:00 UTC (standard time again).
@@ -208,10 +250,12 @@ describe('period summaries', () => {
     const after = await jobKeys();
     expect(new Set(after).size).toBe(after.length);
     const added = after.filter((k) => !before.includes(k));
-    // Weeks of 1 and 8 December for both members, nothing else.
+    // Weeks of 1 and 8 December for the three members, nothing else.
     expect(added.map((k) => k.split(':').slice(2).join(' ')).sort()).toEqual([
       'WEEK 2025-12-01',
       'WEEK 2025-12-01',
+      'WEEK 2025-12-01',
+      'WEEK 2025-12-08',
       'WEEK 2025-12-08',
       'WEEK 2025-12-08',
     ]);
@@ -405,5 +449,99 @@ describe('period summaries', () => {
       angeleno,
     );
     expect(notMine.errors![0].extensions).toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('forgets a deleted conversation in the month next door too, before and after the rebuild', async () => {
+    const september = async () =>
+      (await rows(spring)).find((r) => r.period === 'MONTH' && r.start === '2025-09-01')!;
+    // September was built from the week of 29 September, which holds X's 1 October turn.
+    expect((await september()).conversation_ids).toContain(conversations.springX);
+    await ok(
+      'mutation($id: ID!) { deleteConversation(id: $id) }',
+      { id: conversations.springX },
+      spring,
+    );
+    const stale = await september();
+    expect(stale).toMatchObject({ stale: true, summary: '' });
+    // Until it is rebuilt, a question about September gets nothing of it.
+    const recall = await ok<{ recall: { sourceId: string; text: string }[] }>(
+      'query($l: ID!) { recall(legacyId: $l, query: "What did we talk about in September?") { sourceId text } }',
+      { l: legacyId },
+      spring,
+    );
+    expect(JSON.stringify(recall)).not.toContain('parrot');
+    expect(recall.recall.map((r) => r.sourceId)).not.toContain(stale.id);
+    await jobs.drain();
+    const rebuilt = await september();
+    expect(rebuilt.stale).toBe(false);
+    expect(rebuilt.conversation_ids).toEqual([conversations.spring]);
+    expect(rebuilt.summary).not.toContain('parrot');
+    expect(await keysOf(spring)).not.toContain('MONTH 2025-10-01 1');
+  });
+
+  it('does not bring back a summary deleted while it was being built', async () => {
+    const llm = t.app.get<LanguageModel>(LANGUAGE_MODEL);
+    const summarize = llm.summarizePeriod.bind(llm);
+    const week = (await rows(spring)).find((r) => r.period === 'WEEK' && r.start === '2025-09-22')!;
+    jest.spyOn(llm, 'summarizePeriod').mockImplementation(async (input) => {
+      // The member deletes it while the model writes.
+      await ok('mutation($id: ID!) { deletePeriodSummary(id: $id) }', { id: week.id }, spring);
+      return summarize(input);
+    });
+    const [user] = await ds.query<{ id: string }[]>(`SELECT id FROM users WHERE subject = $1`, [
+      spring.sub,
+    ]);
+    await ds.query(`UPDATE period_summaries SET source_fingerprint = 'old' WHERE id = $1`, [
+      week.id,
+    ]);
+    await jobs.runHandler(PERIOD_JOB, {
+      userId: user.id,
+      legacyId,
+      period: 'WEEK',
+      start: '2025-09-22',
+    });
+    const [after] = await ds.query<{ summary: string; deleted: boolean }[]>(
+      `SELECT summary, deleted_at IS NOT NULL AS deleted FROM period_summaries WHERE id = $1`,
+      [week.id],
+    );
+    expect(after).toEqual({ summary: '', deleted: true });
+  });
+
+  it('rebuilds the periods an import reaches into', async () => {
+    const before = (await rows(kiwi)).find((r) => r.period === 'WEEK' && r.start === '2025-10-27')!;
+    expect(before.turn_count).toBe(1);
+    await importTurns(kiwi, 'Kiwi later', ['2025-10-29T06:00:00Z']);
+    const marked = (await rows(kiwi)).find((r) => r.id === before.id)!;
+    expect(marked.stale).toBe(true);
+    await jobs.drain();
+    const after = (await rows(kiwi)).find((r) => r.id === before.id)!;
+    expect(after).toMatchObject({ stale: false, turn_count: 2 });
+  });
+
+  it('queues summarizePeriod when the model budget runs out on the way', async () => {
+    jest.spyOn(t.app.get(RateLimitService), 'backgroundModelCall').mockResolvedValue(60_000);
+    const res = await ok<{ summarizePeriod: { outcome: string; periodSummary: null } }>(
+      `mutation($l: ID!) { summarizePeriod(input: { legacyId: $l, period: YEAR, start: "2025-01-01" }) {
+         outcome periodSummary { id } } }`,
+      { l: legacyId },
+      kiwi,
+    );
+    expect(res.summarizePeriod).toEqual({ outcome: 'QUEUED', periodSummary: null });
+    const [queued] = await ds.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM jobs WHERE type = $1 AND status = 'PENDING' AND key LIKE '%:YEAR:2025-01-01:asked'`,
+      [PERIOD_JOB],
+    );
+    expect(queued.n).toBe(1);
+  });
+
+  it('refuses a backfill over too long a range at once, before looking at it', async () => {
+    const started = performance.now();
+    const res = await t.gql(
+      `mutation($l: ID!) { backfillPeriodSummaries(input: { legacyId: $l, from: "1000-01-01", to: "2025-01-01" }) { id } }`,
+      { l: legacyId },
+      kiwi,
+    );
+    expect(res.errors![0].extensions).toMatchObject({ reason: 'INVALID_RANGE' });
+    expect(performance.now() - started).toBeLessThan(1000);
   });
 });

@@ -14,11 +14,12 @@ registerEnumType(SummaryPeriod, {
 export enum PeriodSummaryOutcome {
   STORED = 'STORED',
   EMPTY = 'EMPTY',
+  QUEUED = 'QUEUED',
 }
 registerEnumType(PeriodSummaryOutcome, {
   name: 'PeriodSummaryOutcome',
   description:
-    'STORED: the summary was written. EMPTY: no conversation in the period, nothing stored.',
+    'STORED: the summary was written. EMPTY: no conversation in the period, nothing stored. QUEUED: the language model is unavailable or your model budget is spent; it is built in the background and arrives on periodSummaryAdded.',
 });
 
 @ObjectType('PeriodSummary', {
@@ -131,7 +132,10 @@ export class PeriodSummaryProgressModel {
   @Field()
   to: string;
 
-  @Field(() => Int, { description: 'Periods queued (those already stored were not).' })
+  @Field(() => Int, {
+    description:
+      'Periods queued: every ended one in the range but those you deleted (an unchanged one is not summarized again).',
+  })
   total: number;
 
   @Field(() => Int, { description: 'Periods summarized.' })
@@ -139,6 +143,11 @@ export class PeriodSummaryProgressModel {
 
   @Field(() => Int, { description: 'Periods with no conversation: nothing stored.' })
   empty: number;
+
+  @Field(() => Int, {
+    description: 'Periods left alone: deleted by you meanwhile, or you left the legacy.',
+  })
+  skipped: number;
 
   @Field(() => Int)
   pending: number;
