@@ -17,6 +17,7 @@ import { AuditLog1764000400000 } from './1764000400000-AuditLog.js';
 import { InlineVectors1764000500000 } from './1764000500000-InlineVectors.js';
 import { PeriodSummaries1764100000000 } from './1764100000000-PeriodSummaries.js';
 import { PlaceholderTurns1764100100000 } from './1764100100000-PlaceholderTurns.js';
+import { Stories1764100200000 } from './1764100200000-Stories.js';
 
 /**
  * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
@@ -42,4 +43,5 @@ export const MIGRATIONS = [
   InlineVectors1764000500000,
   PeriodSummaries1764100000000,
   PlaceholderTurns1764100100000,
+  Stories1764100200000,
 ];

@@ -25,6 +25,7 @@ import { PubSubModule } from './pubsub/pubsub.module.js';
 import { SearchModule } from './search/search.module.js';
 import { SummariesModule } from './summaries/summaries.module.js';
 import { PeriodsModule } from './periods/periods.module.js';
+import { StoriesModule } from './stories/stories.module.js';
 
 @Module({})
 export class AppModule {
@@ -49,6 +50,7 @@ export class AppModule {
         FactsModule,
         SummariesModule,
         PeriodsModule,
+        StoriesModule,
         SearchModule,
         ContextQueriesModule,
         AuditModule,

@@ -13,6 +13,7 @@ import { llmVariables, validateLlmConfig } from '../llm/llm.config.js';
 import { searchVariables } from '../search/search.config.js';
 import { summariesVariables } from '../summaries/summaries.config.js';
 import { periodsVariables } from '../periods/periods.config.js';
+import { storiesVariables } from '../stories/stories.config.js';
 import { serverVariables } from './config.schema.js';
 
 /** Every module's variables, in README order. Add a module's declarations here. */
@@ -29,6 +30,7 @@ export const ALL_VARIABLES = {
   ...jobsVariables,
   ...summariesVariables,
   ...periodsVariables,
+  ...storiesVariables,
   ...factsVariables,
   ...memoriesVariables,
   ...searchVariables,

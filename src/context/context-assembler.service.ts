@@ -26,6 +26,7 @@ export const SECTION_TITLES: Record<ContextSectionName, (legacyName: string) => 
   facts: (name) => `What the family has shared about ${name}`,
   memories: () => 'What you remember about the person you are talking with',
   periods: () => 'Looking back over the time asked about',
+  stories: (name) => `From the family's stories and documents about ${name}`,
   summaries: () => 'Summaries of earlier conversation',
   turns: () => 'Relevant earlier turns',
 };

@@ -5,10 +5,17 @@ import type { MessageEntity } from '../conversations/message.entity.js';
 import type { UserEntity } from '../identity/user.entity.js';
 import type { LegacyEntity } from '../legacies/legacy.entity.js';
 
-export type ContextSourceType = 'FACT' | 'MEMORY' | 'PERIOD_SUMMARY' | 'SUMMARY' | 'TURN';
+export type ContextSourceType = 'FACT' | 'MEMORY' | 'PERIOD_SUMMARY' | 'STORY' | 'SUMMARY' | 'TURN';
 
 /** Sections of the agent's context, in the order they are rendered and filled. */
-export const SECTION_ORDER = ['facts', 'memories', 'periods', 'summaries', 'turns'] as const;
+export const SECTION_ORDER = [
+  'facts',
+  'memories',
+  'periods',
+  'stories',
+  'summaries',
+  'turns',
+] as const;
 export type ContextSectionName = (typeof SECTION_ORDER)[number];
 
 /** Where an item came from, so that every piece of context can be traced to its source. */
@@ -26,6 +33,16 @@ export interface Provenance {
   createdAt: Date | null;
   /** A period summary's period, its local dates and what it was built from. */
   period?: PeriodProvenance | null;
+  /** A story passage's story, title, page and character range in that page. */
+  story?: StoryProvenance | null;
+}
+
+export interface StoryProvenance {
+  storyId: string;
+  title: string;
+  page: number;
+  charStart: number;
+  charEnd: number;
 }
 
 export interface PeriodProvenance {

@@ -18,6 +18,7 @@ import { RetrievalMetricEntity } from '../search/retrieval-metric.entity.js';
 import { MessageSegmentEntity } from '../search/segment.entity.js';
 import { ConversationChunkEntity } from '../summaries/conversation-chunk.entity.js';
 import { PeriodSummaryEntity } from '../periods/period-summary.entity.js';
+import { StoryEntity } from '../stories/story.entity.js';
 
 /** Every entity, listed explicitly: globs do not work under ES modules and Jest. */
 export const ENTITIES = [
@@ -41,4 +42,5 @@ export const ENTITIES = [
   RetrievalMetricEntity,
   AuditEntryEntity,
   PeriodSummaryEntity,
+  StoryEntity,
 ];

@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { AuthService } from './auth.service.js';
 import { GqlAuthGuard, PlatformAdminGuard } from './guards/gql-auth.guard.js';
+import { HttpAuthGuard } from './guards/http-auth.guard.js';
 import { IdentityResolver } from './identity.resolver.js';
 import { UserRepository } from './user.repository.js';
 import { UsersService } from './users.service.js';
@@ -18,9 +19,17 @@ import { UsersService } from './users.service.js';
     UserRepository,
     UsersService,
     GqlAuthGuard,
+    HttpAuthGuard,
     PlatformAdminGuard,
     IdentityResolver,
   ],
-  exports: [AuthService, UsersService, GqlAuthGuard, PlatformAdminGuard, RateLimitModule],
+  exports: [
+    AuthService,
+    UsersService,
+    GqlAuthGuard,
+    HttpAuthGuard,
+    PlatformAdminGuard,
+    RateLimitModule,
+  ],
 })
 export class IdentityModule {}

@@ -98,7 +98,10 @@ export class PeriodSummariesContextProvider implements ContextSectionProvider {
       sourceType: PERIOD_SOURCE_TYPE,
       collect: (user, legacyId, query, clock) =>
         this.collectForRecall(user, legacyId, query, clock),
-      forget: (user, id) => this.periods.delete(user, id),
+      forget: async (user, id) => {
+        await this.periods.delete(user, id);
+        return { forgotten: true };
+      },
     };
   }
 }

@@ -18,6 +18,7 @@ export const SOURCE_TYPES: Record<SourceKind, ContextSourceType> = {
   summary: 'SUMMARY',
   fact: 'FACT',
   memory: 'MEMORY',
+  story: 'STORY',
 };
 
 /** The key under which an assembly's search outcome is left in `request.shared`. */
@@ -83,7 +84,8 @@ export class SearchContextService {
         queryVectorMs: request.queryVectorMs,
         // Facts and memories have sections of their own, ranked with the same query vector:
         // searching them here too would find what those sections already weigh, then drop it.
-        widenKinds: ['segment', 'summary'],
+        // Stories are searched here, for the stories section.
+        widenKinds: ['segment', 'summary', 'story'],
       });
       this.outcomes.set(request, outcome);
       void outcome.then(
@@ -147,6 +149,7 @@ export class SearchContextService {
             : null,
         occurredAt: r.occurredTo ?? r.occurredFrom,
         createdAt: r.createdAt,
+        story: r.kind === 'story' ? (r.story ?? null) : null,
       };
       const text = this.render(r, timeZone, options);
       return {
@@ -189,6 +192,10 @@ export class SearchContextService {
         return `- [${(r.category ?? 'fact').toLowerCase()}] ${r.text}`;
       case 'memory':
         return `- [${(r.label ?? 'memory').toLowerCase()}] ${r.text}`;
+      case 'story': {
+        const where = r.story ? `"${r.story.title}", p. ${r.story.page}` : 'story';
+        return `- [${where}] ${capText(r.text, options.turnMaxTokens ?? this.config.env.SEARCH_TURN_MAX_TOKENS * 2)}`;
+      }
     }
   }
 }

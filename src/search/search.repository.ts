@@ -1,4 +1,5 @@
 import { activeForSql } from '../facts/fact-visibility.js';
+import { storyVisibleSql } from '../stories/story-visibility.js';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { denseTerms, vectorText } from '../embeddings/vector-sql.js';
@@ -117,6 +118,16 @@ const KINDS: Record<SourceKind, KindSql> = {
     timeFrom: 'x.created_at',
     timeTo: 'x.created_at',
   },
+  // Passages of the legacy's stories the user may see (stories/story-visibility.ts).
+  story: {
+    table: 'story_chunks',
+    scope: (_scope, s, p) =>
+      `x.legacy_id = ${p.add(s.legacyId)} AND EXISTS (
+         SELECT 1 FROM stories st WHERE st.id = x.story_id AND st.status <> 'FAILED'
+            AND ${storyVisibleSql('st', p.add(s.userId))})`,
+    timeFrom: 'x.created_at',
+    timeTo: 'x.created_at',
+  },
   // The user's own active memories, about this legacy or about no legacy in particular.
   memory: {
     table: 'memories',
@@ -160,6 +171,17 @@ const DETAILS: Record<SourceKind, string> = {
                   CASE WHEN x.source_message_id IS NULL THEN '{}'::uuid[]
                        ELSE ARRAY[x.source_message_id] END AS "sourceMessageIds"
              FROM memories x WHERE x.id = ANY($1::uuid[])`,
+  story: `SELECT x.id, NULL::uuid AS "conversationId", NULL::uuid AS "messageId",
+                 NULL::int AS "turnStart", NULL::int AS "turnEnd", x.ordinal AS position,
+                 x.content AS text, NULL AS speaker, NULL AS caption, false AS "isCode",
+                 x.token_count AS tokens, st.occurred_at AS "occurredFrom",
+                 st.occurred_at AS "occurredTo", st.created_at AS "createdAt",
+                 x.author_id AS "ownerId", st.visibility AS label,
+                 '{}'::uuid[] AS "sourceMessageIds",
+                 json_build_object('storyId', st.id, 'title', st.title, 'page', x.page,
+                                   'charStart', x.char_start, 'charEnd', x.char_end) AS story
+            FROM story_chunks x JOIN stories st ON st.id = x.story_id
+           WHERE x.id = ANY($1::uuid[])`,
 };
 
 export type CandidateDetails = Omit<Candidate, 'kind' | 'scope' | 'paths' | 'coverage'>;

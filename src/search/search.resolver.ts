@@ -22,9 +22,18 @@ export class SearchResolver {
 
   @Mutation(() => ForgetRecallItemPayload, {
     description:
-      'Forgets a recall result by its id: your memory (restorable for a while) or a fact you wrote. Summaries and turns cannot be forgotten one by one.',
+      'Forgets a recall result by its id: your memory (restorable for a while), a fact you wrote, your period summary, or (with confirm: true) your story a passage came from. Summaries and turns cannot be forgotten one by one.',
   })
-  forgetRecallItem(@CurrentUser() user: UserEntity, @Args('id', { type: () => ID }) id: string) {
-    return this.search.forget(user, id);
+  forgetRecallItem(
+    @CurrentUser() user: UserEntity,
+    @Args('id', { type: () => ID }) id: string,
+    @Args('confirm', {
+      type: () => Boolean,
+      nullable: true,
+      description: 'Needed to delete a whole story from one of its passages.',
+    })
+    confirm: boolean | null,
+  ) {
+    return this.search.forget(user, id, confirm === true);
   }
 }

@@ -17,20 +17,31 @@ const RECALL_DEFAULT = 10;
 const FORGETTABLE_TYPES = new Set(['MEMORY', 'FACT']);
 
 /**
- * A source of recall items that another module owns (period summaries): registered from that
- * module's onModuleInit, so search does not depend on it.
+ * A source of recall items that another module owns (period summaries, stories): registered
+ * from that module's onModuleInit, so search does not depend on it.
  */
 export interface RecallSource {
   readonly sourceType: string;
-  /** Items that answer the question before the search's own, best first. */
-  collect(
+  /** Items that answer the question before the search's own, best first (none by default). */
+  collect?(
     user: UserEntity,
     legacyId: string,
     query: string,
     clock: Date,
   ): Promise<RecallItemModel[]>;
-  /** Deletes the viewer's own item; NOT_FOUND when it is not theirs. */
-  forget(user: UserEntity, id: string): Promise<void>;
+  /** Whether the viewer may forget this item of the search's results from recall. */
+  forgettable?(user: UserEntity, item: Ranked): boolean;
+  /**
+   * Deletes the viewer's own item (NOT_FOUND when they cannot see it). Unless `confirmed`, an
+   * item whose deletion takes more than itself only says what would go.
+   */
+  forget(user: UserEntity, id: string, confirmed: boolean): Promise<ForgetOutcome>;
+}
+
+export interface ForgetOutcome {
+  forgotten: boolean;
+  /** What forgetting it deletes, when that waits for confirmation. */
+  wouldDelete?: string | null;
 }
 
 /** A recall id: the source type and its id, so that forgetting knows where to go. */
@@ -40,7 +51,7 @@ export function recallId(sourceType: string, id: string): string {
 
 export function parseRecallId(value: string): { sourceType: string; id: string } | null {
   const m =
-    /^(FACT|MEMORY|PERIOD_SUMMARY|SUMMARY|TURN):([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i.exec(
+    /^(FACT|MEMORY|PERIOD_SUMMARY|STORY|SUMMARY|TURN):([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i.exec(
       value.trim(),
     );
   return m ? { sourceType: m[1].toUpperCase(), id: m[2].toLowerCase() } : null;
@@ -103,14 +114,16 @@ export class SearchService {
       this.search.search({ user, legacyId, conversationId: null, query: query(text), clock }),
       // A failing source costs its items, never the recall.
       ...this.sources.map((s) =>
-        s.collect(user, legacyId, text.trim(), clock).catch((err: unknown) => {
-          this.logger.warn({
-            msg: 'recall source failed',
-            source: s.sourceType,
-            error: String(err),
-          });
-          return [];
-        }),
+        (s.collect?.(user, legacyId, text.trim(), clock) ?? Promise.resolve([])).catch(
+          (err: unknown) => {
+            this.logger.warn({
+              msg: 'recall source failed',
+              source: s.sourceType,
+              error: String(err),
+            });
+            return [];
+          },
+        ),
       ),
     ]);
     const leading = extra.flat().slice(0, limit);
@@ -136,7 +149,10 @@ export class SearchService {
         scores: scoreList(item.scores),
         forgettable:
           item.sourceType === 'MEMORY' ||
-          (item.sourceType === 'FACT' && picked[i].ownerId === user.id),
+          (item.sourceType === 'FACT' && picked[i].ownerId === user.id) ||
+          this.sources.some(
+            (s) => s.sourceType === item.sourceType && s.forgettable?.(user, picked[i]) === true,
+          ),
         provenance: item.provenance,
       })),
     ];
@@ -151,7 +167,14 @@ export class SearchService {
   async forget(
     user: UserEntity,
     id: string,
-  ): Promise<{ id: string; sourceType: string; forgotten: boolean }> {
+    confirmed = false,
+  ): Promise<{
+    id: string;
+    sourceType: string;
+    forgotten: boolean;
+    requiresConfirmation: boolean;
+    wouldDelete: string | null;
+  }> {
     const parsed = parseRecallId(id);
     if (!parsed) throw SearchException.recallItemNotFound();
     if (
@@ -166,7 +189,14 @@ export class SearchService {
     }
     const source = this.sources.find((s) => s.sourceType === parsed.sourceType);
     if (source) {
-      await source.forget(user, parsed.id).catch(notFoundAsRecall);
+      const outcome = await source.forget(user, parsed.id, confirmed).catch(notFoundAsRecall);
+      return {
+        id: recallId(parsed.sourceType, parsed.id),
+        sourceType: parsed.sourceType,
+        forgotten: outcome.forgotten,
+        requiresConfirmation: !outcome.forgotten,
+        wouldDelete: outcome.wouldDelete ?? null,
+      };
     } else if (parsed.sourceType === 'MEMORY') {
       await this.memories.forget(user, parsed.id).catch(notFoundAsRecall);
     } else {
@@ -183,6 +213,8 @@ export class SearchService {
       id: recallId(parsed.sourceType, parsed.id),
       sourceType: parsed.sourceType,
       forgotten: true,
+      requiresConfirmation: false,
+      wouldDelete: null,
     };
   }
 }

@@ -1,8 +1,8 @@
 import type { TimeRange } from './time-expressions.js';
 
 /** Searchable kinds, as stored in embeddings.kind. */
-export type SourceKind = 'segment' | 'summary' | 'fact' | 'memory';
-export const SOURCE_KINDS: SourceKind[] = ['segment', 'summary', 'fact', 'memory'];
+export type SourceKind = 'segment' | 'summary' | 'fact' | 'memory' | 'story';
+export const SOURCE_KINDS: SourceKind[] = ['segment', 'summary', 'fact', 'memory', 'story'];
 
 /** Where a candidate was found: the current conversation, or after widening. */
 export type SearchScope = 'current' | 'wider';
@@ -52,6 +52,14 @@ export interface Candidate {
   caption: string | null;
   /** Facts: their category. */
   category?: string | null;
+  /** Story passages: the story, its title, and where in it. */
+  story?: {
+    storyId: string;
+    title: string;
+    page: number;
+    charStart: number;
+    charEnd: number;
+  } | null;
 }
 
 /** The score components of a fused candidate, all reported by debug and provenance. */

@@ -42,9 +42,29 @@ export class PeriodProvenanceModel {
   builtFrom: string[];
 }
 
+@ObjectType('StoryProvenance', {
+  description: 'A story passage: its story, title, page and characters in that page.',
+})
+export class StoryProvenanceModel {
+  @Field(() => ID)
+  storyId: string;
+
+  @Field()
+  title: string;
+
+  @Field(() => Int, { description: '1-based.' })
+  page: number;
+
+  @Field(() => Int, { description: 'Where the passage starts in the page’s text.' })
+  charStart: number;
+
+  @Field(() => Int, { description: 'Where it ends (exclusive).' })
+  charEnd: number;
+}
+
 @ObjectType('ItemProvenance', { description: 'Where a retrieved item came from.' })
 export class ProvenanceModel {
-  @Field({ description: 'FACT, MEMORY, PERIOD_SUMMARY, SUMMARY or TURN.' })
+  @Field({ description: 'FACT, MEMORY, PERIOD_SUMMARY, STORY, SUMMARY or TURN.' })
   sourceType: string;
 
   @Field(() => ID, { description: 'The fact, memory, summary or turn segment.' })
@@ -79,11 +99,17 @@ export class ProvenanceModel {
     description: 'For a period summary: its period and what it was built from.',
   })
   period?: PeriodProvenanceModel | null;
+
+  @Field(() => StoryProvenanceModel, {
+    nullable: true,
+    description: 'For a story passage: its story, page and character range.',
+  })
+  story?: StoryProvenanceModel | null;
 }
 
 @ObjectType('ContextItem', { description: 'A retrieved item as given to the model.' })
 export class ContextItemModel {
-  @Field({ description: 'FACT, MEMORY, PERIOD_SUMMARY, SUMMARY or TURN.' })
+  @Field({ description: 'FACT, MEMORY, PERIOD_SUMMARY, STORY, SUMMARY or TURN.' })
   sourceType: string;
 
   @Field(() => ID)
@@ -113,7 +139,7 @@ export class ContextItemModel {
 
 @ObjectType('ContextSection')
 export class ContextSectionModel {
-  @Field({ description: 'facts, memories, periods, summaries or turns.' })
+  @Field({ description: 'facts, memories, periods, stories, summaries or turns.' })
   name: string;
 
   @Field()

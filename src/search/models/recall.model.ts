@@ -10,7 +10,7 @@ export class RecallItemModel {
   })
   id: string;
 
-  @Field({ description: 'FACT, MEMORY, PERIOD_SUMMARY, SUMMARY or TURN.' })
+  @Field({ description: 'FACT, MEMORY, PERIOD_SUMMARY, STORY, SUMMARY or TURN.' })
   sourceType: string;
 
   @Field(() => ID)
@@ -27,7 +27,7 @@ export class RecallItemModel {
 
   @Field({
     description:
-      'Whether you can forget it from here: your memories, and facts you wrote. Summaries and turns are part of the conversation log and cannot be forgotten one by one.',
+      'Whether you can forget it from here: your memories, facts you wrote, your period summaries and your stories (after confirmation). Summaries and turns are part of the conversation log and cannot be forgotten one by one.',
   })
   forgettable: boolean;
 
@@ -43,6 +43,18 @@ export class ForgetRecallItemPayload {
   @Field()
   sourceType: string;
 
-  @Field({ description: 'A memory is forgotten (restorable for a while); a fact deleted.' })
+  @Field({
+    description:
+      'A memory is forgotten (restorable for a while); a fact, a period summary or (confirmed) a story deleted.',
+  })
   forgotten: boolean;
+
+  @Field({
+    description:
+      'Nothing was deleted: forgetting this item deletes more than itself (a story passage: the whole story). Call again with confirm: true.',
+  })
+  requiresConfirmation: boolean;
+
+  @Field(() => String, { nullable: true, description: 'What forgetting it deletes.' })
+  wouldDelete: string | null;
 }

@@ -1,0 +1,73 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { Response } from 'express';
+import { DomainException, PublicErrorCode } from './domain.exception.js';
+
+const STATUS: Record<PublicErrorCode, number> = {
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  BAD_USER_INPUT: 400,
+  CONFLICT: 409,
+  RATE_LIMITED: 429,
+  INTERNAL_SERVER_ERROR: 500,
+};
+
+/**
+ * Errors of the plain HTTP routes in the shape GraphQL clients already read: `{ errors: [{
+ * message, extensions: { code, reason, field } }] }`, with the matching status. Anything that
+ * is not a domain exception is logged and answered without detail.
+ */
+@Catch()
+export class DomainHttpExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Http');
+
+  catch(error: unknown, host: ArgumentsHost): void {
+    const res = host.switchToHttp().getResponse<Response>();
+    if (error instanceof DomainException) {
+      if (error.retryAfterSeconds) res.setHeader('retry-after', String(error.retryAfterSeconds));
+      res.status(STATUS[error.publicCode]).json({
+        errors: [
+          {
+            message: error.message,
+            extensions: {
+              code: error.publicCode,
+              reason: error.reason,
+              ...(error.field ? { field: error.field } : {}),
+              ...(error.retryAfterSeconds ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
+            },
+          },
+        ],
+      });
+      return;
+    }
+    if (error instanceof HttpException && error.getStatus() < 500) {
+      // Framework-level refusals (a body over the size limit, a malformed multipart body).
+      const status = error.getStatus();
+      res.status(status).json({
+        errors: [
+          {
+            message:
+              status === 413
+                ? 'The file is larger than this server accepts (DOCUMENT_MAX_BYTES).'
+                : error.message,
+            extensions: {
+              code: status === 413 || status === 400 ? 'BAD_USER_INPUT' : 'BAD_REQUEST',
+              reason: status === 413 ? 'TOO_LARGE' : 'BAD_REQUEST',
+            },
+          },
+        ],
+      });
+      return;
+    }
+    this.logger.error({
+      msg: 'unexpected error',
+      error: error instanceof Error ? error.message : String(error),
+      stack: error instanceof Error ? error.stack : undefined,
+    });
+    res.status(500).json({
+      errors: [
+        { message: 'Internal server error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } },
+      ],
+    });
+  }
+}

@@ -1,0 +1,134 @@
+import { readDocx } from './docx-text.js';
+import {
+  DocumentParseError,
+  type DocumentFormat,
+  type ParseLimits,
+  type ParsedDocument,
+} from './document.types.js';
+import { sniffFile } from './file-kind.js';
+import { markdownTitle } from './markdown.js';
+import { readPdf } from './pdf-text.js';
+
+export {
+  DocumentParseError,
+  type DocumentFormat,
+  type ParseLimits,
+  type ParsedDocument,
+  type ParsedPage,
+  type ParseProblem,
+} from './document.types.js';
+
+const UNSUPPORTED_HINT = 'Only plain text, Markdown, PDF and DOCX files can be uploaded';
+
+const MARKDOWN_EXTENSIONS = new Set(['md', 'markdown', 'mdown', 'mkd', 'mkdn']);
+const MARKDOWN_TYPES = new Set(['text/markdown', 'text/x-markdown']);
+const HTML_EXTENSIONS = new Set(['htm', 'html', 'xhtml']);
+
+/**
+ * Reads an uploaded document into pages of text. The format is told by the content first (a
+ * PDF or a DOCX whatever its name), then by the name or type for text, which must be UTF-8.
+ * Throws a DocumentParseError, whose message is written for the person who uploaded the file,
+ * for a file that cannot be read; other errors are failures of our own.
+ */
+export async function parseDocument(
+  bytes: Uint8Array,
+  fileName: string,
+  mimeType: string | null,
+  limits: ParseLimits,
+): Promise<ParsedDocument> {
+  if (bytes.byteLength > limits.maxBytes)
+    throw new DocumentParseError(
+      'TOO_LARGE',
+      `The file is ${formatBytes(bytes.byteLength)}; files of up to ${formatBytes(limits.maxBytes)} can be uploaded.`,
+    );
+  const sniffed = sniffFile(bytes);
+  switch (sniffed.kind) {
+    case 'PDF': {
+      const { pages, title } = await readPdf(bytes, limits);
+      if (!pages.some((page) => /\S/.test(page.text)))
+        throw new DocumentParseError(
+          'EMPTY',
+          'No text could be read from this PDF. Scanned pages are pictures of text and are not read; upload a PDF with selectable text, or the text itself.',
+        );
+      return { format: 'PDF', pages, title };
+    }
+    case 'DOCX': {
+      const text = await readDocx(bytes);
+      return singlePage('DOCX', text);
+    }
+    case 'OTHER':
+      throw new DocumentParseError(
+        'UNSUPPORTED',
+        `${UNSUPPORTED_HINT}; this looks like ${sniffed.description}.`,
+      );
+    case 'UNKNOWN':
+      return singlePage(textFormat(fileName, mimeType), decodeText(bytes));
+  }
+}
+
+function singlePage(format: DocumentFormat, text: string): ParsedDocument {
+  if (!/\S/.test(text))
+    throw new DocumentParseError(
+      'EMPTY',
+      format === 'DOCX' ? 'The Word document has no text.' : 'The file has no text.',
+    );
+  return { format, pages: [{ number: 1, text }], title: markdownTitle(text) };
+}
+
+function extension(fileName: string): string {
+  const base = fileName.split(/[\\/]/).pop() ?? '';
+  const dot = base.lastIndexOf('.');
+  return dot > 0 ? base.slice(dot + 1).toLowerCase() : '';
+}
+
+function textFormat(fileName: string, mimeType: string | null): 'TEXT' | 'MARKDOWN' {
+  const ext = extension(fileName);
+  const type = mimeType?.split(';')[0].trim().toLowerCase() ?? '';
+  if (HTML_EXTENSIONS.has(ext) || type === 'text/html' || type === 'application/xhtml+xml')
+    throw new DocumentParseError(
+      'UNSUPPORTED',
+      `${UNSUPPORTED_HINT}; this looks like a web page (HTML). Save it as text or PDF and upload that.`,
+    );
+  return MARKDOWN_EXTENSIONS.has(ext) || MARKDOWN_TYPES.has(type) ? 'MARKDOWN' : 'TEXT';
+}
+
+/** Control characters that do not occur in text (tab, line breaks and form feed do). */
+// eslint-disable-next-line no-control-regex
+const BINARY = /[\u0000-\u0008\u000e-\u001f\u007f]/g;
+
+/** UTF-8 text with its line endings made `\n`; anything else is refused. */
+function decodeText(bytes: Uint8Array): string {
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))
+    throw new DocumentParseError(
+      'UNSUPPORTED',
+      `${UNSUPPORTED_HINT}, and text must be UTF-8; this file is UTF-16 text. Save it as UTF-8 and upload it again.`,
+    );
+  let text: string;
+  try {
+    // Fatal: an invalid byte refuses the file rather than becoming "�"; a BOM is dropped.
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new DocumentParseError(
+      'UNSUPPORTED',
+      `${UNSUPPORTED_HINT}; this file is not UTF-8 text. If it is text, save it as UTF-8 and upload it again.`,
+    );
+  }
+  // NUL and other control characters: a binary file whose bytes happen to be valid UTF-8.
+  const controls = text.match(BINARY)?.length ?? 0;
+  if (text.includes('\u0000') || controls > Math.max(8, text.length / 1000))
+    throw new DocumentParseError(
+      'UNSUPPORTED',
+      `${UNSUPPORTED_HINT}; this file is not text (it looks like a binary file).`,
+    );
+  return text.replace(/\r\n?/g, '\n').replace(BINARY, '');
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  if (bytes < 1024 * 1024) return `${trimNumber(bytes / 1024)} KB`;
+  return `${trimNumber(bytes / (1024 * 1024))} MB`;
+}
+
+function trimNumber(value: number): string {
+  return value >= 100 ? String(Math.round(value)) : String(Math.round(value * 10) / 10);
+}

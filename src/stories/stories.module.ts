@@ -1,0 +1,64 @@
+import { Module, OnModuleInit } from '@nestjs/common';
+import { MulterModule } from '@nestjs/platform-express';
+import { AppConfig } from '../config/app-config.js';
+import { ContextAssemblerService } from '../context/context-assembler.service.js';
+import { ContextModule } from '../context/context.module.js';
+import { EmbeddingService } from '../embeddings/embedding.service.js';
+import { EmbeddingsModule } from '../embeddings/embeddings.module.js';
+import { JobsService } from '../jobs/jobs.service.js';
+import { LegaciesModule } from '../legacies/legacies.module.js';
+import { SearchModule } from '../search/search.module.js';
+import { SearchService } from '../search/search.service.js';
+import { StoriesContextProvider } from './stories-context.provider.js';
+import { StoriesController } from './stories.controller.js';
+import { StoriesResolver } from './stories.resolver.js';
+import { STORY_INDEX_JOB, StoriesService } from './stories.service.js';
+import { STORY_KIND, StoryRepository } from './story.repository.js';
+
+/**
+ * Stories written in the app and documents uploaded to a legacy: the API, the upload and
+ * download routes, background indexing, their passages in search, recall and the context.
+ */
+@Module({
+  imports: [
+    LegaciesModule,
+    SearchModule,
+    ContextModule,
+    EmbeddingsModule,
+    MulterModule.registerAsync({
+      // No storage given: multer keeps the file in memory, within these limits.
+      useFactory: (config: AppConfig) => ({
+        limits: { fileSize: config.env.DOCUMENT_MAX_BYTES, files: 1, fields: 10 },
+      }),
+      inject: [AppConfig],
+    }),
+  ],
+  controllers: [StoriesController],
+  providers: [StoryRepository, StoriesService, StoriesContextProvider, StoriesResolver],
+  exports: [StoriesService],
+})
+export class StoriesModule implements OnModuleInit {
+  constructor(
+    private readonly stories: StoriesService,
+    private readonly contextProvider: StoriesContextProvider,
+    private readonly jobs: JobsService,
+    private readonly embeddings: EmbeddingService,
+    private readonly assembler: ContextAssemblerService,
+    private readonly search: SearchService,
+  ) {}
+
+  onModuleInit(): void {
+    this.assembler.register(this.contextProvider);
+    this.search.registerSource(this.contextProvider.asRecallSource());
+    this.embeddings.registerKind({
+      kind: STORY_KIND,
+      table: 'story_chunks',
+      textSql: `coalesce(i.heading || E'\\n', '') || i.content`,
+      legacyColumn: 'legacy_id',
+      userColumn: 'author_id',
+    });
+    this.jobs.register<{ storyId: string }>(STORY_INDEX_JOB, (payload) =>
+      this.stories.index(payload.storyId),
+    );
+  }
+}

@@ -1,0 +1,143 @@
+import { UseGuards } from '@nestjs/common';
+import {
+  Args,
+  Context,
+  ID,
+  Int,
+  Mutation,
+  Parent,
+  Query,
+  ResolveField,
+  Resolver,
+  Subscription,
+} from '@nestjs/graphql';
+import { UuidPipe } from '../common/validation/uuid.pipe.js';
+import type { RequestContext } from '../graphql/request-context.js';
+import { boundToSession, filterMap, unlessEnded } from '../graphql/session-bound.js';
+import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
+import { GqlAuthGuard } from '../identity/guards/gql-auth.guard.js';
+import { UserEntity } from '../identity/user.entity.js';
+import { LegaciesService } from '../legacies/legacies.service.js';
+import { EventBus, topics } from '../pubsub/event-bus.js';
+import { AddStoryInput, StoriesArgs, StoryFilter, UpdateStoryInput } from './dto/story.inputs.js';
+import {
+  StoryChangedEventModel,
+  StoryConnection,
+  StoryModel,
+  StoryPageModel,
+} from './models/story.model.js';
+import { StoriesService, StoryEvent, storiesTopic } from './stories.service.js';
+import { StoryVisibility } from './story.enums.js';
+import { toStoryModel } from './story.mapper.js';
+
+@Resolver(() => StoryModel)
+@UseGuards(GqlAuthGuard)
+export class StoriesResolver {
+  constructor(
+    private readonly service: StoriesService,
+    private readonly legacies: LegaciesService,
+    private readonly bus: EventBus,
+  ) {}
+
+  @Query(() => StoryConnection, {
+    description:
+      'The legacy’s stories and documents you may see: yours and those shared, newest first.',
+  })
+  async stories(
+    @CurrentUser() user: UserEntity,
+    @Args() args: StoriesArgs,
+    @Args('filter', { type: () => StoryFilter, nullable: true }) filter: StoryFilter | null,
+  ) {
+    const page = await this.service.list(user, args.legacyId, filter ?? {}, args);
+    return {
+      ...page,
+      nodes: page.nodes.map(toStoryModel),
+      edges: page.edges.map((e) => ({ cursor: e.cursor, node: toStoryModel(e.node) })),
+    };
+  }
+
+  @Query(() => StoryModel, { description: 'A story or document you may see.' })
+  async story(
+    @CurrentUser() user: UserEntity,
+    @Args('id', { type: () => ID }, UuidPipe) id: string,
+  ) {
+    return toStoryModel(await this.service.get(user, id));
+  }
+
+  @ResolveField(() => [StoryPageModel], {
+    description: 'Its text, page by page (one page for text, Markdown and DOCX).',
+  })
+  async pages(
+    @Parent() story: StoryModel,
+    @CurrentUser() user: UserEntity,
+    @Args('from', { type: () => Int, nullable: true, description: 'First page (1 by default).' })
+    from: number | null,
+    @Args('count', { type: () => Int, nullable: true, description: 'Pages (10 by default).' })
+    count: number | null,
+  ) {
+    const start = Math.max(1, from ?? 1);
+    const take = Math.min(100, Math.max(0, count ?? 10));
+    const full = await this.service.get(user, story.id);
+    return full.pages.filter((p) => p.number >= start).slice(0, take);
+  }
+
+  @Mutation(() => StoryModel, {
+    description:
+      'Adds a story written in the app (text or Markdown). Upload files with POST /legacies/:id/documents.',
+  })
+  async addStory(@CurrentUser() user: UserEntity, @Args('input') input: AddStoryInput) {
+    return toStoryModel(await this.service.add(user, input));
+  }
+
+  @Mutation(() => StoryModel, { description: 'Its author edits a story: title, date, or text.' })
+  async updateStory(@CurrentUser() user: UserEntity, @Args('input') input: UpdateStoryInput) {
+    return toStoryModel(await this.service.update(user, input));
+  }
+
+  @Mutation(() => StoryModel, {
+    description:
+      'Its author shares or unshares a story; an owner or admin can take a shared one back to private.',
+  })
+  async setStoryVisibility(
+    @CurrentUser() user: UserEntity,
+    @Args('id', { type: () => ID }, UuidPipe) id: string,
+    @Args('visibility', { type: () => StoryVisibility }) visibility: StoryVisibility,
+  ) {
+    return toStoryModel(await this.service.setVisibility(user, id, visibility));
+  }
+
+  @Mutation(() => ID, {
+    description:
+      'Deletes a story with its file, passages and vectors, now: its author, or an owner or admin for a shared one. Returns its id.',
+  })
+  deleteStory(
+    @CurrentUser() user: UserEntity,
+    @Args('id', { type: () => ID }, UuidPipe) id: string,
+  ) {
+    return this.service.delete(user, id);
+  }
+
+  @Subscription(() => StoryChangedEventModel, {
+    description:
+      'Changes to the legacy’s stories you may see. One that stops being visible to you (unshared, deleted) arrives as REMOVED.',
+    resolve: unlessEnded((view: StoryChangedEventModel) => view),
+  })
+  async storyChanged(
+    @CurrentUser() user: UserEntity,
+    @Args('legacyId', { type: () => ID }, UuidPipe) legacyId: string,
+    @Context() context: RequestContext,
+  ) {
+    await this.legacies.requireMember(user.id, legacyId);
+    const views = filterMap(
+      this.bus.subscribe<StoryEvent>(storiesTopic(legacyId)),
+      async (event) => {
+        const view = await this.service.viewOf(event, user);
+        return view && { ...view, story: view.story && toStoryModel(view.story) };
+      },
+    );
+    return boundToSession(this.bus, context, views, {
+      check: () => this.legacies.requireMember(user.id, legacyId),
+      revokedBy: [topics.legacyAccessRevoked(legacyId)],
+    });
+  }
+}

@@ -1,0 +1,470 @@
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import {
+  Connection,
+  decodeCursor,
+  encodeCursor,
+  pageRequest,
+  toConnection,
+} from '../common/pagination/connection.js';
+import { AppConfig } from '../config/app-config.js';
+import { EmbeddingService } from '../embeddings/embedding.service.js';
+import type { UserEntity } from '../identity/user.entity.js';
+import { JobDeferred } from '../jobs/jobs.exception.js';
+import { JobsService } from '../jobs/jobs.service.js';
+import { LegaciesService } from '../legacies/legacies.service.js';
+import { EventBus } from '../pubsub/event-bus.js';
+import { DocumentParseError, parseDocument } from './parsing/document-parser.js';
+import { chunkStory, StoryChunk } from './story-chunker.js';
+import { StoryEntity, StoryPage } from './story.entity.js';
+import {
+  StoryChange,
+  StoryFormat,
+  StoryKind,
+  StoryStatus,
+  StoryVisibility,
+} from './story.enums.js';
+import { StoryErrorCode, StoryException } from './story.exception.js';
+import { STORY_KIND, StoryListFilter, StoryRepository } from './story.repository.js';
+import { canSeeStory, mayModerate } from './story-visibility.js';
+
+export const STORY_INDEX_JOB = 'stories:index';
+const EMBED_BATCH = 32;
+/** Pages chunked between two yields to the event loop. */
+const PAGES_PER_STEP = 20;
+const TITLE_MAX = 300;
+
+export const storiesTopic = (legacyId: string) => `legacy:${legacyId}:stories`;
+
+/** The type a file is served with is the one its content was read as, never the client's claim. */
+const MIME_TYPES: Record<StoryFormat, string> = {
+  TEXT: 'text/plain; charset=utf-8',
+  MARKDOWN: 'text/markdown; charset=utf-8',
+  PDF: 'application/pdf',
+  DOCX: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+};
+
+/** Published on the legacy's topic; each subscriber receives what they may see of it. */
+export interface StoryEvent {
+  storyId: string;
+  legacyId: string;
+  authorId: string;
+  change: StoryChange;
+  /** Shared before the change and after it (a deleted story is shared with no one). */
+  sharedBefore: boolean;
+  sharedAfter: boolean;
+}
+
+export interface UploadedFile {
+  bytes: Uint8Array;
+  fileName: string;
+  mimeType: string | null;
+}
+
+export interface StoryFields {
+  title?: string | null;
+  visibility?: StoryVisibility | null;
+  occurredAt?: Date | null;
+}
+
+/**
+ * Stories written in the app and documents uploaded to a legacy: adding, reading, editing,
+ * sharing (the facts' rules: story-visibility.ts), deleting, and indexing them for search in
+ * the background (chunks, full text, vectors), with progress on the story.
+ */
+@Injectable()
+export class StoriesService {
+  private readonly logger = new Logger('Stories');
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly repo: StoryRepository,
+    private readonly legacies: LegaciesService,
+    private readonly embeddings: EmbeddingService,
+    private readonly jobs: JobsService,
+    private readonly bus: EventBus,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** addStory: text or Markdown written in the app. */
+  async add(
+    user: UserEntity,
+    input: StoryFields & { legacyId: string; content: string; title: string },
+  ): Promise<StoryEntity> {
+    await this.legacies.requireMember(user.id, input.legacyId);
+    const content = this.content(input.content);
+    return this.store(user, input.legacyId, {
+      title: this.title(input.title),
+      kind: StoryKind.STORY,
+      format: StoryFormat.MARKDOWN,
+      visibility: input.visibility ?? StoryVisibility.PRIVATE,
+      pages: [{ number: 1, text: content }],
+      file: {
+        bytes: new TextEncoder().encode(content),
+        fileName: null,
+        mimeType: MIME_TYPES.MARKDOWN,
+      },
+      occurredAt: input.occurredAt ?? null,
+    });
+  }
+
+  /**
+   * uploadDocument: a text, Markdown, PDF or DOCX file. It is read before anything is stored:
+   * a file that cannot be read is refused (BAD_USER_INPUT naming the problem), none is kept half.
+   */
+  async upload(
+    user: UserEntity,
+    legacyId: string,
+    file: UploadedFile,
+    fields: StoryFields,
+  ): Promise<StoryEntity> {
+    await this.legacies.requireMember(user.id, legacyId);
+    let parsed;
+    try {
+      parsed = await parseDocument(file.bytes, file.fileName, file.mimeType, {
+        maxBytes: this.config.env.DOCUMENT_MAX_BYTES,
+        maxPages: this.config.env.DOCUMENT_MAX_PAGES,
+      });
+    } catch (err) {
+      if (err instanceof DocumentParseError) {
+        throw new StoryException(StoryErrorCode.UNREADABLE_DOCUMENT, err.message, 'file');
+      }
+      throw err;
+    }
+    const fallback = file.fileName.replace(/\.[^.]+$/, '').trim() || 'Untitled document';
+    return this.store(user, legacyId, {
+      title: this.title(fields.title?.trim() || parsed.title || fallback),
+      kind: StoryKind.DOCUMENT,
+      format: parsed.format as StoryFormat,
+      visibility: fields.visibility ?? StoryVisibility.PRIVATE,
+      pages: parsed.pages,
+      file: {
+        bytes: file.bytes,
+        fileName: file.fileName || null,
+        mimeType: MIME_TYPES[parsed.format as StoryFormat],
+      },
+      occurredAt: fields.occurredAt ?? null,
+    });
+  }
+
+  private async store(
+    user: UserEntity,
+    legacyId: string,
+    story: {
+      title: string;
+      kind: StoryKind;
+      format: StoryFormat;
+      visibility: StoryVisibility;
+      pages: StoryPage[];
+      file: { bytes: Uint8Array; fileName: string | null; mimeType: string | null };
+      occurredAt: Date | null;
+    },
+  ): Promise<StoryEntity> {
+    const stored = await this.dataSource.transaction(async (m) => {
+      const row = await this.repo.insert(m, {
+        legacyId,
+        authorId: user.id,
+        title: story.title,
+        kind: story.kind,
+        format: story.format,
+        visibility: story.visibility,
+        pages: story.pages,
+        sizeBytes: story.file.bytes.byteLength,
+        fileName: story.file.fileName,
+        mimeType: story.file.mimeType,
+        occurredAt: story.occurredAt,
+      });
+      await this.repo.saveFile(m, row.id, story.file.bytes);
+      await this.jobs.enqueue(STORY_INDEX_JOB, row.id, { storyId: row.id }, { manager: m });
+      return row;
+    });
+    this.jobs.nudge();
+    await this.publish(stored, StoryChange.CREATED, false);
+    return stored;
+  }
+
+  async list(
+    user: UserEntity,
+    legacyId: string,
+    filter: StoryListFilter,
+    args: { first?: number; after?: string },
+  ): Promise<Connection<StoryEntity>> {
+    await this.legacies.requireMember(user.id, legacyId);
+    const request = pageRequest(args, this.config.env.MAX_PAGE_SIZE);
+    const after = request.cursor
+      ? (() => {
+          const [createdAt, id] = decodeCursor(request.cursor, 'after', 2) as string[];
+          return { createdAt, id };
+        })()
+      : null;
+    const rows = await this.repo.page(user.id, legacyId, filter, request.limit + 1, after);
+    return toConnection(rows, request, (r) => encodeCursor([r.createdAt.toISOString(), r.id]));
+  }
+
+  /** A story the viewer may see, in a legacy they belong to; NOT_FOUND otherwise. */
+  async get(user: UserEntity, id: string): Promise<StoryEntity> {
+    const story = await this.repo.findById(id);
+    if (!story || !canSeeStory(story, user.id)) throw StoryException.notFound();
+    if (!(await this.legacies.memberOf(user.id, [story.legacyId])).has(story.legacyId)) {
+      throw StoryException.notFound();
+    }
+    return story;
+  }
+
+  /** Stories by id that the viewer may see (for search results and loaders). */
+  async visibleByIds(user: UserEntity, ids: readonly string[]): Promise<StoryEntity[]> {
+    const rows = await this.repo.findByIds(ids);
+    const legacies = await this.legacies.memberOf(user.id, [
+      ...new Set(rows.map((r) => r.legacyId)),
+    ]);
+    return rows.filter((r) => canSeeStory(r, user.id) && legacies.has(r.legacyId));
+  }
+
+  /** The original file, for those who may see the story. */
+  async file(user: UserEntity, id: string): Promise<{ story: StoryEntity; bytes: Buffer }> {
+    const story = await this.get(user, id);
+    const bytes = await this.repo.file(story.id);
+    if (!bytes) throw StoryException.notFound();
+    return { story, bytes };
+  }
+
+  /** updateStory: its author edits the title, the date, or (a story written in the app) the text. */
+  async update(
+    user: UserEntity,
+    input: { id: string; title?: string | null; content?: string | null; occurredAt?: Date | null },
+  ): Promise<StoryEntity> {
+    const story = await this.get(user, input.id);
+    if (story.authorId !== user.id) {
+      throw new StoryException(
+        StoryErrorCode.NOT_STORY_AUTHOR,
+        'Only its author can edit a story.',
+      );
+    }
+    if (input.content != null && story.kind !== StoryKind.STORY) {
+      throw new StoryException(
+        StoryErrorCode.NOT_EDITABLE,
+        'The text of an uploaded document cannot be edited; upload a new version instead.',
+        'content',
+      );
+    }
+    const title = input.title != null ? this.title(input.title) : undefined;
+    const content = input.content != null ? this.content(input.content) : undefined;
+    await this.dataSource.transaction(async (m) => {
+      if (!(await this.repo.lock(m, story.id))) throw StoryException.notFound();
+      await this.repo.update(m, story.id, {
+        title,
+        occurredAt: input.occurredAt,
+        pages: content !== undefined ? [{ number: 1, text: content }] : undefined,
+      });
+      if (content !== undefined) {
+        await this.repo.saveFile(m, story.id, new TextEncoder().encode(content));
+        // A new text: the old chunks and vectors go, the index job makes new ones.
+        await this.repo.replaceChunks(m, story, []);
+        await this.jobs.enqueue(STORY_INDEX_JOB, story.id, { storyId: story.id }, { manager: m });
+      }
+    });
+    this.jobs.nudge();
+    const updated = (await this.repo.findById(story.id))!;
+    await this.publish(updated, StoryChange.UPDATED, updated.visibility === StoryVisibility.SHARED);
+    return updated;
+  }
+
+  /**
+   * Its author shares or unshares a story; an owner or admin can take a shared story back to
+   * private (moderation), never the other way.
+   */
+  async setVisibility(
+    user: UserEntity,
+    id: string,
+    visibility: StoryVisibility,
+  ): Promise<StoryEntity> {
+    const story = await this.get(user, id);
+    if (story.authorId !== user.id) {
+      if (visibility === StoryVisibility.SHARED) {
+        throw new StoryException(
+          StoryErrorCode.NOT_STORY_AUTHOR,
+          'Only its author can share a story.',
+        );
+      }
+      await this.requireModerator(user, story);
+    }
+    if (story.visibility === visibility) return story;
+    await this.dataSource.transaction(async (m) => {
+      if (!(await this.repo.lock(m, id))) throw StoryException.notFound();
+      await this.repo.setVisibility(m, id, visibility);
+    });
+    const updated = (await this.repo.findById(id))!;
+    await this.publish(
+      updated,
+      StoryChange.VISIBILITY_CHANGED,
+      story.visibility === StoryVisibility.SHARED,
+    );
+    return updated;
+  }
+
+  /**
+   * deleteStory: by its author, or an owner or admin for a shared one. The story, its file, its
+   * chunks and their vectors go at once. The author needs no membership: what they wrote is
+   * theirs to delete after they leave.
+   */
+  async delete(user: UserEntity, id: string): Promise<string> {
+    const own = await this.repo.findById(id);
+    const story = own?.authorId === user.id ? own : await this.get(user, id);
+    if (story.authorId !== user.id) await this.requireModerator(user, story);
+    await this.dataSource.transaction(async (m) => {
+      if (!(await this.repo.lock(m, id))) throw StoryException.notFound();
+      await this.repo.delete(m, id);
+    });
+    await this.publish(story, StoryChange.DELETED, story.visibility === StoryVisibility.SHARED);
+    return id;
+  }
+
+  private async requireModerator(user: UserEntity, story: StoryEntity): Promise<void> {
+    const role = await this.legacies.requireMember(user.id, story.legacyId);
+    if (!mayModerate(story, user.id, role)) {
+      throw new StoryException(
+        StoryErrorCode.NOT_STORY_AUTHOR,
+        'Only its author, or an owner or admin for a shared story, can do this.',
+      );
+    }
+  }
+
+  // ---- events ---------------------------------------------------------------------------
+
+  private async publish(story: StoryEntity, change: StoryChange, sharedBefore: boolean) {
+    const event: StoryEvent = {
+      storyId: story.id,
+      legacyId: story.legacyId,
+      authorId: story.authorId,
+      change,
+      sharedBefore,
+      sharedAfter: change !== StoryChange.DELETED && story.visibility === StoryVisibility.SHARED,
+    };
+    await this.bus.publish(storiesTopic(story.legacyId), event).catch((err: unknown) => {
+      this.logger.warn({ msg: 'story event not published', error: String(err) });
+    });
+  }
+
+  /**
+   * What a subscriber receives of an event: the change with the story as they see it now, a
+   * REMOVED for a story that stopped being visible to them, or nothing.
+   */
+  async viewOf(
+    event: StoryEvent,
+    viewer: UserEntity,
+  ): Promise<{ change: StoryChange; storyId: string; story: StoryEntity | null } | null> {
+    const mine = event.authorId === viewer.id;
+    if (event.change === StoryChange.DELETED) {
+      return mine || event.sharedBefore
+        ? {
+            change: mine ? StoryChange.DELETED : StoryChange.REMOVED,
+            storyId: event.storyId,
+            story: null,
+          }
+        : null;
+    }
+    if (!mine && !event.sharedAfter) {
+      return event.sharedBefore
+        ? { change: StoryChange.REMOVED, storyId: event.storyId, story: null }
+        : null;
+    }
+    const story = await this.repo.findById(event.storyId);
+    if (!story || !canSeeStory(story, viewer.id)) {
+      return event.sharedBefore || mine
+        ? { change: StoryChange.REMOVED, storyId: event.storyId, story: null }
+        : null;
+    }
+    return { change: event.change, storyId: story.id, story };
+  }
+
+  // ---- indexing -------------------------------------------------------------------------
+
+  /**
+   * The index job: split the text into chunks (if not done), then embed those without a vector
+   * in batches, counting progress on the story; READY when every chunk has one. Idempotent: a
+   * second run finds nothing to do.
+   */
+  async index(storyId: string): Promise<void> {
+    const story = await this.repo.findById(storyId);
+    if (!story || story.status === StoryStatus.FAILED) return;
+    if ((await this.repo.chunkCount(storyId)) === 0) {
+      const chunks = await this.chunks(story.pages);
+      if (chunks.length === 0) {
+        await this.repo.fail(storyId, 'No text could be read from it.');
+        return;
+      }
+      await this.dataSource.transaction(async (m) => {
+        const current = await this.repo.lock(m, storyId);
+        if (!current) return;
+        await this.repo.replaceChunks(m, current, chunks);
+      });
+    }
+    const model = (await this.embeddings.searchModel()).model;
+    for (;;) {
+      const batch = await this.repo.chunksWithoutVector(storyId, model, EMBED_BATCH);
+      if (batch.length === 0) break;
+      const embedded = await this.embeddings.embedForStorage(batch.map((c) => c.text));
+      if (!embedded.some((e) => e.model === model)) {
+        throw new JobDeferred(60_000, 'embeddings unavailable: the story waits to be indexed');
+      }
+      await this.embeddings.store(
+        STORY_KIND,
+        batch.map((c) => ({ id: c.id, legacyId: c.legacyId, userId: c.authorId })),
+        embedded,
+      );
+      await this.repo.recordProgress(storyId, model);
+    }
+    const done = await this.repo.recordProgress(storyId, model);
+    if (done?.status === StoryStatus.READY && story.status !== StoryStatus.READY) {
+      await this.publish(done, StoryChange.READY, done.visibility === StoryVisibility.SHARED);
+    }
+  }
+
+  /** Chunks a few pages at a time, yielding between them: a long document never stalls. */
+  private async chunks(pages: StoryPage[]): Promise<StoryChunk[]> {
+    const out: StoryChunk[] = [];
+    for (let i = 0; i < pages.length; i += PAGES_PER_STEP) {
+      for (const chunk of chunkStory(
+        pages.slice(i, i + PAGES_PER_STEP),
+        this.config.env.STORY_CHUNK_TOKENS,
+      )) {
+        out.push({ ...chunk, ordinal: out.length });
+      }
+      await yieldToLoop();
+    }
+    return out;
+  }
+
+  // ---- validation -----------------------------------------------------------------------
+
+  private title(raw: string): string {
+    const title = raw.replace(/\s+/g, ' ').trim();
+    if (!title) {
+      throw new StoryException(StoryErrorCode.INVALID_STORY, 'A story needs a title.', 'title');
+    }
+    if (title.length > TITLE_MAX) {
+      throw new StoryException(
+        StoryErrorCode.INVALID_STORY,
+        `A title has at most ${TITLE_MAX} characters.`,
+        'title',
+      );
+    }
+    return title;
+  }
+
+  private content(raw: string): string {
+    const content = raw.replace(/\r\n?/g, '\n').replaceAll(String.fromCharCode(0), '');
+    if (!content.trim()) {
+      throw new StoryException(StoryErrorCode.INVALID_STORY, 'A story needs some text.', 'content');
+    }
+    if (content.length > this.config.env.STORY_MAX_CHARS) {
+      throw new StoryException(
+        StoryErrorCode.INVALID_STORY,
+        `A story has at most ${this.config.env.STORY_MAX_CHARS} characters; upload a long text as a document.`,
+        'content',
+      );
+    }
+    return content;
+  }
+}

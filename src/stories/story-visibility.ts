@@ -1,0 +1,33 @@
+import { LegacyRole } from '../legacies/legacy-role.enum.js';
+import { StoryVisibility } from './story.enums.js';
+
+/**
+ * Who may see and change a story: the one place that decides, in TypeScript and in SQL. The
+ * rule is the facts' (facts/fact-visibility.ts): its author always; every other member while
+ * it is shared. Owners and admins moderate what is shared (take it back to private, delete it)
+ * and never see a member's private story.
+ */
+export function canSeeStory(
+  story: { authorId: string; visibility: StoryVisibility },
+  viewerId: string,
+): boolean {
+  return story.authorId === viewerId || story.visibility === StoryVisibility.SHARED;
+}
+
+/** The SQL predicate of canSeeStory over a `stories` row alias, for a bound viewer id. */
+export function storyVisibleSql(alias: string, viewerParam: string): string {
+  return `(${alias}.author_id = ${viewerParam} OR ${alias}.visibility = 'SHARED')`;
+}
+
+/** May this member take the story back to private or delete it? */
+export function mayModerate(
+  story: { authorId: string; visibility: StoryVisibility },
+  viewerId: string,
+  role: LegacyRole,
+): boolean {
+  if (story.authorId === viewerId) return true;
+  return (
+    story.visibility === StoryVisibility.SHARED &&
+    (role === LegacyRole.OWNER || role === LegacyRole.ADMIN)
+  );
+}

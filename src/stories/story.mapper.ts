@@ -1,0 +1,27 @@
+import type { StoryModel } from './models/story.model.js';
+import type { StoryEntity } from './story.entity.js';
+
+/** A story as the API shows it (its pages stay behind: `pages` resolves them). */
+export function toStoryModel(story: StoryEntity): StoryModel {
+  return {
+    id: story.id,
+    legacyId: story.legacyId,
+    authorId: story.authorId,
+    title: story.title,
+    kind: story.kind,
+    format: story.format,
+    visibility: story.visibility,
+    status: story.status,
+    failureReason: story.failureReason,
+    pageCount: story.pageCount,
+    sizeBytes: story.sizeBytes,
+    fileName: story.fileName,
+    mimeType: story.mimeType,
+    occurredAt: story.occurredAt,
+    indexedChunks: story.indexedChunks,
+    totalChunks: story.totalChunks,
+    downloadPath: `/stories/${story.id}/file`,
+    createdAt: story.createdAt,
+    updatedAt: story.updatedAt,
+  };
+}

@@ -1,0 +1,304 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { SqlParams, returned } from '../database/sql-params.js';
+import type { StoryChunk } from './story-chunker.js';
+import { StoryEntity, StoryPage } from './story.entity.js';
+import { StoryFormat, StoryKind, StoryStatus, StoryVisibility } from './story.enums.js';
+import { storyVisibleSql } from './story-visibility.js';
+
+export const STORY_KIND = 'story';
+
+export interface NewStory {
+  legacyId: string;
+  authorId: string;
+  title: string;
+  kind: StoryKind;
+  format: StoryFormat;
+  visibility: StoryVisibility;
+  pages: StoryPage[];
+  sizeBytes: number;
+  fileName: string | null;
+  mimeType: string | null;
+  occurredAt: Date | null;
+}
+
+export interface StoryListFilter {
+  kind?: StoryKind | null;
+  visibility?: StoryVisibility | null;
+  status?: StoryStatus | null;
+  authorId?: string | null;
+  /** Words of the title or the text. */
+  search?: string | null;
+}
+
+const COLUMNS = `s.id, s.legacy_id AS "legacyId", s.author_id AS "authorId", s.title, s.kind,
+  s.format, s.visibility, s.status, s.failure_reason AS "failureReason", s.pages,
+  s.page_count AS "pageCount", s.size_bytes AS "sizeBytes", s.file_name AS "fileName",
+  s.mime_type AS "mimeType", s.occurred_at AS "occurredAt", s.total_chunks AS "totalChunks",
+  s.indexed_chunks AS "indexedChunks", s.created_at AS "createdAt", s.updated_at AS "updatedAt"`;
+
+function revive(row: StoryEntity): StoryEntity {
+  return {
+    ...row,
+    occurredAt: row.occurredAt ? new Date(row.occurredAt) : null,
+    createdAt: new Date(row.createdAt),
+    updatedAt: new Date(row.updatedAt),
+  };
+}
+
+/** All SQL of stories, their files and their chunks. */
+@Injectable()
+export class StoryRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  private m(manager?: EntityManager): EntityManager {
+    return manager ?? this.dataSource.manager;
+  }
+
+  async insert(manager: EntityManager, story: NewStory): Promise<StoryEntity> {
+    const rows: StoryEntity[] = await manager.query(
+      `INSERT INTO stories AS s (legacy_id, author_id, title, kind, format, visibility, pages,
+                                 page_count, size_bytes, file_name, mime_type, occurred_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+       RETURNING ${COLUMNS}`,
+      [
+        story.legacyId,
+        story.authorId,
+        story.title,
+        story.kind,
+        story.format,
+        story.visibility,
+        JSON.stringify(story.pages),
+        story.pages.length,
+        story.sizeBytes,
+        story.fileName,
+        story.mimeType,
+        story.occurredAt,
+      ],
+    );
+    return revive(rows[0]);
+  }
+
+  async saveFile(manager: EntityManager, storyId: string, content: Uint8Array): Promise<void> {
+    await manager.query(
+      `INSERT INTO story_files (story_id, content) VALUES ($1, $2)
+       ON CONFLICT (story_id) DO UPDATE SET content = EXCLUDED.content`,
+      [storyId, Buffer.from(content)],
+    );
+  }
+
+  async file(storyId: string): Promise<Buffer | null> {
+    const rows: { content: Buffer }[] = await this.m().query(
+      `SELECT content FROM story_files WHERE story_id = $1`,
+      [storyId],
+    );
+    return rows[0] ? Buffer.from(rows[0].content) : null;
+  }
+
+  async findById(id: string, manager?: EntityManager): Promise<StoryEntity | null> {
+    const rows: StoryEntity[] = await this.m(manager).query(
+      `SELECT ${COLUMNS} FROM stories s WHERE s.id = $1`,
+      [id],
+    );
+    return rows[0] ? revive(rows[0]) : null;
+  }
+
+  /** Locks the story's row for a change (visibility, edit, delete, indexing progress). */
+  async lock(manager: EntityManager, id: string): Promise<StoryEntity | null> {
+    const rows: StoryEntity[] = await manager.query(
+      `SELECT ${COLUMNS} FROM stories s WHERE s.id = $1 FOR UPDATE`,
+      [id],
+    );
+    return rows[0] ? revive(rows[0]) : null;
+  }
+
+  async findByIds(ids: readonly string[]): Promise<StoryEntity[]> {
+    if (ids.length === 0) return [];
+    const rows: StoryEntity[] = await this.m().query(
+      `SELECT ${COLUMNS} FROM stories s WHERE s.id = ANY($1::uuid[])`,
+      [ids],
+    );
+    return rows.map(revive);
+  }
+
+  /** A page of the legacy's stories the viewer may see, newest first. */
+  async page(
+    viewerId: string,
+    legacyId: string,
+    filter: StoryListFilter,
+    limit: number,
+    after: { createdAt: string; id: string } | null,
+  ): Promise<StoryEntity[]> {
+    const p = new SqlParams(legacyId, viewerId);
+    const where = ['s.legacy_id = $1', storyVisibleSql('s', '$2')];
+    if (filter.kind) where.push(`s.kind = ${p.add(filter.kind)}`);
+    if (filter.visibility) where.push(`s.visibility = ${p.add(filter.visibility)}`);
+    if (filter.status) where.push(`s.status = ${p.add(filter.status)}`);
+    if (filter.authorId) where.push(`s.author_id = ${p.add(filter.authorId)}`);
+    if (filter.search) {
+      const q = p.add(filter.search);
+      where.push(
+        `(s.title ILIKE '%' || ${q} || '%' OR EXISTS (
+           SELECT 1 FROM story_chunks c WHERE c.story_id = s.id
+              AND c.search_tsv @@ websearch_to_tsquery('simple', ${q})))`,
+      );
+    }
+    if (after) {
+      where.push(
+        `(s.created_at, s.id) < (${p.add(after.createdAt)}::timestamptz, ${p.add(after.id)}::uuid)`,
+      );
+    }
+    const rows: StoryEntity[] = await this.m().query(
+      `SELECT ${COLUMNS} FROM stories s WHERE ${where.join(' AND ')}
+        ORDER BY s.created_at DESC, s.id DESC LIMIT ${p.add(limit)}`,
+      p.values,
+    );
+    return rows.map(revive);
+  }
+
+  async update(
+    manager: EntityManager,
+    id: string,
+    changes: { title?: string; pages?: StoryPage[]; occurredAt?: Date | null },
+  ): Promise<void> {
+    const p = new SqlParams(id);
+    const sets = [`updated_at = date_trunc('milliseconds', clock_timestamp())`];
+    if (changes.title !== undefined) sets.push(`title = ${p.add(changes.title)}`);
+    if (changes.occurredAt !== undefined) sets.push(`occurred_at = ${p.add(changes.occurredAt)}`);
+    if (changes.pages !== undefined) {
+      sets.push(`pages = ${p.add(JSON.stringify(changes.pages))}`);
+      sets.push(`page_count = ${p.add(changes.pages.length)}`);
+      sets.push(`status = 'PROCESSING'`, `failure_reason = NULL`);
+    }
+    await manager.query(`UPDATE stories SET ${sets.join(', ')} WHERE id = $1`, p.values);
+  }
+
+  async setVisibility(
+    manager: EntityManager,
+    id: string,
+    visibility: StoryVisibility,
+  ): Promise<void> {
+    await manager.query(
+      `UPDATE stories SET visibility = $2, updated_at = date_trunc('milliseconds', clock_timestamp())
+        WHERE id = $1`,
+      [id, visibility],
+    );
+  }
+
+  /** Deletes the story, its file and its chunks (their vectors go by trigger). */
+  async delete(manager: EntityManager, id: string): Promise<void> {
+    await manager.query(`DELETE FROM stories WHERE id = $1`, [id]);
+  }
+
+  // ---- chunks and indexing ---------------------------------------------------------------
+
+  /** Replaces the story's chunks (a new text): their vectors go, the count starts again. */
+  async replaceChunks(
+    manager: EntityManager,
+    story: Pick<StoryEntity, 'id' | 'legacyId' | 'authorId'>,
+    chunks: StoryChunk[],
+  ): Promise<void> {
+    await manager.query(`DELETE FROM story_chunks WHERE story_id = $1`, [story.id]);
+    if (chunks.length > 0) {
+      await manager.query(
+        `INSERT INTO story_chunks (story_id, legacy_id, author_id, ordinal, page, char_start,
+                                   char_end, heading, content, token_count)
+         SELECT $1, $2, $3, t.ordinal, t.page, t.cs, t.ce, t.heading, t.content, t.tokens
+           FROM unnest($4::int[], $5::int[], $6::int[], $7::int[], $8::text[], $9::text[], $10::int[])
+             AS t(ordinal, page, cs, ce, heading, content, tokens)`,
+        [
+          story.id,
+          story.legacyId,
+          story.authorId,
+          chunks.map((c) => c.ordinal),
+          chunks.map((c) => c.page),
+          chunks.map((c) => c.charStart),
+          chunks.map((c) => c.charEnd),
+          chunks.map((c) => c.heading),
+          chunks.map((c) => c.text),
+          chunks.map((c) => c.tokens),
+        ],
+      );
+    }
+    await manager.query(`UPDATE stories SET total_chunks = $2, indexed_chunks = 0 WHERE id = $1`, [
+      story.id,
+      chunks.length,
+    ]);
+  }
+
+  async chunkCount(storyId: string): Promise<number> {
+    const rows: { n: number }[] = await this.m().query(
+      `SELECT count(*)::int AS n FROM story_chunks WHERE story_id = $1`,
+      [storyId],
+    );
+    return rows[0]?.n ?? 0;
+  }
+
+  /** Chunks that have no vector of `model` yet, in order. */
+  chunksWithoutVector(
+    storyId: string,
+    model: string,
+    limit: number,
+  ): Promise<{ id: string; legacyId: string; authorId: string; text: string }[]> {
+    return this.m().query(
+      `SELECT c.id, c.legacy_id AS "legacyId", c.author_id AS "authorId",
+              coalesce(c.heading || E'\\n', '') || c.content AS text
+         FROM story_chunks c
+        WHERE c.story_id = $1
+          AND NOT EXISTS (SELECT 1 FROM embeddings e
+                           WHERE e.kind = '${STORY_KIND}' AND e.item_id = c.id AND e.model = $2)
+        ORDER BY c.ordinal LIMIT $3`,
+      [storyId, model, limit],
+    );
+  }
+
+  /** Counts the chunks with a vector of `model`; READY when all have one. */
+  async recordProgress(storyId: string, model: string): Promise<StoryEntity | null> {
+    const rows = returned<StoryEntity>(
+      await this.m().query(
+        `UPDATE stories s SET
+           indexed_chunks = (SELECT count(*) FROM story_chunks c
+                              WHERE c.story_id = s.id AND EXISTS (
+                                SELECT 1 FROM embeddings e WHERE e.kind = '${STORY_KIND}'
+                                   AND e.item_id = c.id AND e.model = $2)),
+           status = CASE WHEN s.status = 'PROCESSING' AND (SELECT count(*) FROM story_chunks c
+                              WHERE c.story_id = s.id AND NOT EXISTS (
+                                SELECT 1 FROM embeddings e WHERE e.kind = '${STORY_KIND}'
+                                   AND e.item_id = c.id AND e.model = $2)) = 0
+                         THEN 'READY' ELSE s.status END
+         WHERE s.id = $1
+         RETURNING ${COLUMNS}`,
+        [storyId, model],
+      ),
+    );
+    return rows[0] ? revive(rows[0]) : null;
+  }
+
+  async fail(storyId: string, reason: string): Promise<void> {
+    await this.m().query(
+      `UPDATE stories SET status = 'FAILED', failure_reason = $2 WHERE id = $1`,
+      [storyId, reason],
+    );
+  }
+
+  /** Chunks by id with their story, for search results. */
+  chunkProvenance(ids: readonly string[]): Promise<
+    {
+      id: string;
+      storyId: string;
+      title: string;
+      page: number;
+      charStart: number;
+      charEnd: number;
+    }[]
+  > {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.m().query(
+      `SELECT c.id, c.story_id AS "storyId", s.title, c.page, c.char_start AS "charStart",
+              c.char_end AS "charEnd"
+         FROM story_chunks c JOIN stories s ON s.id = c.story_id
+        WHERE c.id = ANY($1::uuid[])`,
+      [ids],
+    );
+  }
+}

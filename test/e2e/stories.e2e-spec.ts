@@ -1,0 +1,336 @@
+import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
+import PDFDocument from 'pdfkit';
+import { DataSource } from 'typeorm';
+import { JobsService } from '../../src/jobs/jobs.service.js';
+import { joinLegacy } from '../support/membership.js';
+import { startTestApp, subscribe, TestApp, TestUser } from '../support/test-app.js';
+
+/**
+ * Stories and documents as the frontend uses them: a real multi-page PDF and a DOCX made here,
+ * uploaded over HTTP, indexed in the background, found in recall with their page, shared with
+ * the family, and deleted with every trace.
+ */
+
+function makePdf(pages: string[], options: PDFKit.PDFDocumentOptions = {}): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const doc = new PDFDocument({
+      compress: true,
+      info: { Title: 'Letters from Rose' },
+      ...options,
+    });
+    const parts: Buffer[] = [];
+    doc.on('data', (part: Buffer) => parts.push(part));
+    doc.on('end', () => resolve(new Uint8Array(Buffer.concat(parts))));
+    doc.on('error', reject);
+    pages.forEach((text, i) => {
+      if (i > 0) doc.addPage();
+      doc.fontSize(12).text(text);
+    });
+    doc.end();
+  });
+}
+
+async function makeDocx(): Promise<Uint8Array> {
+  const doc = new Document({
+    sections: [
+      {
+        children: [
+          new Paragraph({ text: 'The eulogy', heading: HeadingLevel.HEADING_1 }),
+          new Paragraph(
+            'Rose taught every child on Harbour Street to sail a dinghy against the wind.',
+          ),
+          new Paragraph('She kept a jar of sea glass on the kitchen windowsill for forty years.'),
+        ],
+      },
+    ],
+  });
+  return new Uint8Array(await Packer.toBuffer(doc));
+}
+
+const PAGE_SEVEN =
+  'On the seventh page Rose wrote that the blue hydrangeas by the lighthouse bloomed late.';
+const PAGES = Array.from({ length: 10 }, (_, i) =>
+  i === 6
+    ? PAGE_SEVEN
+    : `Page ${i + 1}: an ordinary day of letters about weather, bread and the neighbours' cat number ${i}.`,
+);
+
+describe('stories and documents', () => {
+  let t: TestApp;
+  let ds: DataSource;
+  let jobs: JobsService;
+  let author: TestUser;
+  let other: TestUser;
+  let legacyId: string;
+  let base: string;
+
+  const ok = async <T>(query: string, variables: Record<string, unknown>, as: TestUser) => {
+    const res = await t.gql<T>(query, variables, as);
+    expect(res.errors).toBeUndefined();
+    return res.data!;
+  };
+
+  async function upload(
+    as: TestUser | null,
+    bytes: Uint8Array,
+    fileName: string,
+    fields: Record<string, string> = {},
+    legacy = legacyId,
+  ) {
+    const form = new FormData();
+    form.append('file', new Blob([bytes]), fileName);
+    for (const [k, v] of Object.entries(fields)) form.append(k, v);
+    const res = await fetch(`${base}/legacies/${legacy}/documents`, {
+      method: 'POST',
+      headers: as ? { authorization: `Bearer ${as.token}` } : {},
+      body: form,
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  }
+
+  const recall = (as: TestUser, query: string) =>
+    ok<{
+      recall: {
+        id: string;
+        sourceType: string;
+        sourceId: string;
+        text: string;
+        forgettable: boolean;
+        provenance: { story: { storyId: string; title: string; page: number } | null };
+      }[];
+    }>(
+      `query($l: ID!, $q: String!) { recall(legacyId: $l, query: $q) {
+         id sourceType sourceId text forgettable provenance { story { storyId title page } } } }`,
+      { l: legacyId, q: query },
+      as,
+    ).then((d) => d.recall);
+
+  const traces = async (storyId: string) => {
+    const [row] = await ds.query<
+      { stories: number; chunks: number; files: number; vectors: number }[]
+    >(
+      `SELECT (SELECT count(*)::int FROM stories WHERE id = $1) AS stories,
+              (SELECT count(*)::int FROM story_chunks WHERE story_id = $1) AS chunks,
+              (SELECT count(*)::int FROM story_files WHERE story_id = $1) AS files,
+              (SELECT count(*)::int FROM embeddings e WHERE e.kind = 'story'
+                  AND NOT EXISTS (SELECT 1 FROM story_chunks c WHERE c.id = e.item_id)) AS vectors`,
+      [storyId],
+    );
+    return row;
+  };
+
+  beforeAll(async () => {
+    t = await startTestApp({ AGENT_REPLY: 'off', JOBS_WORKER: 'false', JOBS_SCHEDULER: 'false' });
+    ds = t.app.get(DataSource);
+    jobs = t.app.get(JobsService);
+    base = t.url.replace(/\/graphql$/, '');
+    author = await t.user('stories-author', { email: 'author@stories.example.com' });
+    other = await t.user('stories-other', { email: 'other@stories.example.com' });
+    legacyId = (
+      await ok<{ createLegacy: { id: string } }>(
+        'mutation { createLegacy(input: { name: "Rose" }) { id } }',
+        {},
+        author,
+      )
+    ).createLegacy.id;
+    await joinLegacy(t, author, legacyId, other);
+  });
+  afterAll(() => t?.close());
+
+  let pdfId: string;
+
+  it('uploads a ten-page PDF, indexes it in the background and finds page seven in recall', async () => {
+    const pdf = await makePdf(PAGES);
+    const res = await upload(author, pdf, 'letters.pdf');
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({
+      title: 'Letters from Rose',
+      kind: 'DOCUMENT',
+      format: 'PDF',
+      visibility: 'PRIVATE',
+      status: 'PROCESSING',
+      pageCount: 10,
+      sizeBytes: pdf.byteLength,
+    });
+    pdfId = res.body.id as string;
+    await jobs.drain();
+    const { story } = await ok<{
+      story: {
+        status: string;
+        indexedChunks: number;
+        totalChunks: number;
+        pages: { number: number; text: string }[];
+      };
+    }>(
+      'query($id: ID!) { story(id: $id) { status indexedChunks totalChunks pages(from: 7, count: 1) { number text } } }',
+      { id: pdfId },
+      author,
+    );
+    expect(story.status).toBe('READY');
+    expect(story.totalChunks).toBeGreaterThanOrEqual(10);
+    expect(story.indexedChunks).toBe(story.totalChunks);
+    // pdfkit wraps the line: the page's words, in order.
+    expect(story.pages.map((p) => ({ ...p, text: p.text.replace(/\s+/g, ' ') }))).toEqual([
+      { number: 7, text: PAGE_SEVEN },
+    ]);
+
+    const found = await recall(author, 'blue hydrangeas by the lighthouse');
+    expect(found[0]).toMatchObject({
+      sourceType: 'STORY',
+      forgettable: true,
+      provenance: { story: { storyId: pdfId, title: 'Letters from Rose', page: 7 } },
+    });
+    expect(found[0].text).toContain('blue hydrangeas');
+  });
+
+  it('keeps a private story from the family until it is shared, then lets them find and download it', async () => {
+    expect(JSON.stringify(await recall(other, 'blue hydrangeas by the lighthouse'))).not.toContain(
+      'hydrangeas',
+    );
+    const download = (as: TestUser) =>
+      fetch(`${base}/stories/${pdfId}/file`, { headers: { authorization: `Bearer ${as.token}` } });
+    expect((await download(other)).status).toBe(404);
+
+    const events = subscribe<{ storyChanged: { change: string; storyId: string } }>(
+      t.ws(other),
+      'subscription($l: ID!) { storyChanged(legacyId: $l) { change storyId } }',
+      { l: legacyId },
+    );
+    await events.ready;
+    await ok(
+      'mutation($id: ID!) { setStoryVisibility(id: $id, visibility: SHARED) { visibility } }',
+      { id: pdfId },
+      author,
+    );
+    await events.waitFor(1);
+    expect(events.events[0].data!.storyChanged).toEqual({
+      change: 'VISIBILITY_CHANGED',
+      storyId: pdfId,
+    });
+
+    const theirs = await recall(other, 'blue hydrangeas by the lighthouse');
+    expect(theirs[0]).toMatchObject({
+      sourceType: 'STORY',
+      forgettable: false,
+      provenance: { story: { storyId: pdfId, page: 7 } },
+    });
+    const file = await download(other);
+    expect(file.status).toBe(200);
+    expect(file.headers.get('content-type')).toContain('application/pdf');
+    expect(new Uint8Array(await file.arrayBuffer()).byteLength).toBe(
+      (
+        await ds.query(`SELECT length(content) AS n FROM story_files WHERE story_id = $1`, [pdfId])
+      )[0].n,
+    );
+    // Forgetting another member's story from recall is not theirs to do.
+    const forget = await t.gql(
+      'mutation($id: ID!) { forgetRecallItem(id: $id, confirm: true) { forgotten } }',
+      { id: theirs[0].id },
+      other,
+    );
+    expect(forget.errors![0].extensions).toMatchObject({ code: 'FORBIDDEN' });
+  });
+
+  it('gives the agent the passage in a stories section, with its page', async () => {
+    const conversation = await ok<{ startConversation: { id: string } }>(
+      'mutation($l: ID!) { startConversation(input: { legacyId: $l }) { id } }',
+      { l: legacyId },
+      other,
+    );
+    const { context } = await ok<{
+      context: {
+        sections: { name: string; items: { provenance: { story: { page: number } } }[] }[];
+        system: string;
+      };
+    }>(
+      'query($c: ID!) { context(conversationId: $c, query: "Where did the blue hydrangeas grow?") { system sections { name items { provenance { story { page } } } } } }',
+      { c: conversation.startConversation.id },
+      other,
+    );
+    const stories = context.sections.find((s) => s.name === 'stories');
+    expect(stories?.items[0].provenance.story.page).toBe(7);
+    expect(context.system).toContain('"Letters from Rose", p. 7');
+  });
+
+  it('reads a DOCX made here, headings included', async () => {
+    const res = await upload(author, await makeDocx(), 'eulogy.docx', { title: 'Eulogy for Rose' });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ title: 'Eulogy for Rose', format: 'DOCX', pageCount: 1 });
+    await jobs.drain();
+    const found = await recall(author, 'sea glass windowsill');
+    expect(found[0]).toMatchObject({
+      sourceType: 'STORY',
+      provenance: { story: { title: 'Eulogy for Rose', page: 1 } },
+    });
+  });
+
+  it('refuses a file it cannot read, naming the problem, and stores nothing', async () => {
+    const before = await ds.query(`SELECT count(*)::int AS n FROM stories`);
+    const locked = await makePdf(PAGES, { userPassword: 'secret' });
+    const encrypted = await upload(author, locked, 'locked.pdf');
+    expect(encrypted.status).toBe(400);
+    expect(encrypted.body).toMatchObject({
+      errors: [
+        { extensions: { code: 'BAD_USER_INPUT', reason: 'UNREADABLE_DOCUMENT', field: 'file' } },
+      ],
+    });
+    expect(JSON.stringify(encrypted.body)).toMatch(/password/i);
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0]);
+    const image = await upload(author, png, 'photo.png');
+    expect(image.status).toBe(400);
+    expect(JSON.stringify(image.body)).toMatch(/PNG/);
+    const corrupt = await upload(author, (await makePdf(PAGES)).slice(0, 400), 'broken.pdf');
+    expect(corrupt.status).toBe(400);
+    const anonymous = await upload(null, await makePdf(PAGES), 'letters.pdf');
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.body).toMatchObject({ errors: [{ extensions: { code: 'UNAUTHENTICATED' } }] });
+    const outsider = await t.user('stories-outsider');
+    const notMine = await upload(outsider, await makePdf(PAGES), 'letters.pdf');
+    expect(notMine.status).toBe(404);
+    expect(await ds.query(`SELECT count(*)::int AS n FROM stories`)).toEqual(before);
+  });
+
+  it('adds, edits and re-indexes a story written in the app', async () => {
+    const { addStory } = await ok<{ addStory: { id: string; status: string; kind: string } }>(
+      `mutation($l: ID!) { addStory(input: { legacyId: $l, title: "The boat", content: "# The boat\\n\\nRose named her boat Marigold after her mother." }) { id status kind } }`,
+      { l: legacyId },
+      author,
+    );
+    expect(addStory).toMatchObject({ status: 'PROCESSING', kind: 'STORY' });
+    await jobs.drain();
+    expect((await recall(author, 'Marigold boat'))[0].sourceType).toBe('STORY');
+    await ok(
+      'mutation($id: ID!) { updateStory(input: { id: $id, content: "Rose painted the shed a cheerful saffron yellow." }) { status } }',
+      { id: addStory.id },
+      author,
+    );
+    await jobs.drain();
+    const after = await recall(author, 'saffron yellow shed');
+    expect(after[0].text).toContain('saffron');
+    expect(JSON.stringify(await recall(author, 'Marigold boat'))).not.toContain('Marigold');
+  });
+
+  it('deletes a story from recall only once confirmed, and every trace goes', async () => {
+    const found = await recall(author, 'blue hydrangeas by the lighthouse');
+    const asked = await ok<{
+      forgetRecallItem: { forgotten: boolean; requiresConfirmation: boolean; wouldDelete: string };
+    }>(
+      'mutation($id: ID!) { forgetRecallItem(id: $id) { forgotten requiresConfirmation wouldDelete } }',
+      { id: found[0].id },
+      author,
+    );
+    expect(asked.forgetRecallItem).toMatchObject({ forgotten: false, requiresConfirmation: true });
+    expect(asked.forgetRecallItem.wouldDelete).toContain('Letters from Rose');
+    expect((await traces(pdfId)).stories).toBe(1);
+    const done = await ok<{ forgetRecallItem: { forgotten: boolean } }>(
+      'mutation($id: ID!) { forgetRecallItem(id: $id, confirm: true) { forgotten } }',
+      { id: found[0].id },
+      author,
+    );
+    expect(done.forgetRecallItem.forgotten).toBe(true);
+    expect(await traces(pdfId)).toEqual({ stories: 0, chunks: 0, files: 0, vectors: 0 });
+    expect(JSON.stringify(await recall(other, 'blue hydrangeas by the lighthouse'))).not.toContain(
+      'hydrangeas',
+    );
+  });
+});
