@@ -18,6 +18,8 @@ import { InlineVectors1764000500000 } from './1764000500000-InlineVectors.js';
 import { PeriodSummaries1764100000000 } from './1764100000000-PeriodSummaries.js';
 import { PlaceholderTurns1764100100000 } from './1764100100000-PlaceholderTurns.js';
 import { Stories1764100200000 } from './1764100200000-Stories.js';
+import { StoryFacts1764100300000 } from './1764100300000-StoryFacts.js';
+import { ImportedConversations1764100400000 } from './1764100400000-ImportedConversations.js';
 
 /**
  * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
@@ -44,4 +46,6 @@ export const MIGRATIONS = [
   PeriodSummaries1764100000000,
   PlaceholderTurns1764100100000,
   Stories1764100200000,
+  StoryFacts1764100300000,
+  ImportedConversations1764100400000,
 ];

@@ -25,6 +25,10 @@ export class ConversationEntity {
   @Column({ type: 'boolean' })
   remember: boolean;
 
+  /** Brought in with importConversation rather than held live. */
+  @Column({ type: 'boolean', default: false })
+  imported: boolean;
+
   /** The turn index the next message takes; bumped under a row lock. */
   @Column({ name: 'next_turn_index', type: 'integer', default: 0 })
   nextTurnIndex: number;

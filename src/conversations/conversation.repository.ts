@@ -15,11 +15,16 @@ export class ConversationRepository {
     manager: EntityManager,
     fields: Pick<ConversationEntity, 'legacyId' | 'userId' | 'title' | 'remember'> & {
       lastActivityAt?: Date;
+      imported?: boolean;
     },
   ): Promise<ConversationEntity> {
     const repo = this.repo(manager);
     return repo.save(
-      repo.create({ ...fields, lastActivityAt: fields.lastActivityAt ?? new Date() }),
+      repo.create({
+        ...fields,
+        imported: fields.imported ?? false,
+        lastActivityAt: fields.lastActivityAt ?? new Date(),
+      }),
     );
   }
 

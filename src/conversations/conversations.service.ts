@@ -316,6 +316,7 @@ export class ConversationsService {
         userId: user.id,
         title: this.title(input.title),
         remember: user.rememberByDefault,
+        imported: true,
       });
       const start = await this.conversations.reserveTurns(m, created.id, turns.length);
       const rows: NewMessage[] = turns.map((t, i) => ({

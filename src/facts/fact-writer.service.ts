@@ -51,6 +51,26 @@ export interface ExtractedFact {
   occurredAt: Date;
 }
 
+/** A fact read in a passage of a story. */
+export interface StoryFact {
+  content: string;
+  category: FactCategory;
+  confidence: number;
+  storyChunkId: string;
+  page: number;
+  /** When what the story tells happened, else when it was added. */
+  occurredAt: Date;
+}
+
+export interface StorySource {
+  legacyId: string;
+  legacyName: string;
+  authorId: string;
+  storyId: string;
+  /** PRIVATE unless the author chose to share them like the story. */
+  visibility: FactVisibility;
+}
+
 export interface ExtractionSource {
   legacyId: string;
   legacyName: string;
@@ -192,6 +212,48 @@ export class FactWriterService {
           messageIds: fact.messageIds,
           addedBy: source.authorId,
           occurredAt: fact.occurredAt,
+        },
+        validFrom: fact.occurredAt,
+        vectorIndex: i,
+        manual: false,
+        actorId: null,
+      });
+    }
+    return events;
+  }
+
+  /**
+   * Facts read in a story's passages, applied like those of a conversation (restatements
+   * mention, corrections supersede), each mention pointing at the passage and its page.
+   */
+  async applyFromStory(
+    manager: EntityManager,
+    source: StorySource,
+    facts: StoryFact[],
+    prepared: PreparedVectors,
+  ): Promise<FactEvent[]> {
+    if (facts.length === 0) return [];
+    const events: FactEvent[] = [];
+    await this.facts.lockAuthor(manager, source.legacyId, source.authorId);
+    const pool = await this.pool(manager, source.legacyId, source.authorId, source.legacyName);
+    for (const [i, fact] of facts.entries()) {
+      await this.applyOne(manager, source, pool, prepared, events, {
+        content: fact.content,
+        category: fact.category,
+        confidence: fact.confidence,
+        visibility: source.visibility,
+        source: {
+          kind: FactSourceKind.STORY,
+          conversationId: null,
+          chunkId: null,
+          rangeStart: null,
+          rangeEnd: null,
+          messageIds: [],
+          addedBy: source.authorId,
+          occurredAt: fact.occurredAt,
+          storyId: source.storyId,
+          storyChunkId: fact.storyChunkId,
+          page: fact.page,
         },
         validFrom: fact.occurredAt,
         vectorIndex: i,

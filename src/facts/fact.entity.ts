@@ -114,6 +114,15 @@ export class FactSourceEntity {
   @Column({ name: 'added_by', type: 'uuid', nullable: true })
   addedBy: string | null;
 
+  @Column({ name: 'story_id', type: 'uuid', nullable: true })
+  storyId: string | null;
+
+  @Column({ name: 'story_chunk_id', type: 'uuid', nullable: true })
+  storyChunkId: string | null;
+
+  @Column({ type: 'integer', nullable: true })
+  page: number | null;
+
   @Column({ name: 'occurred_at', type: 'timestamptz' })
   occurredAt: Date;
 

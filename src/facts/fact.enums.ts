@@ -60,6 +60,8 @@ export enum FactAction {
 export enum FactSourceKind {
   CONVERSATION = 'CONVERSATION',
   MANUAL = 'MANUAL',
+  /** A passage of a story or document (its page). */
+  STORY = 'STORY',
 }
 
 registerEnumType(FactCategory, { name: 'FactCategory' });

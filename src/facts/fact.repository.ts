@@ -40,7 +40,7 @@ const COLUMNS = `f.id, f.legacy_id AS "legacyId", f.author_id AS "authorId", f.c
 const SOURCE_COLUMNS = `id, fact_id AS "factId", kind, conversation_id AS "conversationId",
   chunk_id AS "chunkId", range_start AS "rangeStart", range_end AS "rangeEnd",
   message_ids AS "messageIds", added_by AS "addedBy", occurred_at AS "occurredAt",
-  created_at AS "createdAt"`;
+  created_at AS "createdAt", story_id AS "storyId", story_chunk_id AS "storyChunkId", page`;
 
 const historyColumns = (h: string) => `${h}.id, ${h}.fact_id AS "factId", ${h}.action,
   ${h}.actor_id AS "actorId", ${h}.content, ${h}.category, ${h}.visibility, ${h}.status,
@@ -79,6 +79,10 @@ export interface NewSource {
   messageIds: string[];
   addedBy: string | null;
   occurredAt: Date;
+  /** A story passage's mention: the story, the passage and its page. */
+  storyId?: string | null;
+  storyChunkId?: string | null;
+  page?: number | null;
 }
 
 export interface HistoryExtra {
@@ -241,13 +245,13 @@ export class FactRepository {
     return rows[0];
   }
 
-  /** Adds a mention; false when this range already gave this fact one. */
+  /** Adds a mention; false when this range (or story passage) already gave this fact one. */
   async addSource(manager: EntityManager, source: NewSource): Promise<boolean> {
     const rows: unknown[] = await manager.query(
       `INSERT INTO fact_sources (fact_id, kind, conversation_id, chunk_id, range_start, range_end,
-                                 message_ids, added_by, occurred_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::uuid[], $8, $9)
-       ON CONFLICT (fact_id, chunk_id) WHERE chunk_id IS NOT NULL DO NOTHING
+                                 message_ids, added_by, occurred_at, story_id, story_chunk_id, page)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::uuid[], $8, $9, $10, $11, $12)
+       ON CONFLICT DO NOTHING
        RETURNING id`,
       [
         source.factId,
@@ -259,6 +263,9 @@ export class FactRepository {
         source.messageIds,
         source.addedBy,
         source.occurredAt,
+        source.storyId ?? null,
+        source.storyChunkId ?? null,
+        source.page ?? null,
       ],
     );
     return rows.length > 0;
@@ -297,11 +304,11 @@ export class FactRepository {
   async carryMentions(manager: EntityManager, fromId: string, toId: string): Promise<FactEntity> {
     await manager.query(
       `INSERT INTO fact_sources (fact_id, kind, conversation_id, chunk_id, range_start, range_end,
-                                 message_ids, added_by, occurred_at)
+                                 message_ids, added_by, occurred_at, story_id, story_chunk_id, page)
        SELECT $2, kind, conversation_id, chunk_id, range_start, range_end, message_ids, added_by,
-              occurred_at
+              occurred_at, story_id, story_chunk_id, page
          FROM fact_sources WHERE fact_id = $1
-       ON CONFLICT (fact_id, chunk_id) WHERE chunk_id IS NOT NULL DO NOTHING`,
+       ON CONFLICT DO NOTHING`,
       [fromId, toId],
     );
     const result: unknown = await manager.query(

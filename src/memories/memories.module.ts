@@ -52,7 +52,7 @@ import { MemoryTransferRepository } from './memory-transfer.repository.js';
     MemoriesResolver,
     MessageMemoriesResolver,
   ],
-  exports: [MemoriesService, MemoryClock],
+  exports: [MemoriesService, MemoryClock, MemoryExtractionService],
 })
 export class MemoriesModule implements OnModuleInit {
   constructor(

@@ -79,6 +79,15 @@ export class MemoryExtractionService {
     }
   }
 
+  /** Exchanges never extracted, for a backfill (see MemoryLedgerRepository). */
+  unextracted(
+    scope: { legacyId?: string | null; userId?: string | null; includeImports: boolean },
+    limit: number,
+    after: { conversationId: string; turnIndex: number } | null,
+  ) {
+    return this.ledger.unextractedExchanges(scope, limit, after);
+  }
+
   async run(payload: ExtractPayload): Promise<ExtractionOutcome> {
     const ex = await this.ledger.exchange(payload.assistantMessageId, payload.userMessageId);
     // The conversation was deleted meanwhile: there is nothing left to remember.

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { SqlParams } from '../database/sql-params.js';
 
 export interface LedgerRow {
   sourceMessageId: string;
@@ -66,6 +67,50 @@ export class MemoryLedgerRepository {
       [conversationId, beforeTurn],
     );
     return rows[0]?.id ?? null;
+  }
+
+  /**
+   * Exchanges (a user turn and the assistant turn that answered it) in conversations with
+   * remember on, of users whose memory is not paused, that extraction never completed: what a
+   * memory backfill runs. Imported conversations only when asked for.
+   */
+  async unextractedExchanges(
+    scope: { legacyId?: string | null; userId?: string | null; includeImports: boolean },
+    limit: number,
+    after: { conversationId: string; turnIndex: number } | null,
+  ): Promise<
+    {
+      userMessageId: string;
+      assistantMessageId: string;
+      conversationId: string;
+      turnIndex: number;
+    }[]
+  > {
+    const p = new SqlParams();
+    const where = ['c.remember', 'NOT u.memory_paused'];
+    if (!scope.includeImports) where.push('NOT c.imported');
+    if (scope.legacyId) where.push(`c.legacy_id = ${p.add(scope.legacyId)}`);
+    if (scope.userId) where.push(`c.user_id = ${p.add(scope.userId)}`);
+    if (after) {
+      where.push(
+        `(c.id, q.turn_index) > (${p.add(after.conversationId)}::uuid, ${p.add(after.turnIndex)}::int)`,
+      );
+    }
+    return this.m().query(
+      `SELECT q.id AS "userMessageId", a.id AS "assistantMessageId", c.id AS "conversationId",
+              q.turn_index AS "turnIndex"
+         FROM conversations c
+         JOIN users u ON u.id = c.user_id
+         JOIN messages q ON q.conversation_id = c.id AND q.role = 'USER' AND q.user_id = c.user_id
+         JOIN messages a ON a.conversation_id = c.id AND a.turn_index = q.turn_index + 1
+                        AND a.role = 'ASSISTANT'
+        WHERE ${where.join(' AND ')}
+          AND NOT EXISTS (SELECT 1 FROM memory_extractions e
+                           WHERE e.source_message_id = q.id AND e.completed_at IS NOT NULL)
+        ORDER BY c.id, q.turn_index
+        LIMIT ${p.add(limit)}`,
+      p.values,
+    );
   }
 
   /** An exchange with the consent that applies to it now. */

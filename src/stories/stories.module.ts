@@ -5,6 +5,8 @@ import { ContextAssemblerService } from '../context/context-assembler.service.js
 import { ContextModule } from '../context/context.module.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
 import { EmbeddingsModule } from '../embeddings/embeddings.module.js';
+import { FactsModule } from '../facts/facts.module.js';
+import { LlmModule } from '../llm/llm.module.js';
 import { JobsService } from '../jobs/jobs.service.js';
 import { LegaciesModule } from '../legacies/legacies.module.js';
 import { SearchModule } from '../search/search.module.js';
@@ -14,6 +16,11 @@ import { StoriesController } from './stories.controller.js';
 import { StoriesResolver } from './stories.resolver.js';
 import { STORY_INDEX_JOB, StoriesService } from './stories.service.js';
 import { STORY_KIND, StoryRepository } from './story.repository.js';
+import {
+  STORY_EXTRACT_JOB,
+  StoryExtractPayload,
+  StoryFactsService,
+} from './story-facts.service.js';
 
 /**
  * Stories written in the app and documents uploaded to a legacy: the API, the upload and
@@ -22,6 +29,8 @@ import { STORY_KIND, StoryRepository } from './story.repository.js';
 @Module({
   imports: [
     LegaciesModule,
+    FactsModule,
+    LlmModule,
     SearchModule,
     ContextModule,
     EmbeddingsModule,
@@ -34,12 +43,19 @@ import { STORY_KIND, StoryRepository } from './story.repository.js';
     }),
   ],
   controllers: [StoriesController],
-  providers: [StoryRepository, StoriesService, StoriesContextProvider, StoriesResolver],
-  exports: [StoriesService],
+  providers: [
+    StoryRepository,
+    StoryFactsService,
+    StoriesService,
+    StoriesContextProvider,
+    StoriesResolver,
+  ],
+  exports: [StoriesService, StoryFactsService],
 })
 export class StoriesModule implements OnModuleInit {
   constructor(
     private readonly stories: StoriesService,
+    private readonly storyFacts: StoryFactsService,
     private readonly contextProvider: StoriesContextProvider,
     private readonly jobs: JobsService,
     private readonly embeddings: EmbeddingService,
@@ -59,6 +75,9 @@ export class StoriesModule implements OnModuleInit {
     });
     this.jobs.register<{ storyId: string }>(STORY_INDEX_JOB, (payload) =>
       this.stories.index(payload.storyId),
+    );
+    this.jobs.register<StoryExtractPayload>(STORY_EXTRACT_JOB, (payload) =>
+      this.storyFacts.runJob(payload),
     );
   }
 }

@@ -21,6 +21,7 @@ import { LegaciesService } from '../legacies/legacies.service.js';
 import { EventBus, topics } from '../pubsub/event-bus.js';
 import { AddStoryInput, StoriesArgs, StoryFilter, UpdateStoryInput } from './dto/story.inputs.js';
 import {
+  ExtractStoryPayload,
   StoryChangedEventModel,
   StoryConnection,
   StoryModel,
@@ -115,6 +116,19 @@ export class StoriesResolver {
     @Args('id', { type: () => ID }, UuidPipe) id: string,
   ) {
     return this.service.delete(user, id);
+  }
+
+  @Mutation(() => ExtractStoryPayload, {
+    description:
+      'Its author reads facts about the legacy from a READY story now, as from a conversation (each mention points at its page). New facts are PRIVATE unless shareLikeStory (then they take the story’s visibility). Passages already read are not read again.',
+  })
+  async extractStory(
+    @CurrentUser() user: UserEntity,
+    @Args('id', { type: () => ID }, UuidPipe) id: string,
+    @Args('shareLikeStory', { type: () => Boolean, nullable: true }) shareLikeStory: boolean | null,
+  ) {
+    const result = await this.service.extract(user, id, shareLikeStory === true);
+    return { ...result, story: toStoryModel(result.story) };
   }
 
   @Subscription(() => StoryChangedEventModel, {

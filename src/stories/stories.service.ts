@@ -15,7 +15,10 @@ import { JobDeferred } from '../jobs/jobs.exception.js';
 import { JobsService } from '../jobs/jobs.service.js';
 import { LegaciesService } from '../legacies/legacies.service.js';
 import { EventBus } from '../pubsub/event-bus.js';
+import { isModelError } from '../llm/model.errors.js';
+import { RateLimitService } from '../rate-limit/rate-limit.service.js';
 import { DocumentParseError, parseDocument } from './parsing/document-parser.js';
+import { STORY_EXTRACT_JOB, StoryFactsService } from './story-facts.service.js';
 import { chunkStory, StoryChunk } from './story-chunker.js';
 import { StoryEntity, StoryPage } from './story.entity.js';
 import {
@@ -84,6 +87,8 @@ export class StoriesService {
     private readonly embeddings: EmbeddingService,
     private readonly jobs: JobsService,
     private readonly bus: EventBus,
+    private readonly facts: StoryFactsService,
+    private readonly limits: RateLimitService,
     private readonly config: AppConfig,
   ) {}
 
@@ -328,6 +333,38 @@ export class StoriesService {
         'Only its author, or an owner or admin for a shared story, can do this.',
       );
     }
+  }
+
+  /** extractStory: its author reads facts from a READY story now (the rest queued if need be). */
+  async extract(
+    user: UserEntity,
+    id: string,
+    shareLikeStory: boolean,
+  ): Promise<{ story: StoryEntity; passagesRead: number; factsFound: number; remaining: number }> {
+    const story = await this.get(user, id);
+    if (story.authorId !== user.id) {
+      throw new StoryException(
+        StoryErrorCode.NOT_STORY_AUTHOR,
+        'Only its author can read facts from a story.',
+      );
+    }
+    if (story.status !== StoryStatus.READY) {
+      throw new StoryException(
+        StoryErrorCode.NOT_READY,
+        `The story is ${story.status.toLowerCase()}: facts can be read once it is READY.`,
+      );
+    }
+    await this.limits.assertModelBudget(user.id);
+    const payload = { storyId: story.id, shareLikeStory };
+    let done = { passagesRead: 0, factsFound: 0 };
+    try {
+      done = await this.facts.extract(payload);
+    } catch (err) {
+      if (!(err instanceof JobDeferred) && !isModelError(err)) throw err;
+      // What was read stays; the rest continues in the background when the model is back.
+      await this.jobs.enqueue(STORY_EXTRACT_JOB, story.id, { ...payload });
+    }
+    return { story, ...done, remaining: await this.facts.remaining(story.id) };
   }
 
   // ---- events ---------------------------------------------------------------------------

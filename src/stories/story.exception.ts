@@ -7,6 +7,7 @@ export enum StoryErrorCode {
   /** The uploaded file cannot be read: the message says why. */
   UNREADABLE_DOCUMENT = 'UNREADABLE_DOCUMENT',
   NOT_EDITABLE = 'NOT_EDITABLE',
+  NOT_READY = 'NOT_READY',
 }
 
 const CODES: Record<StoryErrorCode, PublicErrorCode> = {
@@ -15,6 +16,7 @@ const CODES: Record<StoryErrorCode, PublicErrorCode> = {
   INVALID_STORY: PublicErrorCode.BAD_USER_INPUT,
   UNREADABLE_DOCUMENT: PublicErrorCode.BAD_USER_INPUT,
   NOT_EDITABLE: PublicErrorCode.BAD_USER_INPUT,
+  NOT_READY: PublicErrorCode.CONFLICT,
 };
 
 export class StoryException extends DomainException {

@@ -274,6 +274,60 @@ export class StoryRepository {
     return rows[0] ? revive(rows[0]) : null;
   }
 
+  /** Passages facts have not been read from yet, in order. */
+  chunksToExtract(
+    storyId: string,
+    limit: number,
+  ): Promise<
+    { id: string; ordinal: number; page: number; content: string; heading: string | null }[]
+  > {
+    return this.m().query(
+      `SELECT id, ordinal, page, content, heading FROM story_chunks
+        WHERE story_id = $1 AND facts_extracted_at IS NULL
+        ORDER BY ordinal LIMIT $2`,
+      [storyId, limit],
+    );
+  }
+
+  async countToExtract(storyId: string): Promise<number> {
+    const rows: { n: number }[] = await this.m().query(
+      `SELECT count(*)::int AS n FROM story_chunks WHERE story_id = $1 AND facts_extracted_at IS NULL`,
+      [storyId],
+    );
+    return rows[0]?.n ?? 0;
+  }
+
+  /** Marks passages as read for facts; false when another run got there first. */
+  async markExtracted(manager: EntityManager, ids: string[]): Promise<boolean> {
+    const rows = returned<{ id: string }>(
+      await manager.query(
+        `UPDATE story_chunks SET facts_extracted_at = now()
+          WHERE id = ANY($1::uuid[]) AND facts_extracted_at IS NULL
+          RETURNING id`,
+        [ids],
+      ),
+    );
+    return rows.length === ids.length;
+  }
+
+  /** READY stories with passages not yet read for facts, in a scope, oldest first. */
+  storiesToExtract(scope: {
+    legacyId?: string | null;
+    authorId?: string | null;
+  }): Promise<{ id: string; pending: number }[]> {
+    const p = new SqlParams();
+    const where = [`s.status = 'READY'`];
+    if (scope.legacyId) where.push(`s.legacy_id = ${p.add(scope.legacyId)}`);
+    if (scope.authorId) where.push(`s.author_id = ${p.add(scope.authorId)}`);
+    return this.m().query(
+      `SELECT s.id, count(c.id)::int AS pending
+         FROM stories s JOIN story_chunks c ON c.story_id = s.id AND c.facts_extracted_at IS NULL
+        WHERE ${where.join(' AND ')}
+        GROUP BY s.id, s.created_at ORDER BY s.created_at, s.id`,
+      p.values,
+    );
+  }
+
   async fail(storyId: string, reason: string): Promise<void> {
     await this.m().query(
       `UPDATE stories SET status = 'FAILED', failure_reason = $2 WHERE id = $1`,

@@ -48,6 +48,10 @@ const VISIBILITY = (id: string, visibility: string) => ({
   query: `mutation($id: ID!) { setStoryVisibility(id: $id, visibility: ${visibility}) { id visibility } }`,
   variables: { id },
 });
+const EXTRACT = (id: string) => ({
+  query: 'mutation($id: ID!) { extractStory(id: $id) { factsFound } }',
+  variables: { id },
+});
 const DELETE = (id: string) => ({
   query: 'mutation($id: ID!) { deleteStory(id: $id) }',
   variables: { id },
@@ -132,6 +136,36 @@ const table: Row[] = [
     code: 'OK',
     op: (f) => DELETE(f.sharedId),
     fresh: true,
+  },
+  {
+    authorizes: 'extractStory',
+    caller: 'anonymous',
+    code: 'UNAUTHENTICATED',
+    op: (f) => EXTRACT(f.sharedId),
+  },
+  {
+    authorizes: 'extractStory',
+    caller: 'outsider',
+    code: 'NOT_FOUND',
+    op: (f) => EXTRACT(f.sharedId),
+  },
+  {
+    authorizes: 'extractStory',
+    caller: 'member',
+    code: 'NOT_FOUND',
+    op: (f) => EXTRACT(f.privateId),
+  },
+  {
+    authorizes: 'extractStory',
+    caller: 'member',
+    code: 'FORBIDDEN',
+    op: (f) => EXTRACT(f.sharedId),
+  },
+  {
+    authorizes: 'extractStory',
+    caller: 'admin',
+    code: 'FORBIDDEN',
+    op: (f) => EXTRACT(f.sharedId),
   },
 ];
 

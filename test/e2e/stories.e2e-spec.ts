@@ -40,6 +40,8 @@ async function makeDocx(): Promise<Uint8Array> {
             'Rose taught every child on Harbour Street to sail a dinghy against the wind.',
           ),
           new Paragraph('She kept a jar of sea glass on the kitchen windowsill for forty years.'),
+          new Paragraph('Rose was born in Cork in 1931.'),
+          new Paragraph('Rose worked as a lighthouse keeper for thirty years.'),
         ],
       },
     ],
@@ -262,6 +264,65 @@ describe('stories and documents', () => {
       sourceType: 'STORY',
       provenance: { story: { title: 'Eulogy for Rose', page: 1 } },
     });
+  });
+
+  it('reads facts from a story once, pointing at its page, and they go with the story', async () => {
+    const docx = await upload(author, await makeDocx(), 'eulogy-2.docx', {
+      title: 'Eulogy, second copy',
+    });
+    await jobs.drain();
+    const id = docx.body.id as string;
+    const extract = () =>
+      ok<{ extractStory: { passagesRead: number; factsFound: number; remaining: number } }>(
+        'mutation($id: ID!) { extractStory(id: $id) { passagesRead factsFound remaining } }',
+        { id },
+        author,
+      );
+    const first = await extract();
+    expect(first.extractStory.passagesRead).toBeGreaterThan(0);
+    expect(first.extractStory.factsFound).toBeGreaterThanOrEqual(2);
+    expect(first.extractStory.remaining).toBe(0);
+    const facts = async () =>
+      (
+        await ok<{
+          facts: {
+            nodes: {
+              content: string;
+              visibility: string;
+              sources: { kind: string; storyId: string; page: number }[];
+            }[];
+          };
+        }>(
+          'query($l: ID!) { facts(legacyId: $l, first: 50) { nodes { content visibility sources { kind storyId page } } } }',
+          { l: legacyId },
+          author,
+        )
+      ).facts.nodes;
+    const born = (await facts()).find((f) => f.content.includes('born in Cork'));
+    expect(born).toMatchObject({
+      visibility: 'PRIVATE',
+      sources: expect.arrayContaining([{ kind: 'STORY', storyId: id, page: 1 }]),
+    });
+    // A second run reads nothing again and changes nothing.
+    const before = await ds.query(`SELECT id, mention_count, updated_at FROM facts ORDER BY id`);
+    expect((await extract()).extractStory).toEqual({
+      passagesRead: 0,
+      factsFound: 0,
+      remaining: 0,
+    });
+    expect(await ds.query(`SELECT id, mention_count, updated_at FROM facts ORDER BY id`)).toEqual(
+      before,
+    );
+    // The other member never sees the author's private facts from it.
+    const theirs = await t.gql(
+      'mutation($id: ID!) { extractStory(id: $id) { factsFound } }',
+      { id },
+      other,
+    );
+    expect(theirs.errors![0].extensions).toMatchObject({ code: 'NOT_FOUND' });
+    // Deleting the story takes the facts known only from it.
+    await ok('mutation($id: ID!) { deleteStory(id: $id) }', { id }, author);
+    expect((await facts()).some((f) => f.content.includes('born in Cork'))).toBe(false);
   });
 
   it('refuses a file it cannot read, naming the problem, and stores nothing', async () => {

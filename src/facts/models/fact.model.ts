@@ -101,6 +101,12 @@ export class FactSourceModel {
   @Field(() => [ID])
   messageIds: string[];
 
+  @Field(() => ID, { nullable: true, description: 'The story or document it was read in.' })
+  storyId: string | null;
+
+  @Field(() => Int, { nullable: true, description: 'Its page there.' })
+  page: number | null;
+
   @Field(() => GraphQLISODateTime, { description: 'When it was said.' })
   occurredAt: Date;
 

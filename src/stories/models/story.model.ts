@@ -102,3 +102,21 @@ export class StoryChangedEventModel {
   @Field(() => StoryModel, { nullable: true, description: 'Null for DELETED and REMOVED.' })
   story: StoryModel | null;
 }
+
+@ObjectType('ExtractStoryPayload')
+export class ExtractStoryPayload {
+  @Field(() => StoryModel)
+  story: StoryModel;
+
+  @Field(() => Int, { description: 'Passages read for facts by this call.' })
+  passagesRead: number;
+
+  @Field(() => Int, { description: 'Facts found in them (new ones, or mentions of known ones).' })
+  factsFound: number;
+
+  @Field(() => Int, {
+    description:
+      'Passages still to read: the model or your model budget ran out; the rest continues in the background.',
+  })
+  remaining: number;
+}

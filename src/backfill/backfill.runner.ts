@@ -1,0 +1,147 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { JobDeferred } from '../jobs/jobs.exception.js';
+import type { MemoryExtractionService } from '../memories/memory-extraction.service.js';
+import type { StoryFactsService } from '../stories/story-facts.service.js';
+
+export interface BackfillScope {
+  legacyId?: string | null;
+  userId?: string | null;
+}
+
+export interface BackfillOptions {
+  facts: boolean;
+  memories: boolean;
+  dryRun: boolean;
+  includeImports: boolean;
+  /** New facts take their story's visibility rather than PRIVATE. */
+  shareLikeStory: boolean;
+}
+
+/** Told of each unit done (a story passage, an exchange), and once of the total. */
+export interface BackfillProgress {
+  total(what: 'facts' | 'memories', count: number): void;
+  advance(what: 'facts' | 'memories', count: number): void;
+  note(message: string): void;
+}
+
+export interface BackfillSummary {
+  storyPassages: { pending: number; read: number; factsFound: number };
+  exchanges: { pending: number; extracted: number; skipped: number; memoriesSaved: number };
+}
+
+const EXCHANGES_PAGE = 200;
+/** A model outage: wait this long, this many times, before giving up (resumable later). */
+const OUTAGE_WAIT_MS = 30_000;
+const OUTAGE_TRIES = 10;
+
+/**
+ * The backfill behind `npm run backfill`: facts from stories' unread passages, and memories from
+ * exchanges that extraction never completed (conversations held with remember on; imports only
+ * when asked). Both ledgers (passages read, extractions completed) make it resumable and
+ * idempotent: a second run finds nothing to do.
+ */
+export class BackfillRunner {
+  constructor(
+    private readonly storyFacts: StoryFactsService,
+    private readonly memories: MemoryExtractionService,
+  ) {}
+
+  async run(
+    scope: BackfillScope,
+    options: BackfillOptions,
+    progress: BackfillProgress,
+  ): Promise<BackfillSummary> {
+    const summary: BackfillSummary = {
+      storyPassages: { pending: 0, read: 0, factsFound: 0 },
+      exchanges: { pending: 0, extracted: 0, skipped: 0, memoriesSaved: 0 },
+    };
+    if (options.facts) await this.facts(scope, options, progress, summary);
+    if (options.memories) await this.exchanges(scope, options, progress, summary);
+    return summary;
+  }
+
+  private async facts(
+    scope: BackfillScope,
+    options: BackfillOptions,
+    progress: BackfillProgress,
+    summary: BackfillSummary,
+  ): Promise<void> {
+    const stories = await this.storyFacts.storiesToExtract({
+      legacyId: scope.legacyId,
+      authorId: scope.userId,
+    });
+    summary.storyPassages.pending = stories.reduce((n, s) => n + s.pending, 0);
+    progress.total('facts', summary.storyPassages.pending);
+    if (options.dryRun) return;
+    for (const story of stories) {
+      const done = await this.patiently(progress, () =>
+        this.storyFacts.extract(
+          { storyId: story.id, shareLikeStory: options.shareLikeStory },
+          (read) => progress.advance('facts', read),
+        ),
+      );
+      summary.storyPassages.read += done.passagesRead;
+      summary.storyPassages.factsFound += done.factsFound;
+    }
+  }
+
+  private async exchanges(
+    scope: BackfillScope,
+    options: BackfillOptions,
+    progress: BackfillProgress,
+    summary: BackfillSummary,
+  ): Promise<void> {
+    const filter = { ...scope, includeImports: options.includeImports };
+    // Counted first (pages of ids), for the total and for --dry-run.
+    let pending = 0;
+    for (let after = null as { conversationId: string; turnIndex: number } | null; ;) {
+      const page = await this.memories.unextracted(filter, EXCHANGES_PAGE, after);
+      pending += page.length;
+      if (page.length < EXCHANGES_PAGE) break;
+      after = page[page.length - 1];
+    }
+    summary.exchanges.pending = pending;
+    progress.total('memories', pending);
+    if (options.dryRun) return;
+    let after: { conversationId: string; turnIndex: number } | null = null;
+    for (;;) {
+      const page = await this.memories.unextracted(filter, EXCHANGES_PAGE, after);
+      for (const exchange of page) {
+        const outcome = await this.patiently(progress, () =>
+          this.memories.run({
+            userMessageId: exchange.userMessageId,
+            assistantMessageId: exchange.assistantMessageId,
+          }),
+        );
+        if (typeof outcome === 'object') {
+          summary.exchanges.extracted++;
+          summary.exchanges.memoriesSaved += outcome.saved;
+        } else {
+          summary.exchanges.skipped++;
+        }
+        progress.advance('memories', 1);
+      }
+      if (page.length < EXCHANGES_PAGE) return;
+      after = page[page.length - 1];
+    }
+  }
+
+  /** Runs a step, waiting out rate limits and (a while) model outages, as the job queue would. */
+  private async patiently<T>(progress: BackfillProgress, step: () => Promise<T>): Promise<T> {
+    for (let outage = 0; ;) {
+      try {
+        return await step();
+      } catch (err) {
+        if (err instanceof JobDeferred) {
+          progress.note(`waiting ${Math.ceil(err.delayMs / 1000)} s: ${err.message}`);
+          await sleep(err.delayMs);
+          continue;
+        }
+        const retryable = (err as { retryable?: boolean }).retryable === true;
+        if (!retryable || ++outage > OUTAGE_TRIES) throw err;
+        progress.note(`model unavailable, trying again in ${OUTAGE_WAIT_MS / 1000} s`);
+        await sleep(OUTAGE_WAIT_MS);
+      }
+    }
+  }
+}
