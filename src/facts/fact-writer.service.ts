@@ -187,50 +187,64 @@ export class FactWriterService {
    * fact, a mention of one the member already has, or a newer fact that supersedes one. Returns
    * the events to publish once the transaction has committed.
    */
-  async applyExtracted(
+  applyExtracted(
     manager: EntityManager,
     source: ExtractionSource,
     facts: ExtractedFact[],
     prepared: PreparedVectors,
   ): Promise<FactEvent[]> {
-    if (facts.length === 0) return [];
-    const events: FactEvent[] = [];
-    await this.facts.lockAuthor(manager, source.legacyId, source.authorId);
-    const pool = await this.pool(manager, source.legacyId, source.authorId, source.legacyName);
-    for (const [i, fact] of facts.entries()) {
-      await this.applyOne(manager, source, pool, prepared, events, {
-        content: fact.content,
-        category: fact.category,
-        confidence: fact.confidence,
-        visibility: FactVisibility.PRIVATE,
-        source: {
-          kind: FactSourceKind.CONVERSATION,
-          conversationId: source.conversationId,
-          chunkId: source.chunkId,
-          rangeStart: fact.rangeStart,
-          rangeEnd: fact.rangeEnd,
-          messageIds: fact.messageIds,
-          addedBy: source.authorId,
-          occurredAt: fact.occurredAt,
-        },
-        validFrom: fact.occurredAt,
-        vectorIndex: i,
-        manual: false,
-        actorId: null,
-      });
-    }
-    return events;
+    return this.applyFound(manager, source, prepared, facts, (fact) => ({
+      visibility: FactVisibility.PRIVATE,
+      source: {
+        kind: FactSourceKind.CONVERSATION,
+        conversationId: source.conversationId,
+        chunkId: source.chunkId,
+        rangeStart: fact.rangeStart,
+        rangeEnd: fact.rangeEnd,
+        messageIds: fact.messageIds,
+        addedBy: source.authorId,
+        occurredAt: fact.occurredAt,
+      },
+    }));
   }
 
   /**
    * Facts read in a story's passages, applied like those of a conversation (restatements
    * mention, corrections supersede), each mention pointing at the passage and its page.
    */
-  async applyFromStory(
+  applyFromStory(
     manager: EntityManager,
     source: StorySource,
     facts: StoryFact[],
     prepared: PreparedVectors,
+  ): Promise<FactEvent[]> {
+    return this.applyFound(manager, source, prepared, facts, (fact) => ({
+      visibility: source.visibility,
+      source: {
+        kind: FactSourceKind.STORY,
+        conversationId: null,
+        chunkId: null,
+        rangeStart: null,
+        rangeEnd: null,
+        messageIds: [],
+        addedBy: source.authorId,
+        occurredAt: fact.occurredAt,
+        storyId: source.storyId,
+        storyChunkId: fact.storyChunkId,
+        page: fact.page,
+      },
+    }));
+  }
+
+  /** Found facts (not written by hand), in order, under the author's lock. */
+  private async applyFound<
+    F extends { content: string; category: FactCategory; confidence: number; occurredAt: Date },
+  >(
+    manager: EntityManager,
+    source: { legacyId: string; legacyName: string; authorId: string },
+    prepared: PreparedVectors,
+    facts: F[],
+    origin: (fact: F) => Pick<Incoming, 'visibility' | 'source'>,
   ): Promise<FactEvent[]> {
     if (facts.length === 0) return [];
     const events: FactEvent[] = [];
@@ -241,20 +255,7 @@ export class FactWriterService {
         content: fact.content,
         category: fact.category,
         confidence: fact.confidence,
-        visibility: source.visibility,
-        source: {
-          kind: FactSourceKind.STORY,
-          conversationId: null,
-          chunkId: null,
-          rangeStart: null,
-          rangeEnd: null,
-          messageIds: [],
-          addedBy: source.authorId,
-          occurredAt: fact.occurredAt,
-          storyId: source.storyId,
-          storyChunkId: fact.storyChunkId,
-          page: fact.page,
-        },
+        ...origin(fact),
         validFrom: fact.occurredAt,
         vectorIndex: i,
         manual: false,
