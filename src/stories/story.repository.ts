@@ -1,3 +1,4 @@
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { SqlParams, returned } from '../database/sql-params.js';
@@ -7,6 +8,8 @@ import { StoryFormat, StoryKind, StoryStatus, StoryVisibility } from './story.en
 import { storyVisibleSql } from './story-visibility.js';
 
 export const STORY_KIND = 'story';
+/** Passages written by one statement. */
+const INSERT_BATCH = 50;
 
 export interface NewStory {
   legacyId: string;
@@ -199,7 +202,11 @@ export class StoryRepository {
     chunks: StoryChunk[],
   ): Promise<void> {
     await manager.query(`DELETE FROM story_chunks WHERE story_id = $1`, [story.id]);
-    if (chunks.length > 0) {
+    // In batches, yielding between them: the embedded database runs statements on this thread,
+    // and one statement for a long document's passages (their full-text entries, two indexes)
+    // held the event loop for most of a second.
+    for (let i = 0; i < chunks.length; i += INSERT_BATCH) {
+      const batch = chunks.slice(i, i + INSERT_BATCH);
       await manager.query(
         `INSERT INTO story_chunks (story_id, legacy_id, author_id, ordinal, page, char_start,
                                    char_end, heading, content, token_count)
@@ -210,15 +217,16 @@ export class StoryRepository {
           story.id,
           story.legacyId,
           story.authorId,
-          chunks.map((c) => c.ordinal),
-          chunks.map((c) => c.page),
-          chunks.map((c) => c.charStart),
-          chunks.map((c) => c.charEnd),
-          chunks.map((c) => c.heading),
-          chunks.map((c) => c.text),
-          chunks.map((c) => c.tokens),
+          batch.map((c) => c.ordinal),
+          batch.map((c) => c.page),
+          batch.map((c) => c.charStart),
+          batch.map((c) => c.charEnd),
+          batch.map((c) => c.heading),
+          batch.map((c) => c.text),
+          batch.map((c) => c.tokens),
         ],
       );
+      await yieldToLoop();
     }
     await manager.query(`UPDATE stories SET total_chunks = $2, indexed_chunks = 0 WHERE id = $1`, [
       story.id,

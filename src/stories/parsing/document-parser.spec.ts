@@ -58,6 +58,13 @@ async function problem(
 const utf8 = (text: string) => new TextEncoder().encode(text);
 
 describe('parseDocument: PDF', () => {
+  it('leaves the process its own JSON (pdf.js would polyfill it with a slower one)', async () => {
+    const { stringify, parse } = JSON;
+    await parseDocument(await tenPages(), 'garden.pdf', null, limits);
+    expect(JSON.stringify).toBe(stringify);
+    expect(JSON.parse).toBe(parse);
+  });
+
   let tenPagePdf: Uint8Array;
   beforeAll(async () => {
     tenPagePdf = await tenPages();

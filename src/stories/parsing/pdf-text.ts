@@ -18,10 +18,16 @@ let pdfjsLoading: Promise<PdfJs> | null = null;
  */
 function loadPdfJs(): Promise<PdfJs> {
   pdfjsLoading ??= (async () => {
+    // The legacy build polyfills JSON.rawJSON by replacing JSON.stringify and JSON.parse, for
+    // the whole process, with versions about ten times slower; reading text never needs it.
+    const { stringify, parse } = JSON;
     const [pdfjs, worker] = await Promise.all([
       import('pdfjs-dist/legacy/build/pdf.mjs'),
       import(WORKER_MODULE) as Promise<{ WorkerMessageHandler: unknown }>,
-    ]);
+    ]).finally(() => {
+      JSON.stringify = stringify;
+      JSON.parse = parse;
+    });
     const global = globalThis as { pdfjsWorker?: { WorkerMessageHandler: unknown } };
     global.pdfjsWorker ??= worker;
     return pdfjs;
