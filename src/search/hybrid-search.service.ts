@@ -209,6 +209,8 @@ class SearchRun {
   private readonly lists: Candidate[][] = [];
   private readonly details = new Map<string, CandidateDetails>();
   private lexicalOn = false;
+  /** Until the statistics say otherwise, stories are searched. */
+  private storiesPresent = true;
   /** Full-text hits over every scope searched so far (the trigram fallback's trigger). */
   private lexicalHits = 0;
   private lexemes: LexemeStats[] = [];
@@ -243,6 +245,7 @@ class SearchRun {
       this.lexemes = result.lexemes;
       this.stats = result.stats;
       this.keywords = result.keywords;
+      this.storiesPresent = result.hasStories;
       this.lexicalOn = true;
     } catch (err) {
       this.degrade('lexical');
@@ -291,7 +294,9 @@ class SearchRun {
    * that did not return it (a candidate outside one path's top N still has a similarity and a
    * rank there), then loads what ranking needs.
    */
-  async searchScope(scope: ScopeName, kinds: SourceKind[], vector: QueryVector | null) {
+  async searchScope(scope: ScopeName, wanted: SourceKind[], vector: QueryVector | null) {
+    // A legacy with no stories (most, for a conversation's questions) saves their queries.
+    const kinds = wanted.filter((k) => k !== 'story' || this.storiesPresent);
     const settings = this.settings;
     const n = settings.candidates;
     const scopeTag = scope === 'current' ? 'current' : 'wider';

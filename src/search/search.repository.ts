@@ -248,8 +248,15 @@ export class SearchRepository {
     text: string,
     s: ScopeParams,
     contextWeight: number,
-  ): Promise<{ lexemes: LexemeStats[]; stats: ScopeStats; keywords: string }> {
+  ): Promise<{
+    lexemes: LexemeStats[];
+    stats: ScopeStats;
+    keywords: string;
+    /** Whether the legacy has any story passage (else that kind is not searched). */
+    hasStories: boolean;
+  }> {
     const [row]: {
+      hasStories: boolean;
       lexemes: LexemeStats[] | null;
       keywords: string | null;
       segmentsCurrent: string | null;
@@ -278,7 +285,8 @@ export class SearchRepository {
          (SELECT sum(segments) FROM search_doc_stats
            WHERE conversation_id IN (SELECT id FROM owned)) AS "segmentsAll",
          (SELECT sum(main_length + $5::float8 * context_length) FROM search_doc_stats
-           WHERE conversation_id IN (SELECT id FROM owned)) AS "lengthAll"`,
+           WHERE conversation_id IN (SELECT id FROM owned)) AS "lengthAll",
+         EXISTS (SELECT 1 FROM story_chunks WHERE legacy_id = $2) AS "hasStories"`,
       [text, s.legacyId, s.userId, s.conversationId, contextWeight],
     );
     return {
@@ -288,6 +296,7 @@ export class SearchRepository {
         dfAll: Number(l.dfAll),
       })),
       keywords: row.keywords ?? '',
+      hasStories: row.hasStories === true,
       stats: {
         segmentsCurrent: Number(row.segmentsCurrent ?? 0),
         lengthCurrent: Number(row.lengthCurrent ?? 0),
