@@ -130,6 +130,8 @@ async function main(): Promise<void> {
     );
 
     const latencies: number[] = [];
+    /** Which sources take the top ten places, over all questions. */
+    const topTen = new Map<string, number>();
     const scored: { question: LocomoQuestion; scores: QuestionScores }[] = [];
     const lines: string[] = [];
     const flat = { r5: 0, r10: 0 };
@@ -141,6 +143,9 @@ async function main(): Promise<void> {
         first,
       });
       latencies.push(performance.now() - t0);
+      for (const r of recall.slice(0, 10)) {
+        topTen.set(r.sourceType, (topTen.get(r.sourceType) ?? 0) + 1);
+      }
       const results = recall.map((r) => diaIdsOf(r.provenance.messageMetadata));
       scored.push({ question, scores: scoreQuestion(results, question) });
       const ranked = flattenRanked(results);
@@ -175,9 +180,17 @@ async function main(): Promise<void> {
       `the run file scored as a flat list (each cited turn takes its own place): ` +
         `R@5 ${pct((100 * flat.r5) / n)}, R@10 ${pct((100 * flat.r10) / n)}`,
     );
+    const ms = (p: number) => `${percentile(latencies, p).toFixed(1)} ms`;
     console.log(
-      `recall latency over GraphQL: p50 ${percentile(latencies, 50).toFixed(1)} ms, ` +
-        `p95 ${percentile(latencies, 95).toFixed(1)} ms`,
+      `recall latency over GraphQL: p50 ${ms(50)}, p90 ${ms(90)}, p95 ${ms(95)}, p99 ${ms(99)}, ` +
+        `max ${Math.max(0, ...latencies).toFixed(1)} ms`,
+    );
+    const places = [...topTen.values()].reduce((a, b) => a + b, 0) || 1;
+    console.log(
+      `top-10 places by source: ${[...topTen.entries()]
+        .sort((a, b) => b[1] - a[1])
+        .map(([kind, count]) => `${kind} ${pct((100 * count) / places)}%`)
+        .join(', ')}`,
     );
     if (values.out) console.log(`run file: ${resolve(values.out)}`);
   } finally {
