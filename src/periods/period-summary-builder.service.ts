@@ -69,8 +69,17 @@ const TURNS_TEXT_CHARS = 6000;
 /** Turns the rolling summaries have not reached yet that a week reads: at most this many. */
 const WEEK_TURNS_LIMIT = 400;
 const LOCATIVE = /\b(?:in|at|to|from|near|visit(?:ed|ing)?|moved to|lived in|born in)\s+$/i;
+/** Names that are places by their last word. */
+const PLACE_WORD =
+  /\s(?:Road|Street|St|Lane|Avenue|Ave|Park|Hill|Bay|Beach|Lake|River|Square|Bridge|Church|Hospital|School|Station|Harbour|Harbor|Island|Valley|Mountains?|County|City|Town)$/;
+/** Days of the year, neither people nor places. */
+const OCCASIONS =
+  /^(?:Christmas(?: Day| Eve)?|Easter|Halloween|Bonfire Night|New Year(?:'s)?(?: Day| Eve)?|Thanksgiving|Hanukkah|Diwali|Eid|Passover|Boxing Day|Mother's Day|Father's Day)$/i;
 
-/** Names from a conversation summary, split into places (after "in", "at", "visited" ...) and people. */
+/**
+ * Names from a conversation summary, split into places (named with Road, Park, Bay ..., or
+ * after "in", "at", "visited" ...) and people; holidays are neither.
+ */
 export function splitNames(
   entities: string[],
   text: string,
@@ -78,9 +87,10 @@ export function splitNames(
   const people: string[] = [];
   const places: string[] = [];
   for (const name of entities) {
+    if (OCCASIONS.test(name)) continue;
     const at = text.indexOf(name);
     const before = at > 0 ? text.slice(Math.max(0, at - 20), at) : '';
-    (LOCATIVE.test(before) ? places : people).push(name);
+    (LOCATIVE.test(before) || PLACE_WORD.test(` ${name}`) ? places : people).push(name);
   }
   return { people, places };
 }

@@ -15,8 +15,20 @@ const NOT_THEMES = new Set(
   talk talked talking time times day days week weeks month months year years today yesterday
   always never something anything everything someone people thing make made going went come came
   back good great little bit kind sure maybe around though used would could should every last
-  next first keepsake conversation summary`.split(/\s+/),
+  next first keepsake conversation summary alway still really much found took gave kept knew felt
+  love like best behind built ran sat sang drove wrote bought brought taught caught left wore won
+  got began spent`.split(/\s+/),
 );
+
+/**
+ * A theme is a thing or an activity: adverbs (-ly), superlatives (-est) and past tenses (-ed)
+ * tell how, not what. English only; other languages keep every content word.
+ */
+function themeLike(word: string): boolean {
+  if (NOT_THEMES.has(word) || /^\d+$/.test(word)) return false;
+  if (word.length > 4 && /(ly|ed)$/.test(word)) return false;
+  return !(word.length > 5 && word.endsWith('est'));
+}
 
 const TONES: { tone: string; words: RegExp }[] = [
   {
@@ -68,14 +80,18 @@ function sourceSentences(source: PeriodSource): string[] {
   return out;
 }
 
-/** Content words, less names (the person remembered, people and places are listed apart). */
-function themeWords(source: PeriodSource, names: Set<string>): string[] {
+/**
+ * Content words with their weight, less names (the person remembered, people and places are
+ * listed apart). A shorter period's themes count by their rank in it: its first theme most.
+ */
+function themeWords(source: PeriodSource, names: Set<string>): [string, number][] {
   if (source.kind === 'WEEK' || source.kind === 'MONTH') {
-    return source.themes.map((t) => t.toLowerCase());
+    const n = source.themes.length;
+    return source.themes.map((t, i) => [t.toLowerCase(), (n - i) / n]);
   }
-  return contentWords(sourceSentences(source).join(' ')).filter(
-    (w) => !NOT_THEMES.has(w) && !names.has(w) && !/^\d+$/.test(w),
-  );
+  return contentWords(sourceSentences(source).join(' '))
+    .filter((w) => themeLike(w) && !names.has(w))
+    .map((w) => [w, 1]);
 }
 
 function ranked(weights: Map<string, number>, max: number): string[] {
@@ -140,8 +156,8 @@ export function summarizePeriodHeuristic(input: SummarizePeriodInput): PeriodSum
       source.kind === 'WEEK' || source.kind === 'MONTH'
         ? `${source.kind}:${source.from}`
         : (source.conversationIds[0] ?? source.from);
-    for (const w of words) {
-      add(themeWeights, w, source.weight);
+    for (const [w, factor] of words) {
+      add(themeWeights, w, source.weight * factor);
       if (!seenIn.has(w)) seenIn.set(w, new Set());
       seenIn.get(w)!.add(unit);
     }
