@@ -169,6 +169,9 @@ export class JobsService implements OnApplicationBootstrap, OnApplicationShutdow
     return run.finally(() => {
       this.running--;
       this.inFlight.delete(run);
+      // A slot is free: look for the next job now, not at the next poll (with one slot, as on
+      // the embedded database, waiting JOBS_POLL_MS capped the queue at about a job a second).
+      this.nudge();
     });
   }
 
