@@ -1,5 +1,5 @@
 import type { PeriodSource, PeriodSummaryText, SummarizePeriodInput } from '../language-model.js';
-import { contentWords, isQuestion, splitSentences, trimSentence } from './text.js';
+import { contentWords, isQuestion, normalizeQuotes, splitSentences, trimSentence } from './text.js';
 
 /**
  * HEURISTIC look back on a period, for LLM=local: an aggregate of what is stored, not a written
@@ -17,7 +17,8 @@ const NOT_THEMES = new Set(
   back good great little bit kind sure maybe around though used would could should every last
   next first keepsake conversation summary alway still really much found took gave kept knew felt
   love like best behind built ran sat sang drove wrote bought brought taught caught left wore won
-  got began spent`.split(/\s+/),
+  got began spent january february march april may june july august september october november
+  december monday tuesday wednesday thursday friday saturday sunday`.split(/\s+/),
 );
 
 /**
@@ -94,6 +95,10 @@ function themeWords(source: PeriodSource, names: Set<string>): [string, number][
     .map((w) => [w, 1]);
 }
 
+function same(a: string, b: string): boolean {
+  return normalizeQuotes(a).toLowerCase() === normalizeQuotes(b).toLowerCase();
+}
+
 function ranked(weights: Map<string, number>, max: number): string[] {
   return [...weights.entries()]
     .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
@@ -124,8 +129,11 @@ function toneOf(sources: PeriodSource[]): string {
   const votes = new Map<string, number>();
   for (const source of sources) {
     if (source.emotionalTone) {
+      // "mostly warmth, with grief": the first tone named counts three times the second.
+      const second = /,\s*with\s+(\w+)$/.exec(source.emotionalTone)?.[1];
       for (const { tone } of TONES) {
-        if (source.emotionalTone.includes(tone)) add(votes, tone, source.weight * 3);
+        if (!source.emotionalTone.includes(tone)) continue;
+        add(votes, tone, source.weight * (tone === second ? 1 : 3));
       }
       continue;
     }
@@ -186,7 +194,8 @@ export function summarizePeriodHeuristic(input: SummarizePeriodInput): PeriodSum
   const central = candidates
     .filter((c) => c.score > 0)
     .sort((a, b) => b.score - a.score || a.order - b.order || a.i - b.i)
-    .filter((c, i, all) => all.findIndex((x) => x.text === c.text) === i)
+    // The same sentence from a summary and from a turn, whatever its quotes, is one sentence.
+    .filter((c, i, all) => all.findIndex((x) => same(x.text, c.text)) === i)
     .slice(0, CENTRAL_SENTENCES)
     .sort((a, b) => a.order - b.order || a.i - b.i)
     .map((c) => c.text);

@@ -20,7 +20,10 @@ const NOT_ENTITIES = new Set(
   Mom Mum Dad Grandpa Grandma Nana Papa Mother Father Monday Tuesday Wednesday Thursday Friday
   Saturday Sunday January February March April May June July August September October November
   December Christmas Easter Anyway Actually Honestly Sorry Hi Hello Hey Just Maybe Today Tomorrow
-  Yesterday Tonight Every Sometimes Always Never User Assistant`.split(/\s+/),
+  Yesterday Tonight Every Sometimes Always Never User Assistant At In On Of For From To With By
+  After Before During Since Until Does Did Do Was Were Is Are Has Had Have Can Could Would Will`.split(
+    /\s+/,
+  ),
 );
 
 /** Capitalised words and runs of them that are not sentence openers or common words. */
