@@ -445,11 +445,28 @@ export class StoriesService {
       if (!embedded.some((e) => e.model === model)) {
         throw new JobDeferred(60_000, 'embeddings unavailable: the story waits to be indexed');
       }
-      await this.embeddings.store(
-        STORY_KIND,
-        batch.map((c) => ({ id: c.id, legacyId: c.legacyId, userId: c.authorId })),
-        embedded,
-      );
+      // Under the story's lock: a story deleted while its passages were embedded leaves no vector.
+      const stored = await this.dataSource.transaction(async (m) => {
+        if (!(await this.repo.lock(m, storyId))) return false;
+        const alive = new Set(
+          await this.repo.existingChunkIds(
+            m,
+            batch.map((c) => c.id),
+          ),
+        );
+        const kept = batch.filter((c) => alive.has(c.id));
+        await this.embeddings.store(
+          STORY_KIND,
+          kept.map((c) => ({ id: c.id, legacyId: c.legacyId, userId: c.authorId })),
+          embedded.map((e) => ({
+            ...e,
+            vectors: e.vectors.filter((_, i) => alive.has(batch[i].id)),
+          })),
+          m,
+        );
+        return true;
+      });
+      if (!stored) return;
       await this.repo.recordProgress(storyId, model);
     }
     const done = await this.repo.recordProgress(storyId, model);

@@ -234,6 +234,15 @@ export class StoryRepository {
     ]);
   }
 
+  /** Of these passages, the ones that still exist (a new text replaces them). */
+  async existingChunkIds(manager: EntityManager, ids: string[]): Promise<string[]> {
+    const rows: { id: string }[] = await manager.query(
+      `SELECT id FROM story_chunks WHERE id = ANY($1::uuid[])`,
+      [ids],
+    );
+    return rows.map((r) => r.id);
+  }
+
   async chunkCount(storyId: string): Promise<number> {
     const rows: { n: number }[] = await this.m().query(
       `SELECT count(*)::int AS n FROM story_chunks WHERE story_id = $1`,
