@@ -159,6 +159,9 @@ export class HybridSearchService {
       else if (goodHits < settings.minGoodHits) widenReason = 'few_good_hits';
       if (widenReason) {
         await run.searchScope('wider', request.widenKinds ?? SOURCE_KINDS, vector);
+      } else if (request.widenKinds?.includes('story')) {
+        // The legacy's stories belong beside the conversation at every turn, widened or not.
+        await run.searchScope('wider', ['story'], vector);
       }
     } else {
       widenReason = 'recall';

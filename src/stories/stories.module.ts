@@ -38,6 +38,8 @@ import {
       // No storage given: multer keeps the file in memory, within these limits.
       useFactory: (config: AppConfig) => ({
         limits: { fileSize: config.env.DOCUMENT_MAX_BYTES, files: 1, fields: 10 },
+        // File names in UTF-8 ("Grand-mère.txt"), not Latin-1.
+        defParamCharset: 'utf8',
       }),
       inject: [AppConfig],
     }),

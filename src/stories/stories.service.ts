@@ -431,11 +431,14 @@ export class StoriesService {
         await this.repo.fail(storyId, 'No text could be read from it.');
         return;
       }
-      await this.dataSource.transaction(async (m) => {
+      const written = await this.dataSource.transaction(async (m) => {
         const current = await this.repo.lock(m, storyId);
-        if (!current) return;
+        // Its text edited since it was read: the edit's own job indexes the new text.
+        if (!current || JSON.stringify(current.pages) !== JSON.stringify(story.pages)) return false;
         await this.repo.replaceChunks(m, current, chunks);
+        return true;
       });
+      if (!written) return;
     }
     const model = (await this.embeddings.searchModel()).model;
     for (;;) {

@@ -278,7 +278,8 @@ export class StoryRepository {
                               WHERE c.story_id = s.id AND EXISTS (
                                 SELECT 1 FROM embeddings e WHERE e.kind = '${STORY_KIND}'
                                    AND e.item_id = c.id AND e.model = $2)),
-           status = CASE WHEN s.status = 'PROCESSING' AND (SELECT count(*) FROM story_chunks c
+           status = CASE WHEN s.status = 'PROCESSING' AND s.total_chunks > 0
+                          AND (SELECT count(*) FROM story_chunks c
                               WHERE c.story_id = s.id AND NOT EXISTS (
                                 SELECT 1 FROM embeddings e WHERE e.kind = '${STORY_KIND}'
                                    AND e.item_id = c.id AND e.model = $2)) = 0
