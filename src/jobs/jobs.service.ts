@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+} from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { JobEntity, JobStatus } from './job.entity.js';
@@ -41,7 +46,7 @@ export function retryDelayMs(attempt: number, baseMs: number, random = Math.rand
  * twice (a crash after the work, before SUCCEEDED was written) changes nothing the second time.
  */
 @Injectable()
-export class JobsService implements OnApplicationBootstrap, OnApplicationShutdown {
+export class JobsService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Jobs');
   private readonly handlers = new Map<string, JobHandler>();
   private readonly workerId = `${process.pid}-${randomUUID().slice(0, 8)}`;
@@ -97,7 +102,8 @@ export class JobsService implements OnApplicationBootstrap, OnApplicationShutdow
    * transaction rolls back; the next boot releases it on the embedded database, another instance
    * takes it when its lease ends on a server).
    */
-  async onApplicationShutdown(): Promise<void> {
+  // Before any module's shutdown hook: the database must still be there for running jobs to end.
+  async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
     if (this.timer) clearTimeout(this.timer);
     if (this.inFlight.size === 0) return;
@@ -158,7 +164,12 @@ export class JobsService implements OnApplicationBootstrap, OnApplicationShutdow
       this.config.env.JOBS_LEASE_MS,
       types,
     );
-    const runs = claimed.map((job) => this.track(this.execute(job)));
+    const runs = claimed.map((job) =>
+      this.track(this.execute(job)).catch((err: unknown) => {
+        // Recording the outcome failed (the database went away): the lease brings the job back.
+        this.logger.error({ msg: 'job outcome not recorded', jobId: job.id, error: String(err) });
+      }),
+    );
     if (wait) await Promise.all(runs);
     return claimed.length;
   }

@@ -242,7 +242,7 @@ describe('job leases', () => {
     const running = jobs.drain({ types: ['test:stuck'], timeoutMs: 5000 }).catch(() => undefined);
     await new Promise((r) => setTimeout(r, 200));
     const started = performance.now();
-    await jobs.onApplicationShutdown();
+    await jobs.beforeApplicationShutdown();
     const waited = performance.now() - started;
     expect(waited).toBeGreaterThanOrEqual(250);
     expect(waited).toBeLessThan(3000);
