@@ -33,21 +33,17 @@ import { EMBEDDER } from '../src/llm/embedder.js';
 import type { Embedder } from '../src/llm/embedder.js';
 import { countTokens } from '../src/llm/tokenizer.js';
 import { NewSegment, SegmentRepository } from '../src/search/segment.repository.js';
-import { BENCH_LIMITS, benchDatabase, JWT_SECRET, percentile, table, token } from './support.js';
+import {
+  BENCH_LIMITS,
+  benchDatabase,
+  JWT_SECRET,
+  percentile,
+  table,
+  token,
+  rng,
+} from './support.js';
 
 const DAY = 86_400_000;
-
-/** A small deterministic PRNG (mulberry32), so runs are comparable. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const PEOPLE = [
   'Grandpa Joe',

@@ -45,7 +45,7 @@ import {
 } from '../src/periods/period-calendar.js';
 import { PERIOD_JOB } from '../src/periods/period-summary-builder.service.js';
 import { FakeOpenAiServer } from '../test/support/fake-openai/fake-openai.server.js';
-import { BENCH_LIMITS, benchDatabase, JWT_SECRET, token } from './support.js';
+import { BENCH_LIMITS, benchDatabase, JWT_SECRET, token, rng } from './support.js';
 
 const THRESHOLD = 10;
 const BATCH = 8;
@@ -105,18 +105,6 @@ async function gql<T>(url: string, query: string, variables: Record<string, unkn
   const body = (await res.json()) as { data?: T; errors?: { message: string }[] };
   if (body.errors?.length) throw new Error(body.errors[0].message);
   return body.data as T;
-}
-
-/** A small deterministic PRNG (mulberry32), so runs are comparable. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** What a member says about their grandfather, any time of year. */

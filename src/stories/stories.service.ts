@@ -217,15 +217,6 @@ export class StoriesService {
     return story;
   }
 
-  /** Stories by id that the viewer may see (for search results and loaders). */
-  async visibleByIds(user: UserEntity, ids: readonly string[]): Promise<StoryEntity[]> {
-    const rows = await this.repo.findByIds(ids);
-    const legacies = await this.legacies.memberOf(user.id, [
-      ...new Set(rows.map((r) => r.legacyId)),
-    ]);
-    return rows.filter((r) => canSeeStory(r, user.id) && legacies.has(r.legacyId));
-  }
-
   /** The original file, for those who may see the story. */
   async file(user: UserEntity, id: string): Promise<{ story: StoryEntity; bytes: Buffer }> {
     const story = await this.get(user, id);

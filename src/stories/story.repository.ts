@@ -115,15 +115,6 @@ export class StoryRepository {
     return rows[0] ? revive(rows[0]) : null;
   }
 
-  async findByIds(ids: readonly string[]): Promise<StoryEntity[]> {
-    if (ids.length === 0) return [];
-    const rows: StoryEntity[] = await this.m().query(
-      `SELECT ${COLUMNS} FROM stories s WHERE s.id = ANY($1::uuid[])`,
-      [ids],
-    );
-    return rows.map(revive);
-  }
-
   /** A page of the legacy's stories the viewer may see, newest first. */
   async page(
     viewerId: string,
