@@ -20,6 +20,7 @@ import { PlaceholderTurns1764100100000 } from './1764100100000-PlaceholderTurns.
 import { Stories1764100200000 } from './1764100200000-Stories.js';
 import { StoryFacts1764100300000 } from './1764100300000-StoryFacts.js';
 import { ImportedConversations1764100400000 } from './1764100400000-ImportedConversations.js';
+import { FactRemovalPrivacy1764100500000 } from './1764100500000-FactRemovalPrivacy.js';
 
 /**
  * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
@@ -48,4 +49,5 @@ export const MIGRATIONS = [
   Stories1764100200000,
   StoryFacts1764100300000,
   ImportedConversations1764100400000,
+  FactRemovalPrivacy1764100500000,
 ];

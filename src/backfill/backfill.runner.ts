@@ -30,9 +30,13 @@ export interface BackfillSummary {
 }
 
 const EXCHANGES_PAGE = 200;
-/** A model outage: wait this long, this many times, before giving up (resumable later). */
-const OUTAGE_WAIT_MS = 30_000;
-const OUTAGE_TRIES = 10;
+/**
+ * A model outage: wait, from 30 s doubling to 5 min between tries, for an hour in all before
+ * giving up (a later run resumes where this one stopped).
+ */
+const OUTAGE_FIRST_WAIT_MS = 30_000;
+const OUTAGE_MAX_WAIT_MS = 5 * 60_000;
+const OUTAGE_GIVE_UP_MS = 60 * 60_000;
 
 /**
  * The backfill behind `npm run backfill`: facts from stories' unread passages, and memories from
@@ -77,7 +81,7 @@ export class BackfillRunner {
       const done = await this.patiently(progress, () =>
         this.storyFacts.extract(
           { storyId: story.id, shareLikeStory: options.shareLikeStory },
-          (read) => progress.advance('facts', read),
+          { onProgress: (read) => progress.advance('facts', read) },
         ),
       );
       summary.storyPassages.read += done.passagesRead;
@@ -128,7 +132,8 @@ export class BackfillRunner {
 
   /** Runs a step, waiting out rate limits and (a while) model outages, as the job queue would. */
   private async patiently<T>(progress: BackfillProgress, step: () => Promise<T>): Promise<T> {
-    for (let outage = 0; ;) {
+    let waited = 0;
+    for (let wait = OUTAGE_FIRST_WAIT_MS; ;) {
       try {
         return await step();
       } catch (err) {
@@ -138,9 +143,11 @@ export class BackfillRunner {
           continue;
         }
         const retryable = (err as { retryable?: boolean }).retryable === true;
-        if (!retryable || ++outage > OUTAGE_TRIES) throw err;
-        progress.note(`model unavailable, trying again in ${OUTAGE_WAIT_MS / 1000} s`);
-        await sleep(OUTAGE_WAIT_MS);
+        if (!retryable || waited >= OUTAGE_GIVE_UP_MS) throw err;
+        progress.note(`model unavailable, trying again in ${wait / 1000} s`);
+        await sleep(wait);
+        waited += wait;
+        wait = Math.min(OUTAGE_MAX_WAIT_MS, wait * 2);
       }
     }
   }

@@ -23,6 +23,8 @@ export interface FactEvent {
   /** The fact before the change (null: it did not exist). */
   before: FactSnapshot | null;
   actorId: string | null;
+  /** Removed for good with the story or conversation it came from: no one sees it any more. */
+  gone?: boolean;
 }
 
 /** A subscriber's view of one change. */
@@ -97,6 +99,57 @@ export class FactEventsService {
     }));
   }
 
+  /**
+   * Before a story or a conversation is deleted (or its text replaced), in the same transaction:
+   * what the facts it mentions, and those they superseded, look like. The returned function,
+   * called once the deletion ran, gives the events it caused: a fact that had no other source
+   * is gone (REMOVED for whoever saw it), one that lost mentions or got back what it superseded
+   * is UPDATED (fact-visibility.ts shows each subscriber what changed for them).
+   */
+  async watchSource(
+    m: EntityManager,
+    source: { storyId: string } | { conversationId: string },
+    actorId: string | null,
+  ): Promise<() => Promise<FactEvent[]>> {
+    const before: FactSnapshot[] = [];
+    for (const fact of await this.facts.touchedBySource(m, source)) {
+      before.push({ fact, superseder: await this.stateOf(m, fact.supersededBy) });
+    }
+    return async () => {
+      const events: FactEvent[] = [];
+      for (const snapshot of before) {
+        const now = await this.facts.findById(snapshot.fact.id, m);
+        if (!now) {
+          events.push({
+            legacyId: snapshot.fact.legacyId,
+            change: FactChange.DELETED,
+            fact: snapshot.fact,
+            superseder: snapshot.superseder,
+            before: snapshot,
+            actorId,
+            gone: true,
+          });
+          continue;
+        }
+        const superseder = await this.stateOf(m, now.supersededBy);
+        if (
+          viewKey(now) === viewKey(snapshot.fact) &&
+          JSON.stringify(superseder) === JSON.stringify(snapshot.superseder)
+        )
+          continue;
+        events.push({
+          legacyId: now.legacyId,
+          change: FactChange.UPDATED,
+          fact: now,
+          superseder,
+          before: snapshot,
+          actorId,
+        });
+      }
+      return events;
+    };
+  }
+
   /** Publishes events after their transaction committed; a failed publish never fails a write. */
   async publish(events: FactEvent[]): Promise<void> {
     for (const event of events) {
@@ -120,9 +173,10 @@ export class FactEventsService {
    * supersession by a fact they cannot see).
    */
   viewOf(event: FactEvent, viewerId: string): FactChangedView | null {
-    const now = canSee(event.fact, viewerId)
-      ? asSeenBy(reviveDates(event.fact), event.superseder, viewerId)
-      : null;
+    const now =
+      !event.gone && canSee(event.fact, viewerId)
+        ? asSeenBy(reviveDates(event.fact), event.superseder, viewerId)
+        : null;
     const then =
       event.before && canSee(event.before.fact, viewerId)
         ? asSeenBy(reviveDates(event.before.fact), event.before.superseder, viewerId)

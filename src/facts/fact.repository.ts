@@ -147,6 +147,27 @@ export class FactRepository {
     return this.m().query(`SELECT ${COLUMNS} FROM facts f WHERE f.id = ANY($1::uuid[])`, [ids]);
   }
 
+  /**
+   * The facts mentioned in a story or a conversation, and the facts they superseded: those whose
+   * view can change when that source goes.
+   */
+  touchedBySource(
+    manager: EntityManager,
+    source: { storyId: string } | { conversationId: string },
+  ): Promise<FactEntity[]> {
+    const [column, id] =
+      'storyId' in source
+        ? ['story_id', source.storyId]
+        : ['conversation_id', source.conversationId];
+    return manager.query(
+      `WITH hit AS (SELECT DISTINCT fact_id FROM fact_sources WHERE ${column} = $1)
+       SELECT ${COLUMNS} FROM facts f
+        WHERE f.id IN (SELECT fact_id FROM hit) OR f.superseded_by IN (SELECT fact_id FROM hit)
+        ORDER BY f.id`,
+      [id],
+    );
+  }
+
   /** Serializes fact writes of one member about one legacy (dedupe reads, then writes). */
   async lockAuthor(manager: EntityManager, legacyId: string, authorId: string): Promise<void> {
     await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [

@@ -25,7 +25,7 @@ import { FactsService } from './facts.service.js';
     FactHistoryResolver,
     FactsContextProvider,
   ],
-  exports: [FactsService, FactWriterService, FactRepository],
+  exports: [FactsService, FactWriterService, FactEventsService, FactRepository],
 })
 export class FactsModule implements OnModuleInit {
   constructor(

@@ -42,6 +42,8 @@ export const FIELD_COST: Readonly<Record<string, number>> = {
   importConversation: 500,
   addFact: 150,
   rememberThis: 150,
+  addStory: 150,
+  extractStory: 800,
 };
 
 function pageSize(

@@ -5,6 +5,7 @@ import { GqlAuthGuard, PlatformAdminGuard } from './guards/gql-auth.guard.js';
 import { HttpAuthGuard } from './guards/http-auth.guard.js';
 import { IdentityResolver } from './identity.resolver.js';
 import { UserRepository } from './user.repository.js';
+import { RequestAuthenticator } from './request-authenticator.js';
 import { UsersService } from './users.service.js';
 
 /**
@@ -18,6 +19,7 @@ import { UsersService } from './users.service.js';
     AuthService,
     UserRepository,
     UsersService,
+    RequestAuthenticator,
     GqlAuthGuard,
     HttpAuthGuard,
     PlatformAdminGuard,
@@ -26,6 +28,7 @@ import { UsersService } from './users.service.js';
   exports: [
     AuthService,
     UsersService,
+    RequestAuthenticator,
     GqlAuthGuard,
     HttpAuthGuard,
     PlatformAdminGuard,

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { SqlParams } from '../database/sql-params.js';
+import { isMemberSql } from '../legacies/membership-sql.js';
 
 export interface LedgerRow {
   sourceMessageId: string;
@@ -87,7 +88,8 @@ export class MemoryLedgerRepository {
     }[]
   > {
     const p = new SqlParams();
-    const where = ['c.remember', 'NOT u.memory_paused'];
+    // A member who left keeps their conversations but gets no new memories from them.
+    const where = ['c.remember', 'NOT u.memory_paused', isMemberSql('c.legacy_id', 'c.user_id')];
     if (!scope.includeImports) where.push('NOT c.imported');
     if (scope.legacyId) where.push(`c.legacy_id = ${p.add(scope.legacyId)}`);
     if (scope.userId) where.push(`c.user_id = ${p.add(scope.userId)}`);

@@ -252,7 +252,10 @@ export class SearchRepository {
     lexemes: LexemeStats[];
     stats: ScopeStats;
     keywords: string;
-    /** Whether the legacy has any story passage (else that kind is not searched). */
+    /**
+     * Whether the legacy has a story with passages the user may see (else that kind is not
+     * searched): another member's private stories change nothing, not even the time it takes.
+     */
     hasStories: boolean;
   }> {
     const [row]: {
@@ -286,7 +289,8 @@ export class SearchRepository {
            WHERE conversation_id IN (SELECT id FROM owned)) AS "segmentsAll",
          (SELECT sum(main_length + $5::float8 * context_length) FROM search_doc_stats
            WHERE conversation_id IN (SELECT id FROM owned)) AS "lengthAll",
-         EXISTS (SELECT 1 FROM story_chunks WHERE legacy_id = $2) AS "hasStories"`,
+         EXISTS (SELECT 1 FROM stories st WHERE st.legacy_id = $2 AND st.total_chunks > 0
+                    AND ${storyVisibleSql('st', '$3')}) AS "hasStories"`,
       [text, s.legacyId, s.userId, s.conversationId, contextWeight],
     );
     return {
@@ -336,11 +340,14 @@ export class SearchRepository {
       );
       return exact.map((r) => ({ id: r.id, score: 1 - Number(r.distance) }));
     }
-    // Turns carry their owner on the vector row, which lets the index scan filter early.
+    // Vector rows carry their legacy (and turns their owner), which lets the index scan filter
+    // early: nearest rows of other families are skipped before the join, not after.
     const owner =
       kind === 'segment'
         ? ` AND e.legacy_id = ${p.add(s.legacyId)} AND e.user_id = ${p.add(s.userId)}`
-        : '';
+        : kind === 'story' || kind === 'fact'
+          ? ` AND e.legacy_id = ${p.add(s.legacyId)}`
+          : '';
     const where = sql.scope(scope, s, p);
     const rows: { id: string; distance: number }[] = await m.query(
       `SELECT x.id, ${distance} AS distance

@@ -11,6 +11,44 @@ export const storiesVariables = defineVariables({
     default: '2000',
     parse: integer(1, 100_000),
   },
+  DOCUMENT_MAX_CHARS: {
+    description:
+      'Most characters of text an uploaded document may hold (about 2,000 dense pages by default).',
+    default: '8000000',
+    parse: integer(1000, 100_000_000),
+  },
+  DOCUMENT_MAX_UNZIPPED_BYTES: {
+    description:
+      'Most bytes a DOCX may unpack to (its parts together); a larger one is refused unopened.',
+    default: '209715200',
+    parse: integer(1024 * 1024, 4 * 1024 * 1024 * 1024),
+  },
+  DOCUMENT_PARSE_MEMORY_MB: {
+    description: 'Heap, in MB, of the worker thread a PDF or DOCX is read in.',
+    default: '512',
+    parse: integer(64, 16_384),
+  },
+  DOCUMENT_PARSE_TIMEOUT_MS: {
+    description: 'How long reading one PDF or DOCX may take before it is refused, in ms.',
+    default: '120000',
+    parse: integer(1000, 3_600_000),
+  },
+  DOCUMENT_PARSE_CONCURRENCY: {
+    description: 'PDF and DOCX files read at the same time per instance; others wait their turn.',
+    default: '2',
+    parse: integer(1, 64),
+  },
+  STORIES_PER_DAY: {
+    description: 'Stories and documents one member may add per rolling 24 hours.',
+    default: '200',
+    parse: integer(1, 100_000),
+  },
+  LEGACY_STORAGE_MAX_BYTES: {
+    description:
+      'Bytes of stories and documents (their original files) one legacy may hold: 2 GB by default.',
+    default: '2147483648',
+    parse: integer(1024 * 1024, 1024 * 1024 * 1024 * 1024),
+  },
   STORY_MAX_CHARS: {
     description: 'Longest story written in the app (addStory, updateStory), in characters.',
     default: '500000',

@@ -18,7 +18,8 @@ import { DomainHttpExceptionFilter } from '../common/errors/domain-http.filter.j
 import { HttpAuthGuard } from '../identity/guards/http-auth.guard.js';
 import type { AuthenticatedRequest } from '../identity/guards/http-auth.guard.js';
 import { StoriesService } from './stories.service.js';
-import { StoryVisibility } from './story.enums.js';
+import { DocumentUploadGuard } from './document-upload.guard.js';
+import { UploadDocumentFields } from './dto/upload-document.fields.js';
 import { StoryErrorCode, StoryException } from './story.exception.js';
 import { toStoryModel } from './story.mapper.js';
 
@@ -27,13 +28,6 @@ interface MultipartFile {
   buffer: Buffer;
   originalname?: string;
   mimetype?: string;
-}
-
-/** The multipart fields that may come with a file. */
-interface UploadFields {
-  title?: string;
-  visibility?: string;
-  occurredAt?: string;
 }
 
 /**
@@ -47,13 +41,15 @@ export class StoriesController {
   constructor(private readonly stories: StoriesService) {}
 
   @Post('legacies/:id/documents')
-  // Multer's limits (DOCUMENT_MAX_BYTES, one file) come from MulterModule in the module.
+  // Membership and room are checked before multer reads the file; its limits (DOCUMENT_MAX_BYTES,
+  // one file) come from MulterModule in the module.
+  @UseGuards(DocumentUploadGuard)
   @UseInterceptors(FileInterceptor('file'))
   async uploadDocument(
     @Req() req: AuthenticatedRequest,
     @Param('id', new ParseUUIDPipe()) legacyId: string,
     @UploadedFile() file: MultipartFile | undefined,
-    @Body() body: UploadFields,
+    @Body() body: UploadDocumentFields,
   ) {
     if (!file) {
       throw new StoryException(
@@ -67,9 +63,9 @@ export class StoriesController {
       legacyId,
       { bytes: file.buffer, fileName: file.originalname ?? '', mimeType: file.mimetype ?? null },
       {
-        title: typeof body.title === 'string' ? body.title : null,
-        visibility: visibilityOf(body.visibility),
-        occurredAt: dateOf(body.occurredAt),
+        title: body.title ?? null,
+        visibility: body.visibility ?? null,
+        occurredAt: body.occurredAt ?? null,
       },
     );
     return toStoryModel(story);
@@ -91,27 +87,4 @@ export class StoriesController {
     res.setHeader('x-content-type-options', 'nosniff');
     res.send(bytes);
   }
-}
-
-function visibilityOf(value: unknown): StoryVisibility | null {
-  if (value === undefined || value === null || value === '') return null;
-  if (value === StoryVisibility.PRIVATE || value === StoryVisibility.SHARED) return value;
-  throw new StoryException(
-    StoryErrorCode.INVALID_STORY,
-    'visibility must be PRIVATE or SHARED.',
-    'visibility',
-  );
-}
-
-function dateOf(value: unknown): Date | null {
-  if (value === undefined || value === null || value === '') return null;
-  const date = typeof value === 'string' ? new Date(value) : new Date(NaN);
-  if (Number.isNaN(date.getTime())) {
-    throw new StoryException(
-      StoryErrorCode.INVALID_STORY,
-      'occurredAt must be an ISO 8601 date.',
-      'occurredAt',
-    );
-  }
-  return date;
 }

@@ -12,6 +12,9 @@ import { LegaciesModule } from '../legacies/legacies.module.js';
 import { SearchModule } from '../search/search.module.js';
 import { SearchService } from '../search/search.service.js';
 import { StoriesContextProvider } from './stories-context.provider.js';
+import { JobDeferred } from '../jobs/jobs.exception.js';
+import { QuotasModule } from '../quotas/quotas.module.js';
+import { DocumentUploadGuard } from './document-upload.guard.js';
 import { StoriesController } from './stories.controller.js';
 import { StoriesResolver } from './stories.resolver.js';
 import { STORY_INDEX_JOB, StoriesService } from './stories.service.js';
@@ -34,6 +37,7 @@ import {
     SearchModule,
     ContextModule,
     EmbeddingsModule,
+    QuotasModule,
     MulterModule.registerAsync({
       // No storage given: multer keeps the file in memory, within these limits.
       useFactory: (config: AppConfig) => ({
@@ -51,6 +55,7 @@ import {
     StoriesService,
     StoriesContextProvider,
     StoriesResolver,
+    DocumentUploadGuard,
   ],
   exports: [StoriesService, StoryFactsService],
 })
@@ -75,9 +80,15 @@ export class StoriesModule implements OnModuleInit {
       legacyColumn: 'legacy_id',
       userColumn: 'author_id',
     });
-    this.jobs.register<{ storyId: string }>(STORY_INDEX_JOB, (payload) =>
-      this.stories.index(payload.storyId),
-    );
+    this.jobs.register<{ storyId: string }>(STORY_INDEX_JOB, async (payload, { job }) => {
+      try {
+        await this.stories.index(payload.storyId);
+      } catch (err) {
+        if (!(err instanceof JobDeferred) && job.attempts >= job.maxAttempts)
+          await this.stories.indexFailed(payload.storyId, err);
+        throw err;
+      }
+    });
     this.jobs.register<StoryExtractPayload>(STORY_EXTRACT_JOB, (payload) =>
       this.storyFacts.runJob(payload),
     );

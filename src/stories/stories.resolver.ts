@@ -11,6 +11,7 @@ import {
   Resolver,
   Subscription,
 } from '@nestjs/graphql';
+import { Connection, ForwardPageArgs } from '../common/pagination/connection.js';
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
 import type { RequestContext } from '../graphql/request-context.js';
 import { boundToSession, filterMap, unlessEnded } from '../graphql/session-bound.js';
@@ -29,6 +30,7 @@ import {
 } from './models/story.model.js';
 import { StoriesService, StoryEvent, storiesTopic } from './stories.service.js';
 import { StoryVisibility } from './story.enums.js';
+import { StoryEntity } from './story.entity.js';
 import { toStoryModel } from './story.mapper.js';
 
 @Resolver(() => StoryModel)
@@ -49,12 +51,15 @@ export class StoriesResolver {
     @Args() args: StoriesArgs,
     @Args('filter', { type: () => StoryFilter, nullable: true }) filter: StoryFilter | null,
   ) {
-    const page = await this.service.list(user, args.legacyId, filter ?? {}, args);
-    return {
-      ...page,
-      nodes: page.nodes.map(toStoryModel),
-      edges: page.edges.map((e) => ({ cursor: e.cursor, node: toStoryModel(e.node) })),
-    };
+    return toStoryConnection(await this.service.list(user, args.legacyId, filter ?? {}, args));
+  }
+
+  @Query(() => StoryConnection, {
+    description:
+      'Your own stories in legacies you are no longer a member of (you left or were removed): yours to delete with deleteStory. Newest first.',
+  })
+  async leftBehindStories(@CurrentUser() user: UserEntity, @Args() page: ForwardPageArgs) {
+    return toStoryConnection(await this.service.listLeftBehind(user, page));
   }
 
   @Query(() => StoryModel, { description: 'A story or document you may see.' })
@@ -78,8 +83,7 @@ export class StoriesResolver {
   ) {
     const start = Math.max(1, from ?? 1);
     const take = Math.min(100, Math.max(0, count ?? 10));
-    const full = await this.service.get(user, story.id);
-    return full.pages.filter((p) => p.number >= start).slice(0, take);
+    return this.service.pages(user, story.id, start, take);
   }
 
   @Mutation(() => StoryModel, {
@@ -154,4 +158,12 @@ export class StoriesResolver {
       revokedBy: [topics.legacyAccessRevoked(legacyId)],
     });
   }
+}
+
+function toStoryConnection(page: Connection<StoryEntity>) {
+  return {
+    ...page,
+    nodes: page.nodes.map(toStoryModel),
+    edges: page.edges.map((e) => ({ cursor: e.cursor, node: toStoryModel(e.node) })),
+  };
 }

@@ -10,16 +10,18 @@ import {
 } from '../common/pagination/connection.js';
 import { AppConfig } from '../config/app-config.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
+import { FactEvent, FactEventsService } from '../facts/fact-events.service.js';
 import type { UserEntity } from '../identity/user.entity.js';
 import { JobDeferred } from '../jobs/jobs.exception.js';
 import { JobsService } from '../jobs/jobs.service.js';
 import { LegaciesService } from '../legacies/legacies.service.js';
 import { EventBus } from '../pubsub/event-bus.js';
 import { isModelError } from '../llm/model.errors.js';
+import { QuotasService } from '../quotas/quotas.service.js';
 import { RateLimitService } from '../rate-limit/rate-limit.service.js';
 import { DocumentParseError, parseDocument } from './parsing/document-parser.js';
 import { STORY_EXTRACT_JOB, StoryFactsService } from './story-facts.service.js';
-import { chunkStory, StoryChunk } from './story-chunker.js';
+import { chunkStoryInSteps, StoryChunk } from './story-chunker.js';
 import { StoryEntity, StoryPage } from './story.entity.js';
 import {
   StoryChange,
@@ -34,9 +36,9 @@ import { canSeeStory, mayModerate } from './story-visibility.js';
 
 export const STORY_INDEX_JOB = 'stories:index';
 const EMBED_BATCH = 32;
-/** Pages chunked between two yields to the event loop. */
-const PAGES_PER_STEP = 20;
 const TITLE_MAX = 300;
+/** Model calls extractStory makes while its caller waits (8 passages each). */
+const INLINE_EXTRACT_CALLS = 2;
 
 export const storiesTopic = (legacyId: string) => `legacy:${legacyId}:stories`;
 
@@ -88,9 +90,30 @@ export class StoriesService {
     private readonly jobs: JobsService,
     private readonly bus: EventBus,
     private readonly facts: StoryFactsService,
+    private readonly factEvents: FactEventsService,
     private readonly limits: RateLimitService,
+    private readonly quotas: QuotasService,
     private readonly config: AppConfig,
   ) {}
+
+  /**
+   * Before an upload is read: the uploader is a member, and the legacy has room for a file of
+   * the size the request declares (it is checked again, exactly, when the file is stored).
+   */
+  async assertMayUpload(user: UserEntity, legacyId: string, declaredBytes: number): Promise<void> {
+    await this.legacies.requireMember(user.id, legacyId);
+    if (declaredBytes > 0) this.assertRoom(await this.repo.storageUsed(legacyId), declaredBytes);
+  }
+
+  private assertRoom(used: number, bytes: number): void {
+    const max = this.config.env.LEGACY_STORAGE_MAX_BYTES;
+    if (used + bytes <= max) return;
+    throw new StoryException(
+      StoryErrorCode.STORAGE_FULL,
+      `This legacy's stories and documents take ${formatMb(used)} of the ${formatMb(max)} it may hold; delete some before adding ${formatMb(bytes)} more.`,
+      'file',
+    );
+  }
 
   /** addStory: text or Markdown written in the app. */
   async add(
@@ -130,6 +153,11 @@ export class StoriesService {
       parsed = await parseDocument(file.bytes, file.fileName, file.mimeType, {
         maxBytes: this.config.env.DOCUMENT_MAX_BYTES,
         maxPages: this.config.env.DOCUMENT_MAX_PAGES,
+        maxChars: this.config.env.DOCUMENT_MAX_CHARS,
+        maxUnzippedBytes: this.config.env.DOCUMENT_MAX_UNZIPPED_BYTES,
+        maxMemoryMb: this.config.env.DOCUMENT_PARSE_MEMORY_MB,
+        timeoutMs: this.config.env.DOCUMENT_PARSE_TIMEOUT_MS,
+        concurrency: this.config.env.DOCUMENT_PARSE_CONCURRENCY,
       });
     } catch (err) {
       if (err instanceof DocumentParseError) {
@@ -167,6 +195,16 @@ export class StoriesService {
     },
   ): Promise<StoryEntity> {
     const stored = await this.dataSource.transaction(async (m) => {
+      await this.quotas.consume(m, {
+        scope: 'stories.added',
+        subjectId: user.id,
+        limit: this.config.env.STORIES_PER_DAY,
+        windowMs: 24 * 60 * 60 * 1000,
+        message: `At most ${this.config.env.STORIES_PER_DAY} stories and documents can be added a day.`,
+      });
+      // One writer per legacy at a time: the sum then the insert stay within the limit.
+      await this.quotas.serialize(m, `stories:storage:${legacyId}`);
+      this.assertRoom(await this.repo.storageUsed(legacyId, m), story.file.bytes.byteLength);
       const row = await this.repo.insert(m, {
         legacyId,
         authorId: user.id,
@@ -197,14 +235,28 @@ export class StoriesService {
   ): Promise<Connection<StoryEntity>> {
     await this.legacies.requireMember(user.id, legacyId);
     const request = pageRequest(args, this.config.env.MAX_PAGE_SIZE);
-    const after = request.cursor
-      ? (() => {
-          const [createdAt, id] = decodeCursor(request.cursor, 'after', 2) as string[];
-          return { createdAt, id };
-        })()
-      : null;
+    const after = request.cursor ? this.cursorOf(request.cursor) : null;
     const rows = await this.repo.page(user.id, legacyId, filter, request.limit + 1, after);
     return toConnection(rows, request, (r) => encodeCursor([r.createdAt.toISOString(), r.id]));
+  }
+
+  /**
+   * The user's own stories in legacies they are no longer a member of: theirs to find and
+   * delete (deleteStory), nothing more (their text is not readable there any more).
+   */
+  async listLeftBehind(
+    user: UserEntity,
+    args: { first?: number; after?: string },
+  ): Promise<Connection<StoryEntity>> {
+    const request = pageRequest(args, this.config.env.MAX_PAGE_SIZE);
+    const after = request.cursor ? this.cursorOf(request.cursor) : null;
+    const rows = await this.repo.pageLeftBehind(user.id, request.limit + 1, after);
+    return toConnection(rows, request, (r) => encodeCursor([r.createdAt.toISOString(), r.id]));
+  }
+
+  private cursorOf(cursor: string): { createdAt: string; id: string } {
+    const [createdAt, id] = decodeCursor(cursor, 'after', 2) as string[];
+    return { createdAt, id };
   }
 
   /** A story the viewer may see, in a legacy they belong to; NOT_FOUND otherwise. */
@@ -246,21 +298,30 @@ export class StoriesService {
     }
     const title = input.title != null ? this.title(input.title) : undefined;
     const content = input.content != null ? this.content(input.content) : undefined;
+    const factEvents: FactEvent[] = [];
     await this.dataSource.transaction(async (m) => {
       if (!(await this.repo.lock(m, story.id))) throw StoryException.notFound();
+      const before = content !== undefined ? await this.repo.text(story.id, m) : null;
+      // The same text again changes nothing: its passages, vectors and facts stay.
+      const rewritten =
+        content !== undefined && before?.pages[0]?.text !== content ? content : null;
       await this.repo.update(m, story.id, {
         title,
         occurredAt: input.occurredAt,
-        pages: content !== undefined ? [{ number: 1, text: content }] : undefined,
+        pages: rewritten !== null ? [{ number: 1, text: rewritten }] : undefined,
       });
-      if (content !== undefined) {
-        await this.repo.saveFile(m, story.id, new TextEncoder().encode(content));
-        // A new text: the old chunks and vectors go, the index job makes new ones.
+      if (rewritten !== null) {
+        await this.repo.saveFile(m, story.id, new TextEncoder().encode(rewritten));
+        // A new text: the old chunks and vectors go (with the facts read only from them), the
+        // index job makes new ones.
+        const finish = await this.factEvents.watchSource(m, { storyId: story.id }, user.id);
         await this.repo.replaceChunks(m, story, []);
+        factEvents.push(...(await finish()));
         await this.jobs.enqueue(STORY_INDEX_JOB, story.id, { storyId: story.id }, { manager: m });
       }
     });
     this.jobs.nudge();
+    await this.factEvents.publish(factEvents);
     const updated = (await this.repo.findById(story.id))!;
     await this.publish(updated, StoryChange.UPDATED, updated.visibility === StoryVisibility.SHARED);
     return updated;
@@ -308,11 +369,14 @@ export class StoriesService {
     const own = await this.repo.findById(id);
     const story = own?.authorId === user.id ? own : await this.get(user, id);
     if (story.authorId !== user.id) await this.requireModerator(user, story);
-    await this.dataSource.transaction(async (m) => {
+    const factEvents = await this.dataSource.transaction(async (m) => {
       if (!(await this.repo.lock(m, id))) throw StoryException.notFound();
+      const finish = await this.factEvents.watchSource(m, { storyId: id }, user.id);
       await this.repo.delete(m, id);
+      return finish();
     });
     await this.publish(story, StoryChange.DELETED, story.visibility === StoryVisibility.SHARED);
+    await this.factEvents.publish(factEvents);
     return id;
   }
 
@@ -349,13 +413,15 @@ export class StoriesService {
     const payload = { storyId: story.id, shareLikeStory };
     let done = { passagesRead: 0, factsFound: 0 };
     try {
-      done = await this.facts.extract(payload);
+      // A few model calls while the caller waits; a long story goes on in the background.
+      done = await this.facts.extract(payload, { maxCalls: INLINE_EXTRACT_CALLS });
     } catch (err) {
       if (!(err instanceof JobDeferred) && !isModelError(err)) throw err;
-      // What was read stays; the rest continues in the background when the model is back.
-      await this.jobs.enqueue(STORY_EXTRACT_JOB, story.id, { ...payload });
     }
-    return { story, ...done, remaining: await this.facts.remaining(story.id) };
+    // What was read stays; the rest continues in the background (when the model is back).
+    const remaining = await this.facts.remaining(story.id);
+    if (remaining > 0) await this.jobs.enqueue(STORY_EXTRACT_JOB, story.id, { ...payload });
+    return { story, ...done, remaining };
   }
 
   // ---- events ---------------------------------------------------------------------------
@@ -417,24 +483,35 @@ export class StoriesService {
     const story = await this.repo.findById(storyId);
     if (!story || story.status === StoryStatus.FAILED) return;
     if ((await this.repo.chunkCount(storyId)) === 0) {
-      const chunks = await this.chunks(story.pages);
+      const text = await this.repo.text(storyId);
+      if (!text) return;
+      const chunks = await this.chunks(text.pages);
       if (chunks.length === 0) {
-        await this.repo.fail(storyId, 'No text could be read from it.');
+        const failed = await this.repo.fail(storyId, 'No text could be read from it.');
+        if (failed)
+          await this.publish(
+            failed,
+            StoryChange.FAILED,
+            failed.visibility === StoryVisibility.SHARED,
+          );
         return;
       }
       const written = await this.dataSource.transaction(async (m) => {
-        const current = await this.repo.lock(m, storyId);
+        if (!(await this.repo.lock(m, storyId))) return false;
         // Its text edited since it was read: the edit's own job indexes the new text.
-        if (!current || JSON.stringify(current.pages) !== JSON.stringify(story.pages)) return false;
-        await this.repo.replaceChunks(m, current, chunks);
+        if ((await this.repo.textDigest(m, storyId)) !== text.digest) return false;
+        await this.repo.replaceChunks(m, story, chunks);
         return true;
       });
       if (!written) return;
     }
     const model = (await this.embeddings.searchModel()).model;
+    // A cursor over the passages: each batch starts after the last, never rescanning the start.
+    let after = -1;
     for (;;) {
-      const batch = await this.repo.chunksWithoutVector(storyId, model, EMBED_BATCH);
+      const batch = await this.repo.chunksWithoutVector(storyId, model, EMBED_BATCH, after);
       if (batch.length === 0) break;
+      after = batch[batch.length - 1].ordinal;
       const embedded = await this.embeddings.embedForStorage(batch.map((c) => c.text));
       if (!embedded.some((e) => e.model === model)) {
         throw new JobDeferred(60_000, 'embeddings unavailable: the story waits to be indexed');
@@ -458,10 +535,10 @@ export class StoriesService {
           })),
           m,
         );
+        await this.repo.addProgress(m, storyId, kept.length);
         return true;
       });
       if (!stored) return;
-      await this.repo.recordProgress(storyId, model);
     }
     const done = await this.repo.recordProgress(storyId, model);
     if (done?.status === StoryStatus.READY && story.status !== StoryStatus.READY) {
@@ -469,19 +546,27 @@ export class StoriesService {
     }
   }
 
-  /** Chunks a few pages at a time, yielding between them: a long document never stalls. */
-  private async chunks(pages: StoryPage[]): Promise<StoryChunk[]> {
-    const out: StoryChunk[] = [];
-    for (let i = 0; i < pages.length; i += PAGES_PER_STEP) {
-      for (const chunk of chunkStory(
-        pages.slice(i, i + PAGES_PER_STEP),
-        this.config.env.STORY_CHUNK_TOKENS,
-      )) {
-        out.push({ ...chunk, ordinal: out.length });
-      }
-      await yieldToLoop();
+  /**
+   * The index job's last attempt failed: the story is FAILED with the reason, rather than
+   * PROCESSING for ever (its author can upload it again or delete it).
+   */
+  async indexFailed(storyId: string, err: unknown): Promise<void> {
+    const reason = `Indexing failed: ${err instanceof Error ? err.message : String(err)}`;
+    const failed = await this.repo.fail(storyId, reason.slice(0, 500));
+    if (failed) {
+      await this.publish(failed, StoryChange.FAILED, failed.visibility === StoryVisibility.SHARED);
     }
-    return out;
+  }
+
+  /** Pages of a story the viewer may see. */
+  async pages(user: UserEntity, id: string, from: number, count: number): Promise<StoryPage[]> {
+    const story = await this.get(user, id);
+    return this.repo.pageRange(story.id, from, count);
+  }
+
+  /** Chunks in steps of bounded length, yielding between them: a long document never stalls. */
+  private chunks(pages: StoryPage[]): Promise<StoryChunk[]> {
+    return chunkStoryInSteps(pages, this.config.env.STORY_CHUNK_TOKENS, () => yieldToLoop());
   }
 
   // ---- validation -----------------------------------------------------------------------
@@ -515,4 +600,8 @@ export class StoriesService {
     }
     return content;
   }
+}
+
+function formatMb(bytes: number): string {
+  return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`;
 }

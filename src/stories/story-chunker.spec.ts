@@ -1,6 +1,6 @@
 import { countTokens } from '../llm/tokenizer.js';
 import type { ParsedPage } from './parsing/document-parser.js';
-import { chunkStory, type StoryChunk } from './story-chunker.js';
+import { chunkStory, chunkStoryInSteps, type StoryChunk } from './story-chunker.js';
 
 function paragraph(seed: string, sentences: number): string {
   return Array.from(
@@ -170,5 +170,39 @@ describe('chunkStory', () => {
   it('refuses a limit that is not a positive whole number', () => {
     expect(() => chunkStory([{ number: 1, text: 'x' }], 0)).toThrow(RangeError);
     expect(() => chunkStory([{ number: 1, text: 'x' }], 2.5)).toThrow(RangeError);
+  });
+});
+
+describe('chunkStoryInSteps', () => {
+  it('gives what chunkStory gives for pages shorter than a step, pausing between steps', async () => {
+    const pages = Array.from({ length: 12 }, (_, i) => ({
+      number: i + 1,
+      text: `${i % 4 === 0 ? `# Part ${i}\n\n` : ''}${paragraph(`P${i}`, 8)}\n\n${paragraph(`Q${i}`, 3)}`,
+    }));
+    let pauses = 0;
+    const chunks = await chunkStoryInSteps(pages, 120, async () => pauses++, 2_000);
+    expect(chunks).toEqual(chunkStory(pages, 120));
+    expect(pauses).toBeGreaterThan(2);
+  });
+
+  it('reads one long page in parts, with offsets in the whole page and headings carried', async () => {
+    const paras = Array.from({ length: 300 }, (_, i) => paragraph(`L${i}`, 2));
+    const text = `# The long letter\n\n${paras.join('\n\n')}`;
+    const pages = [{ number: 1, text }];
+    let pauses = 0;
+    const chunks = await chunkStoryInSteps(pages, 200, async () => pauses++, 5_000);
+    // A pause at least every two parts (a part is at least half a step).
+    expect(pauses).toBeGreaterThanOrEqual(Math.floor(text.length / 10_000));
+    expectWellFormed(pages, chunks, 200);
+    expect(chunks.every((c) => c.heading === 'The long letter')).toBe(true);
+    // Every paragraph is in exactly one chunk: parts are cut between paragraphs.
+    for (const p of paras) expect(chunks.filter((c) => c.text.includes(p))).toHaveLength(1);
+  });
+
+  it('cuts a page without breaks between characters and loses nothing', async () => {
+    const text = 'x'.repeat(12_345);
+    const chunks = await chunkStoryInSteps([{ number: 3, text }], 500, async () => {}, 1_000);
+    expect(chunks.map((c) => c.text).join('')).toBe(text);
+    expect(chunks.every((c) => c.page === 3)).toBe(true);
   });
 });

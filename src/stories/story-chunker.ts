@@ -37,27 +37,88 @@ interface Section extends Span {
  * too long on its own cut at sentence ends, then at spaces, then between characters.
  */
 export function chunkStory(pages: ParsedPage[], maxTokens = 500): StoryChunk[] {
-  if (!Number.isInteger(maxTokens) || maxTokens < 1)
-    throw new RangeError(`maxTokens must be a positive integer, not ${maxTokens}`);
-  const out: StoryChunk[] = [];
-  let heading: string | null = null;
+  const state = start(maxTokens);
+  for (const page of pages) chunkText(state, page.number, page.text, 0);
+  return state.out;
+}
+
+/**
+ * `chunkStory` in steps of about `stepChars` characters, awaiting `pause` between them, so that
+ * a long document never holds the event loop: a long page is read in parts cut at a paragraph
+ * (or line, or word) break, each part's offsets counted in the whole page.
+ */
+export async function chunkStoryInSteps(
+  pages: ParsedPage[],
+  maxTokens: number,
+  pause: () => Promise<unknown>,
+  stepChars = 50_000,
+): Promise<StoryChunk[]> {
+  const state = start(maxTokens);
+  let since = 0;
   for (const page of pages) {
-    for (const section of sections(page.text, heading)) {
-      for (const span of pieces(page.text, section, maxTokens)) {
-        const text = page.text.slice(span.start, span.end);
-        out.push({
-          ordinal: out.length,
-          text,
-          tokens: countTokens(text),
-          page: page.number,
-          charStart: span.start,
-          charEnd: span.end,
-          heading: section.heading,
-        });
+    for (const part of parts(page.text, stepChars)) {
+      chunkText(state, page.number, page.text.slice(part.start, part.end), part.start);
+      since += part.end - part.start;
+      if (since >= stepChars) {
+        await pause();
+        since = 0;
       }
-      heading = section.heading;
     }
   }
+  return state.out;
+}
+
+interface State {
+  maxTokens: number;
+  heading: string | null;
+  out: StoryChunk[];
+}
+
+function start(maxTokens: number): State {
+  if (!Number.isInteger(maxTokens) || maxTokens < 1)
+    throw new RangeError(`maxTokens must be a positive integer, not ${maxTokens}`);
+  return { maxTokens, heading: null, out: [] };
+}
+
+/** Chunks `text`, found at `offset` in the text of page `page`. */
+function chunkText(state: State, page: number, text: string, offset: number): void {
+  for (const section of sections(text, state.heading)) {
+    for (const span of pieces(text, section, state.maxTokens)) {
+      const chunkText = text.slice(span.start, span.end);
+      state.out.push({
+        ordinal: state.out.length,
+        text: chunkText,
+        tokens: countTokens(chunkText),
+        page,
+        charStart: offset + span.start,
+        charEnd: offset + span.end,
+        heading: section.heading,
+      });
+    }
+    state.heading = section.heading;
+  }
+}
+
+/** A page's text in parts of at most about `size` characters, cut at the last break in each. */
+function parts(text: string, size: number): Span[] {
+  const out: Span[] = [];
+  let from = 0;
+  while (text.length - from > size) {
+    const window = text.slice(from, from + size);
+    const floor = Math.floor(size / 2);
+    let cut = -1;
+    for (const brk of ['\n\n', '\n', ' ']) {
+      const at = window.lastIndexOf(brk);
+      if (at >= floor) {
+        cut = at + brk.length;
+        break;
+      }
+    }
+    const end = from + (cut > 0 ? cut : size);
+    out.push({ start: from, end });
+    from = end;
+  }
+  out.push({ start: from, end: text.length });
   return out;
 }
 

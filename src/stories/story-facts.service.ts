@@ -53,19 +53,19 @@ export class StoryFactsService {
    */
   async extract(
     payload: StoryExtractPayload,
-    onProgress?: (read: number) => void,
+    options: { onProgress?: (read: number) => void; maxCalls?: number } = {},
   ): Promise<ExtractionProgress> {
     const story = await this.repo.findById(payload.storyId);
     const progress: ExtractionProgress = { passagesRead: 0, factsFound: 0, remaining: 0 };
     if (!story || story.status !== StoryStatus.READY) return progress;
     const legacy = await this.legacies.findForMember(story.authorId, story.legacyId);
     if (!legacy) return progress;
-    const visibility =
-      payload.shareLikeStory && story.visibility === StoryVisibility.SHARED
-        ? FactVisibility.SHARED
-        : FactVisibility.PRIVATE;
     const occurredAt = story.occurredAt ?? story.createdAt;
-    for (;;) {
+    for (let calls = 0; ; calls++) {
+      if (options.maxCalls !== undefined && calls >= options.maxCalls) {
+        progress.remaining = await this.remaining(story.id);
+        return progress;
+      }
       const passages = await this.repo.chunksToExtract(story.id, PASSAGES_PER_CALL);
       if (passages.length === 0) return progress;
       const wait = await this.limits.backgroundModelCall(story.authorId);
@@ -101,6 +101,11 @@ export class StoryFactsService {
       const applied = await this.dataSource.transaction(async (m) => {
         const current = await this.repo.lock(m, story.id);
         if (!current) return false;
+        // Read under the lock: a story unshared meanwhile gives private facts from then on.
+        const visibility =
+          payload.shareLikeStory && current.visibility === StoryVisibility.SHARED
+            ? FactVisibility.SHARED
+            : FactVisibility.PRIVATE;
         if (
           !(await this.repo.markExtracted(
             m,
@@ -129,7 +134,7 @@ export class StoryFactsService {
       await this.facts.publish(events);
       progress.passagesRead += passages.length;
       progress.factsFound += found.length;
-      onProgress?.(passages.length);
+      options.onProgress?.(passages.length);
     }
   }
 

@@ -41,8 +41,9 @@ export class StoryEntity {
   @Column({ name: 'failure_reason', type: 'text', nullable: true })
   failureReason: string | null;
 
-  @Column({ type: 'jsonb' })
-  pages: StoryPage[];
+  /** Not read with the row (it can be megabytes): StoryRepository.text and pageRange. */
+  @Column({ type: 'jsonb', select: false })
+  pages?: StoryPage[];
 
   @Column({ name: 'page_count', type: 'integer' })
   pageCount: number;

@@ -34,6 +34,8 @@ export enum StoryChange {
   UPDATED = 'UPDATED',
   /** Indexed: findable in recall and the agent's context. */
   READY = 'READY',
+  /** It could not be indexed: see failureReason. */
+  FAILED = 'FAILED',
   VISIBILITY_CHANGED = 'VISIBILITY_CHANGED',
   DELETED = 'DELETED',
   /** It is no longer visible to you (unshared or deleted). */

@@ -8,6 +8,8 @@ export enum StoryErrorCode {
   UNREADABLE_DOCUMENT = 'UNREADABLE_DOCUMENT',
   NOT_EDITABLE = 'NOT_EDITABLE',
   NOT_READY = 'NOT_READY',
+  /** The legacy holds LEGACY_STORAGE_MAX_BYTES of stories and documents already. */
+  STORAGE_FULL = 'STORAGE_FULL',
 }
 
 const CODES: Record<StoryErrorCode, PublicErrorCode> = {
@@ -17,6 +19,7 @@ const CODES: Record<StoryErrorCode, PublicErrorCode> = {
   UNREADABLE_DOCUMENT: PublicErrorCode.BAD_USER_INPUT,
   NOT_EDITABLE: PublicErrorCode.BAD_USER_INPUT,
   NOT_READY: PublicErrorCode.CONFLICT,
+  STORAGE_FULL: PublicErrorCode.BAD_USER_INPUT,
 };
 
 export class StoryException extends DomainException {

@@ -2,6 +2,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { SqlParams, returned } from '../database/sql-params.js';
+import { isMemberSql } from '../legacies/membership-sql.js';
 import type { StoryChunk } from './story-chunker.js';
 import { StoryEntity, StoryPage } from './story.entity.js';
 import { StoryFormat, StoryKind, StoryStatus, StoryVisibility } from './story.enums.js';
@@ -35,7 +36,7 @@ export interface StoryListFilter {
 }
 
 const COLUMNS = `s.id, s.legacy_id AS "legacyId", s.author_id AS "authorId", s.title, s.kind,
-  s.format, s.visibility, s.status, s.failure_reason AS "failureReason", s.pages,
+  s.format, s.visibility, s.status, s.failure_reason AS "failureReason",
   s.page_count AS "pageCount", s.size_bytes AS "sizeBytes", s.file_name AS "fileName",
   s.mime_type AS "mimeType", s.occurred_at AS "occurredAt", s.total_chunks AS "totalChunks",
   s.indexed_chunks AS "indexedChunks", s.created_at AS "createdAt", s.updated_at AS "updatedAt"`;
@@ -82,6 +83,15 @@ export class StoryRepository {
     return revive(rows[0]);
   }
 
+  /** Bytes of the legacy's stories and documents (their original files). */
+  async storageUsed(legacyId: string, manager?: EntityManager): Promise<number> {
+    const rows: { bytes: string }[] = await this.m(manager).query(
+      `SELECT coalesce(sum(size_bytes), 0)::bigint AS bytes FROM stories WHERE legacy_id = $1`,
+      [legacyId],
+    );
+    return Number(rows[0]?.bytes ?? 0);
+  }
+
   async saveFile(manager: EntityManager, storyId: string, content: Uint8Array): Promise<void> {
     await manager.query(
       `INSERT INTO story_files (story_id, content) VALUES ($1, $2)
@@ -96,6 +106,37 @@ export class StoryRepository {
       [storyId],
     );
     return rows[0] ? Buffer.from(rows[0].content) : null;
+  }
+
+  /** Its text, page by page, and a digest of it (to tell whether it changed since). */
+  async text(
+    id: string,
+    manager?: EntityManager,
+  ): Promise<{ pages: StoryPage[]; digest: string } | null> {
+    const rows: { pages: StoryPage[]; digest: string }[] = await this.m(manager).query(
+      `SELECT pages, md5(pages::text) AS digest FROM stories WHERE id = $1`,
+      [id],
+    );
+    return rows[0] ?? null;
+  }
+
+  async textDigest(manager: EntityManager, id: string): Promise<string | null> {
+    const rows: { digest: string }[] = await manager.query(
+      `SELECT md5(pages::text) AS digest FROM stories WHERE id = $1`,
+      [id],
+    );
+    return rows[0]?.digest ?? null;
+  }
+
+  /** `count` pages from page `from`, without sending the rest of the text. */
+  pageRange(id: string, from: number, count: number): Promise<StoryPage[]> {
+    return this.m().query(
+      `SELECT (e.page->>'number')::int AS number, e.page->>'text' AS text
+         FROM stories s, jsonb_array_elements(s.pages) WITH ORDINALITY AS e(page, i)
+        WHERE s.id = $1 AND e.i >= $2
+        ORDER BY e.i LIMIT $3`,
+      [id, from, count],
+    );
   }
 
   async findById(id: string, manager?: EntityManager): Promise<StoryEntity | null> {
@@ -132,8 +173,9 @@ export class StoryRepository {
     if (filter.search) {
       const q = p.add(filter.search);
       where.push(
-        `(s.title ILIKE '%' || ${q} || '%' OR EXISTS (
-           SELECT 1 FROM story_chunks c WHERE c.story_id = s.id
+        // One full-text index scan for the legacy's passages, not one per story listed.
+        `(s.title ILIKE '%' || ${q} || '%' OR s.id IN (
+           SELECT c.story_id FROM story_chunks c WHERE c.legacy_id = $1
               AND c.search_tsv @@ websearch_to_tsquery('simple', ${q})))`,
       );
     }
@@ -144,6 +186,25 @@ export class StoryRepository {
     }
     const rows: StoryEntity[] = await this.m().query(
       `SELECT ${COLUMNS} FROM stories s WHERE ${where.join(' AND ')}
+        ORDER BY s.created_at DESC, s.id DESC LIMIT ${p.add(limit)}`,
+      p.values,
+    );
+    return rows.map(revive);
+  }
+
+  /** The author's stories in legacies they are no longer a member of, newest first. */
+  async pageLeftBehind(
+    authorId: string,
+    limit: number,
+    after: { createdAt: string; id: string } | null,
+  ): Promise<StoryEntity[]> {
+    const p = new SqlParams(authorId);
+    const cursor = after
+      ? `AND (s.created_at, s.id) < (${p.add(after.createdAt)}::timestamptz, ${p.add(after.id)}::uuid)`
+      : '';
+    const rows: StoryEntity[] = await this.m().query(
+      `SELECT ${COLUMNS} FROM stories s
+        WHERE s.author_id = $1 AND NOT ${isMemberSql('s.legacy_id', '$1')} ${cursor}
         ORDER BY s.created_at DESC, s.id DESC LIMIT ${p.add(limit)}`,
       p.values,
     );
@@ -242,21 +303,30 @@ export class StoryRepository {
     return rows[0]?.n ?? 0;
   }
 
-  /** Chunks that have no vector of `model` yet, in order. */
+  /** Chunks after `afterOrdinal` that have no vector of `model` yet, in order. */
   chunksWithoutVector(
     storyId: string,
     model: string,
     limit: number,
-  ): Promise<{ id: string; legacyId: string; authorId: string; text: string }[]> {
+    afterOrdinal = -1,
+  ): Promise<{ id: string; ordinal: number; legacyId: string; authorId: string; text: string }[]> {
     return this.m().query(
-      `SELECT c.id, c.legacy_id AS "legacyId", c.author_id AS "authorId",
+      `SELECT c.id, c.ordinal, c.legacy_id AS "legacyId", c.author_id AS "authorId",
               coalesce(c.heading || E'\\n', '') || c.content AS text
          FROM story_chunks c
-        WHERE c.story_id = $1
+        WHERE c.story_id = $1 AND c.ordinal > $4
           AND NOT EXISTS (SELECT 1 FROM embeddings e
                            WHERE e.kind = '${STORY_KIND}' AND e.item_id = c.id AND e.model = $2)
         ORDER BY c.ordinal LIMIT $3`,
-      [storyId, model, limit],
+      [storyId, model, limit, afterOrdinal],
+    );
+  }
+
+  /** Progress after a batch, without counting again (recordProgress counts at the end). */
+  async addProgress(manager: EntityManager, storyId: string, indexed: number): Promise<void> {
+    await manager.query(
+      `UPDATE stories SET indexed_chunks = LEAST(total_chunks, indexed_chunks + $2) WHERE id = $1`,
+      [storyId, indexed],
     );
   }
 
@@ -325,7 +395,8 @@ export class StoryRepository {
     authorId?: string | null;
   }): Promise<{ id: string; pending: number }[]> {
     const p = new SqlParams();
-    const where = [`s.status = 'READY'`];
+    // An author who left keeps their stories, but facts are no longer read from them.
+    const where = [`s.status = 'READY'`, isMemberSql('s.legacy_id', 's.author_id')];
     if (scope.legacyId) where.push(`s.legacy_id = ${p.add(scope.legacyId)}`);
     if (scope.authorId) where.push(`s.author_id = ${p.add(scope.authorId)}`);
     return this.m().query(
@@ -337,11 +408,17 @@ export class StoryRepository {
     );
   }
 
-  async fail(storyId: string, reason: string): Promise<void> {
-    await this.m().query(
-      `UPDATE stories SET status = 'FAILED', failure_reason = $2 WHERE id = $1`,
-      [storyId, reason],
+  /** FAILED with a reason, unless it is READY already; the story as it is then. */
+  async fail(storyId: string, reason: string): Promise<StoryEntity | null> {
+    const rows = returned<StoryEntity>(
+      await this.m().query(
+        `UPDATE stories s SET status = 'FAILED', failure_reason = $2
+          WHERE s.id = $1 AND s.status = 'PROCESSING'
+          RETURNING ${COLUMNS}`,
+        [storyId, reason],
+      ),
     );
+    return rows[0] ? revive(rows[0]) : null;
   }
 
   /** Chunks by id with their story, for search results. */

@@ -318,4 +318,32 @@ describe('Private facts do not leak through shared ones', () => {
       expect(JSON.stringify(await history(v, blue!.id))).not.toMatch(/green/);
     }
   });
+
+  it('tells the family nothing of a private superseder once it goes with its only source', async () => {
+    const older = await addFact(author, 'Her favourite flower was the daisy.', 'SHARED');
+    const newer = await addFact(
+      author,
+      'Her favourite flower was the night-scented stock Grandpa grew.',
+      'PRIVATE',
+    );
+    expect(await fact(author, older)).toMatchObject({
+      status: 'SUPERSEDED',
+      supersededBy: { id: newer },
+    });
+    // Its only mention goes, as when the story or conversation it came from is deleted.
+    await ds.query(`DELETE FROM fact_sources WHERE fact_id = $1`, [newer]);
+    expect(await ds.query(`SELECT id FROM facts WHERE id = $1`, [newer])).toEqual([]);
+    expect(await fact(author, older)).toMatchObject({ status: 'ACTIVE', supersededBy: null });
+    // The author still reads the whole story of their fact.
+    expect((await history(author, older)).map((h) => h.action)).toEqual([
+      'CREATED',
+      'SUPERSEDED',
+      'RESTORED',
+    ]);
+    for (const [, v] of viewers) {
+      const seen = await history(v, older);
+      expect(seen.map((h) => h.action)).toEqual(['CREATED']);
+      expect(JSON.stringify(seen)).not.toMatch(/night-scented|Grandpa|removed/);
+    }
+  });
 });

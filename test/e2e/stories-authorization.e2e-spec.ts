@@ -57,11 +57,24 @@ const DELETE = (id: string) => ({
   variables: { id },
 });
 
+const LEFT_BEHIND = () => ({
+  query: '{ leftBehindStories(first: 50) { nodes { id title } } }',
+  variables: {},
+});
+
 const table: Row[] = [
   { authorizes: 'stories', caller: 'anonymous', code: 'UNAUTHENTICATED', op: LIST },
   { authorizes: 'stories', caller: 'outsider', code: 'NOT_FOUND', op: LIST },
   { authorizes: 'stories', caller: 'member', code: 'OK', op: LIST },
   { authorizes: 'stories', caller: 'admin', code: 'OK', op: LIST },
+  {
+    authorizes: 'leftBehindStories',
+    caller: 'anonymous',
+    code: 'UNAUTHENTICATED',
+    op: LEFT_BEHIND,
+  },
+  { authorizes: 'leftBehindStories', caller: 'member', code: 'OK', op: LEFT_BEHIND },
+  { authorizes: 'leftBehindStories', caller: 'admin', code: 'OK', op: LEFT_BEHIND },
   { authorizes: 'story', caller: 'anonymous', code: 'UNAUTHENTICATED', op: (f) => ONE(f.sharedId) },
   { authorizes: 'story', caller: 'outsider', code: 'NOT_FOUND', op: (f) => ONE(f.sharedId) },
   { authorizes: 'story', caller: 'member', code: 'NOT_FOUND', op: (f) => ONE(f.privateId) },

@@ -122,7 +122,13 @@ describe('stories and documents', () => {
   };
 
   beforeAll(async () => {
-    t = await startTestApp({ AGENT_REPLY: 'off', JOBS_WORKER: 'false', JOBS_SCHEDULER: 'false' });
+    t = await startTestApp({
+      AGENT_REPLY: 'off',
+      JOBS_WORKER: 'false',
+      JOBS_SCHEDULER: 'false',
+      DOCUMENT_MAX_BYTES: String(400 * 1024),
+      LEGACY_STORAGE_MAX_BYTES: String(1024 * 1024),
+    });
     ds = t.app.get(DataSource);
     jobs = t.app.get(JobsService);
     base = t.url.replace(/\/graphql$/, '');
@@ -393,5 +399,196 @@ describe('stories and documents', () => {
     expect(JSON.stringify(await recall(other, 'blue hydrangeas by the lighthouse'))).not.toContain(
       'hydrangeas',
     );
+  });
+
+  it('refuses a non-member before reading the file, and a file the legacy has no room for', async () => {
+    const outsider = await t.user('stories-outsider-2');
+    // Over DOCUMENT_MAX_BYTES: had multer read it first, the answer would be 413.
+    const big = new Uint8Array(600 * 1024).fill(0x61);
+    const refused = await upload(outsider, big, 'big.txt');
+    expect(refused.status).toBe(404);
+    expect(refused.body).toMatchObject({ errors: [{ extensions: { code: 'NOT_FOUND' } }] });
+    expect((await upload(author, big, 'big.txt')).status).toBe(413);
+
+    const before = await ds.query(`SELECT count(*)::int AS n FROM stories`);
+    const [{ used }] = await ds.query<{ used: number }[]>(
+      `SELECT coalesce(sum(size_bytes), 0)::int AS used FROM stories WHERE legacy_id = $1`,
+      [legacyId],
+    );
+    // Fits DOCUMENT_MAX_BYTES, not what is left of LEGACY_STORAGE_MAX_BYTES (1 MB).
+    const room = 1024 * 1024 - used;
+    const pieces = Math.ceil((room + 1) / (380 * 1024));
+    const results = [];
+    for (let i = 0; i < pieces + 1; i++) {
+      results.push(
+        await upload(author, new Uint8Array(380 * 1024).fill(0x62 + i), `part-${i}.txt`),
+      );
+    }
+    const full = results.find((r) => r.status !== 201)!;
+    expect(full.status).toBe(400);
+    expect(full.body).toMatchObject({
+      errors: [{ extensions: { code: 'BAD_USER_INPUT', reason: 'STORAGE_FULL', field: 'file' } }],
+    });
+    expect(JSON.stringify(full.body)).toMatch(/of the 1 MB it may hold/);
+    const [{ after }] = await ds.query<{ after: number }[]>(
+      `SELECT coalesce(sum(size_bytes), 0)::int AS after FROM stories WHERE legacy_id = $1`,
+      [legacyId],
+    );
+    expect(after).toBeLessThanOrEqual(1024 * 1024);
+    // Room again once they go.
+    for (const r of results.filter((r) => r.status === 201)) {
+      await ok('mutation($id: ID!) { deleteStory(id: $id) }', { id: r.body.id }, author);
+    }
+    expect(await ds.query(`SELECT count(*)::int AS n FROM stories`)).toEqual(before);
+  });
+
+  it('answers a malformed form field with the field named', async () => {
+    const res = await upload(author, new TextEncoder().encode('A short note.'), 'note.txt', {
+      visibility: 'FAMILY',
+    });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({
+      errors: [{ extensions: { code: 'BAD_USER_INPUT', field: 'visibility' } }],
+    });
+    const date = await upload(author, new TextEncoder().encode('A short note.'), 'note.txt', {
+      occurredAt: 'last spring',
+    });
+    expect(date.body).toMatchObject({
+      errors: [{ extensions: { code: 'BAD_USER_INPUT', field: 'occurredAt' } }],
+    });
+  });
+
+  it('tells the family when facts from a deleted story go (factChanged), and nothing else of it', async () => {
+    const { addStory } = await ok<{ addStory: { id: string } }>(
+      `mutation($l: ID!) { addStory(input: { legacyId: $l, title: "Harbour days", visibility: SHARED,
+         content: "Rose was born in Kinsale in 1931. Rose worked as a ferry pilot for twelve years." }) { id } }`,
+      { l: legacyId },
+      author,
+    );
+    await jobs.drain();
+    const read = await ok<{ extractStory: { factsFound: number } }>(
+      'mutation($id: ID!) { extractStory(id: $id, shareLikeStory: true) { factsFound } }',
+      { id: addStory.id },
+      author,
+    );
+    expect(read.extractStory.factsFound).toBeGreaterThan(0);
+    const sharedFacts = (
+      await ok<{ facts: { nodes: { id: string; content: string; visibility: string }[] } }>(
+        'query($l: ID!) { facts(legacyId: $l, first: 100) { nodes { id content visibility } } }',
+        { l: legacyId },
+        other,
+      )
+    ).facts.nodes.filter((f) => /Kinsale|ferry pilot/.test(f.content));
+    expect(sharedFacts.length).toBeGreaterThan(0);
+    const events = subscribe<{ factChanged: { change: string; factId: string } }>(
+      t.ws(other),
+      'subscription($l: ID!) { factChanged(legacyId: $l) { change factId } }',
+      { l: legacyId },
+    );
+    await events.ready;
+    await ok('mutation($id: ID!) { deleteStory(id: $id) }', { id: addStory.id }, author);
+    await events.waitFor(sharedFacts.length);
+    expect(
+      events.events.map((e) => e.data!.factChanged).sort((a, b) => (a.factId < b.factId ? -1 : 1)),
+    ).toEqual(
+      sharedFacts
+        .map((f) => ({ change: 'REMOVED', factId: f.id }))
+        .sort((a, b) => (a.factId < b.factId ? -1 : 1)),
+    );
+    const [{ n }] = await ds.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM facts WHERE id = ANY($1::uuid[])`,
+      [sharedFacts.map((f) => f.id)],
+    );
+    expect(n).toBe(0);
+  });
+
+  it('keeps passages, vectors and facts when a story is saved with the same text', async () => {
+    const { addStory } = await ok<{ addStory: { id: string } }>(
+      `mutation($l: ID!) { addStory(input: { legacyId: $l, title: "Bread", content: "Rose baked soda bread on Fridays." }) { id } }`,
+      { l: legacyId },
+      author,
+    );
+    await jobs.drain();
+    const chunks = () =>
+      ds.query(`SELECT id FROM story_chunks WHERE story_id = $1 ORDER BY id`, [addStory.id]);
+    const before = await chunks();
+    const { updateStory } = await ok<{ updateStory: { status: string; title: string } }>(
+      'mutation($id: ID!) { updateStory(input: { id: $id, title: "Soda bread", content: "Rose baked soda bread on Fridays." }) { status title } }',
+      { id: addStory.id },
+      author,
+    );
+    expect(updateStory).toEqual({ status: 'READY', title: 'Soda bread' });
+    expect(await chunks()).toEqual(before);
+  });
+
+  it('marks a story FAILED, with the reason, when indexing fails for the last time', async () => {
+    const { addStory } = await ok<{ addStory: { id: string } }>(
+      `mutation($l: ID!) { addStory(input: { legacyId: $l, title: "Broken", content: "Some text." }) { id } }`,
+      { l: legacyId },
+      author,
+    );
+    // A text the chunker cannot read: every attempt fails the same way.
+    await ds.query(`UPDATE stories SET pages = '[{"number": 1}]'::jsonb WHERE id = $1`, [
+      addStory.id,
+    ]);
+    await ds.query(`UPDATE jobs SET max_attempts = 1 WHERE type = 'stories:index' AND key = $1`, [
+      addStory.id,
+    ]);
+    const events = subscribe<{ storyChanged: { change: string; story: { status: string } } }>(
+      t.ws(author),
+      'subscription($l: ID!) { storyChanged(legacyId: $l) { change story { status } } }',
+      { l: legacyId },
+    );
+    await events.ready;
+    await jobs.drain();
+    const { story } = await ok<{ story: { status: string; failureReason: string } }>(
+      'query($id: ID!) { story(id: $id) { status failureReason } }',
+      { id: addStory.id },
+      author,
+    );
+    expect(story.status).toBe('FAILED');
+    expect(story.failureReason).toMatch(/^Indexing failed: /);
+    await events.waitFor(1);
+    expect(events.events[0].data!.storyChanged).toEqual({
+      change: 'FAILED',
+      story: { status: 'FAILED' },
+    });
+    await ok('mutation($id: ID!) { deleteStory(id: $id) }', { id: addStory.id }, author);
+  });
+
+  it('lists a leaver their stories in leftBehindStories, theirs to delete and nothing more', async () => {
+    const leaver = await t.user('stories-leaver', { email: 'leaver@stories.example.com' });
+    await joinLegacy(t, author, legacyId, leaver);
+    const { addStory } = await ok<{ addStory: { id: string } }>(
+      `mutation($l: ID!) { addStory(input: { legacyId: $l, title: "My letters", content: "Letters I wrote to Rose." }) { id } }`,
+      { l: legacyId },
+      leaver,
+    );
+    const leftBehind = async () =>
+      (
+        await ok<{ leftBehindStories: { nodes: { id: string; title: string }[] } }>(
+          '{ leftBehindStories(first: 10) { nodes { id title } } }',
+          {},
+          leaver,
+        )
+      ).leftBehindStories.nodes;
+    expect(await leftBehind()).toEqual([]);
+    await ok('mutation($l: ID!) { leaveLegacy(legacyId: $l) }', { l: legacyId }, leaver);
+    expect(await leftBehind()).toEqual([{ id: addStory.id, title: 'My letters' }]);
+    const read = await t.gql(
+      'query($id: ID!) { story(id: $id) { id } }',
+      { id: addStory.id },
+      leaver,
+    );
+    expect(read.errors![0].extensions).toMatchObject({ code: 'NOT_FOUND' });
+    // Not another member's business, nor the legacy's owner's.
+    const ownerView = await ok<{ leftBehindStories: { nodes: unknown[] } }>(
+      '{ leftBehindStories(first: 10) { nodes { id } } }',
+      {},
+      author,
+    );
+    expect(ownerView.leftBehindStories.nodes).toEqual([]);
+    await ok('mutation($id: ID!) { deleteStory(id: $id) }', { id: addStory.id }, leaver);
+    expect(await leftBehind()).toEqual([]);
   });
 });

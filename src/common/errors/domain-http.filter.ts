@@ -12,6 +12,15 @@ const STATUS: Record<PublicErrorCode, number> = {
   INTERNAL_SERVER_ERROR: 500,
 };
 
+/** A framework refusal's status as one of the stable codes (anything else is bad input). */
+const HTTP_CODES: Record<number, PublicErrorCode> = {
+  401: PublicErrorCode.UNAUTHENTICATED,
+  403: PublicErrorCode.FORBIDDEN,
+  404: PublicErrorCode.NOT_FOUND,
+  409: PublicErrorCode.CONFLICT,
+  429: PublicErrorCode.RATE_LIMITED,
+};
+
 /**
  * Errors of the plain HTTP routes in the shape GraphQL clients already read: `{ errors: [{
  * message, extensions: { code, reason, field } }] }`, with the matching status. Anything that
@@ -43,6 +52,7 @@ export class DomainHttpExceptionFilter implements ExceptionFilter {
     if (error instanceof HttpException && error.getStatus() < 500) {
       // Framework-level refusals (a body over the size limit, a malformed multipart body).
       const status = error.getStatus();
+      const code = HTTP_CODES[status] ?? PublicErrorCode.BAD_USER_INPUT;
       res.status(status).json({
         errors: [
           {
@@ -50,10 +60,7 @@ export class DomainHttpExceptionFilter implements ExceptionFilter {
               status === 413
                 ? 'The file is larger than this server accepts (DOCUMENT_MAX_BYTES).'
                 : error.message,
-            extensions: {
-              code: status === 413 || status === 400 ? 'BAD_USER_INPUT' : 'BAD_REQUEST',
-              reason: status === 413 ? 'TOO_LARGE' : 'BAD_REQUEST',
-            },
+            extensions: { code, reason: status === 413 ? 'TOO_LARGE' : 'INVALID_REQUEST' },
           },
         ],
       });

@@ -8,10 +8,19 @@ import {
   TableRow,
   TextRun,
 } from 'docx';
+import { unzipSync, zipSync } from 'fflate';
 import PDFDocument from 'pdfkit';
 import { DocumentParseError, parseDocument, type ParseProblem } from './document-parser.js';
 
-const limits = { maxBytes: 5 * 1024 * 1024, maxPages: 50 };
+const limits = {
+  maxBytes: 5 * 1024 * 1024,
+  maxPages: 50,
+  maxChars: 1_000_000,
+  maxUnzippedBytes: 20 * 1024 * 1024,
+  maxMemoryMb: 256,
+  timeoutMs: 60_000,
+  concurrency: 2,
+};
 
 type PdfOptions = PDFKit.PDFDocumentOptions;
 
@@ -160,6 +169,41 @@ describe('parseDocument: PDF', () => {
     expect(result.message).toMatch(/[Ss]canned/);
   });
 
+  it('refuses a PDF with more text than allowed', async () => {
+    const result = await problem(
+      parseDocument(tenPagePdf, 'diaries.pdf', null, { ...limits, maxChars: 300 }),
+    );
+    expect(result).toEqual({
+      problem: 'TOO_LONG',
+      message: 'The document has more than 300 characters of text; split it into smaller files.',
+    });
+  });
+
+  it('gives up on a PDF that takes longer to read than allowed', async () => {
+    const result = await problem(
+      parseDocument(tenPagePdf, 'diaries.pdf', null, { ...limits, timeoutMs: 1 }),
+    );
+    expect(result.problem).toBe('TOO_COMPLEX');
+    expect(result.message).toMatch(/took longer than .* seconds to read/);
+  });
+
+  it('refuses a PDF whose reading needs more memory than its thread is given', async () => {
+    const result = await problem(
+      parseDocument(tenPagePdf, 'diaries.pdf', null, { ...limits, maxMemoryMb: 2 }),
+    );
+    expect(result.problem).toBe('TOO_COMPLEX');
+    expect(result.message).toMatch(/more than 2 MB of memory/);
+  });
+
+  it('reads several PDFs at once, a few at a time, each whole', async () => {
+    const docs = await Promise.all(
+      [1, 2, 3, 4, 5].map(() =>
+        parseDocument(tenPagePdf, 'diaries.pdf', null, { ...limits, concurrency: 2 }),
+      ),
+    );
+    for (const doc of docs) expect(doc.pages[6].text).toBe(sentence(7));
+  });
+
   it('keeps empty pages in place so page numbers stay right', async () => {
     const bytes = await makePdf((doc) => {
       doc.text('Front page.');
@@ -245,6 +289,28 @@ describe('parseDocument: DOCX', () => {
     expect(result.message).toMatch(/Word document/);
   });
 
+  it('refuses a DOCX that would unpack to more than allowed, before opening it', async () => {
+    const bytes = await makeDocx([new Paragraph('A letter with a very large picture.')]);
+    // A part of 30 MB of zeros: a few KB packed, what a zip bomb looks like.
+    const parts = unzipSync(bytes);
+    parts['word/media/image1.bin'] = new Uint8Array(30 * 1024 * 1024);
+    const bomb = zipSync(parts, { level: 9 });
+    expect(bomb.byteLength).toBeLessThan(200_000);
+    expect(await problem(parseDocument(bomb, 'bomb.docx', null, limits))).toEqual({
+      problem: 'TOO_COMPLEX',
+      message:
+        'The Word document would unpack to 30 MB; at most 20 MB can be read. Save it again without embedded media, or split it.',
+    });
+  });
+
+  it('refuses a DOCX with more text than allowed', async () => {
+    const bytes = await makeDocx([new Paragraph('word '.repeat(200))]);
+    const result = await problem(
+      parseDocument(bytes, 'long.docx', null, { ...limits, maxChars: 500 }),
+    );
+    expect(result.problem).toBe('TOO_LONG');
+  });
+
   it('refuses a DOCX without text as empty', async () => {
     const bytes = await makeDocx([new Paragraph('')]);
     expect((await problem(parseDocument(bytes, 'blank.docx', null, limits))).problem).toBe('EMPTY');
@@ -314,6 +380,14 @@ describe('parseDocument: text and Markdown', () => {
     const result = await problem(parseDocument(html, 'page.html', 'text/html', limits));
     expect(result.problem).toBe('UNSUPPORTED');
     expect(result.message).toMatch(/web page/);
+  });
+
+  it('refuses a text file with more characters than allowed', async () => {
+    const result = await problem(
+      parseDocument(utf8('a'.repeat(1001)), 'a.txt', null, { ...limits, maxChars: 1000 }),
+    );
+    expect(result.problem).toBe('TOO_LONG');
+    expect(result.message).toContain('1,000 characters');
   });
 });
 

@@ -1,4 +1,5 @@
-import { readDocx } from './docx-text.js';
+import { readInWorker, tooLong } from './document-reader.js';
+import { docxText } from './docx-text.js';
 import {
   DocumentParseError,
   type DocumentFormat,
@@ -7,7 +8,7 @@ import {
 } from './document.types.js';
 import { sniffFile } from './file-kind.js';
 import { markdownTitle } from './markdown.js';
-import { readPdf } from './pdf-text.js';
+import { pdfPages } from './pdf-text.js';
 
 export {
   DocumentParseError,
@@ -27,6 +28,7 @@ const HTML_EXTENSIONS = new Set(['htm', 'html', 'xhtml']);
 /**
  * Reads an uploaded document into pages of text. The format is told by the content first (a
  * PDF or a DOCX whatever its name), then by the name or type for text, which must be UTF-8.
+ * PDF and DOCX are read in a worker thread held to the limits' memory and time.
  * Throws a DocumentParseError, whose message is written for the person who uploaded the file,
  * for a file that cannot be read; other errors are failures of our own.
  */
@@ -44,7 +46,9 @@ export async function parseDocument(
   const sniffed = sniffFile(bytes);
   switch (sniffed.kind) {
     case 'PDF': {
-      const { pages, title } = await readPdf(bytes, limits);
+      const raw = await readInWorker('PDF', bytes, limits);
+      if (raw.kind !== 'pdf') throw new Error('The document reader returned no PDF pages.');
+      const { pages, title } = await pdfPages(raw.pages, raw.titles);
       if (!pages.some((page) => /\S/.test(page.text)))
         throw new DocumentParseError(
           'EMPTY',
@@ -53,7 +57,10 @@ export async function parseDocument(
       return { format: 'PDF', pages, title };
     }
     case 'DOCX': {
-      const text = await readDocx(bytes);
+      const raw = await readInWorker('DOCX', bytes, limits);
+      if (raw.kind !== 'docx') throw new Error('The document reader returned no DOCX text.');
+      const text = await docxText(raw.html);
+      if (text.length > limits.maxChars) throw tooLong(limits.maxChars);
       return singlePage('DOCX', text);
     }
     case 'OTHER':
@@ -61,8 +68,11 @@ export async function parseDocument(
         'UNSUPPORTED',
         `${UNSUPPORTED_HINT}; this looks like ${sniffed.description}.`,
       );
-    case 'UNKNOWN':
-      return singlePage(textFormat(fileName, mimeType), decodeText(bytes));
+    case 'UNKNOWN': {
+      const text = decodeText(bytes);
+      if (text.length > limits.maxChars) throw tooLong(limits.maxChars);
+      return singlePage(textFormat(fileName, mimeType), text);
+    }
   }
 }
 

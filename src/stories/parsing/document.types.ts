@@ -14,7 +14,14 @@ export interface ParsedDocument {
 }
 
 export type ParseProblem =
-  'UNSUPPORTED' | 'ENCRYPTED' | 'CORRUPT' | 'TOO_LARGE' | 'TOO_MANY_PAGES' | 'EMPTY';
+  | 'UNSUPPORTED'
+  | 'ENCRYPTED'
+  | 'CORRUPT'
+  | 'TOO_LARGE'
+  | 'TOO_MANY_PAGES'
+  | 'TOO_LONG'
+  | 'TOO_COMPLEX'
+  | 'EMPTY';
 
 /** A file that cannot be read; the message is written for the person who uploaded it. */
 export class DocumentParseError extends Error {
@@ -30,4 +37,13 @@ export class DocumentParseError extends Error {
 export interface ParseLimits {
   maxBytes: number;
   maxPages: number;
+  /** Characters of text a document may hold. */
+  maxChars: number;
+  /** Bytes a DOCX may declare it unpacks to. */
+  maxUnzippedBytes: number;
+  /** Heap of the thread a PDF or DOCX is read in, and how long it may take. */
+  maxMemoryMb: number;
+  timeoutMs: number;
+  /** PDFs and DOCX files read at the same time; the others wait. */
+  concurrency: number;
 }

@@ -1,33 +1,20 @@
-import mammoth from 'mammoth';
-import { DocumentParseError } from './document.types.js';
-
-/** Word's title styles become headings too (mammoth's default map has Heading 1-6 only). */
-const STYLE_MAP = ["p[style-name='Title'] => h1:fresh", "p[style-name='Subtitle'] => h2:fresh"];
-
-/** Images are left out of the text: no data URIs of every picture in the letter. */
-const NO_IMAGES = mammoth.images.imgElement(() => Promise.resolve({ src: '' }));
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 
 /**
- * The text of a DOCX as light Markdown: headings as `# ` lines, paragraphs separated by blank
- * lines, list items as `- ` / `1. ` lines and table rows as `cell | cell` lines (the lines of
- * one list or one table kept together). mammoth reads the document and maps Word's styles to
- * HTML; its plain, well-formed HTML is then mapped to lines here.
+ * The text of a DOCX as light Markdown, from the HTML mammoth made of it (in the worker):
+ * headings as `# ` lines, paragraphs separated by blank lines, list items as `- ` / `1. ` lines
+ * and table rows as `cell | cell` lines (the lines of one list or one table kept together).
  */
-export async function readDocx(bytes: Uint8Array): Promise<string> {
-  let html: string;
-  try {
-    const result = await mammoth.convertToHtml(
-      { buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) },
-      { styleMap: STYLE_MAP, convertImage: NO_IMAGES, externalFileAccess: false },
-    );
-    html = result.value;
-  } catch {
-    throw new DocumentParseError(
-      'CORRUPT',
-      'The Word document could not be read: it seems damaged or incomplete. Save it again and upload the new copy.',
-    );
+export async function docxText(html: string): Promise<string> {
+  const out = new MarkdownWriter();
+  let n = 0;
+  for (const m of html.matchAll(TAG)) {
+    if (m[4] !== undefined) out.write(decodeEntities(m[4]));
+    else out.tag(m[2].toLowerCase(), m[1] === '/', m[3]);
+    // A long document's markup is read in steps: the event loop is never held for long.
+    if (++n % 20_000 === 0) await yieldToLoop();
   }
-  return htmlToMarkdown(html);
+  return out.finish();
 }
 
 interface Block {
@@ -41,20 +28,11 @@ interface List {
   count: number;
 }
 
+/** mammoth's HTML (h1-h6, p, ul/ol/li, table/tr/td, br, a, inline styles): tags and text. */
 const TAG = /<(\/?)([a-zA-Z][a-zA-Z0-9]*)((?:[^>"']|"[^"]*"|'[^']*')*)>|([^<]+)/g;
 
 /** A block that holds nothing but a heading mark or a list marker. */
 const BARE = /^\s*(#{1,6}|-|\d+\.)?\s*$/;
-
-/** Maps mammoth's HTML (h1-h6, p, ul/ol/li, table/tr/td, br, a, inline styles) to text. */
-function htmlToMarkdown(html: string): string {
-  const out = new MarkdownWriter();
-  for (const m of html.matchAll(TAG)) {
-    if (m[4] !== undefined) out.write(decodeEntities(m[4]));
-    else out.tag(m[2].toLowerCase(), m[1] === '/', m[3]);
-  }
-  return out.finish();
-}
 
 class MarkdownWriter {
   private readonly blocks: Block[] = [];
