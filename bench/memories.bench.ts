@@ -230,9 +230,14 @@ async function main(): Promise<void> {
       const place = PLACES[i % PLACES.length];
       await log.append(conversation, {
         role: MessageRole.USER,
+        authorId: conversation.userId,
         content: `My favourite city is ${place}. I want to learn ${ACTIVITIES[i % 8]} (${i}).`,
       });
-      await log.append(conversation, { role: MessageRole.ASSISTANT, content: 'Tell me more.' });
+      await log.append(conversation, {
+        role: MessageRole.ASSISTANT,
+        authorId: conversation.userId,
+        content: 'Tell me more.',
+      });
     }
     t = performance.now();
     await app.get(JobsService).drain({ timeoutMs: 600_000 });

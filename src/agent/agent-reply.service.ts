@@ -130,6 +130,8 @@ export class AgentReplyService {
     const ok = failure === null && reply !== null;
     const { message } = await this.conversations.append(conversation, {
       role: MessageRole.ASSISTANT,
+      // The reply belongs with the participant it answers (their memories, their context).
+      authorId: userMessage.userId,
       content: ok ? reply!.text : REPLY_ERROR_TEXT,
       placeholder: !ok || !this.llm.generates,
       clientMessageId,

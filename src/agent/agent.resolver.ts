@@ -41,7 +41,13 @@ export class MessageGenerationResolver {
     description:
       'For assistant turns the agent wrote: model, usage and the context items it was given. Null for other turns.',
   })
-  generation(@Parent() message: MessageModel, @RequestLoaders() loaders: Loaders) {
+  async generation(
+    @Parent() message: MessageModel,
+    @CurrentUser() user: UserEntity,
+    @RequestLoaders() loaders: Loaders,
+  ) {
+    // What a reply was given (memories, private facts) is for the participant it answered.
+    if (message.userId !== user.id) return null;
     return this.load(message, loaders);
   }
 
@@ -78,7 +84,7 @@ export class AgentResolver {
     @Args('conversationId', { type: () => ID }, UuidPipe) conversationId: string,
     @Context() context: RequestContext,
   ) {
-    const conversation = await this.conversations.getOwned(user, conversationId);
+    const conversation = await this.conversations.getParticipating(user, conversationId);
     const deltas = this.bus.subscribe<ReplyDeltaModel>(
       topics.conversationReplyDeltas(conversationId),
     );

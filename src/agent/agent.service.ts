@@ -22,12 +22,13 @@ export class AgentService {
     user: UserEntity,
     input: SendMessageInput,
   ): Promise<{ message: MessageEntity; reply: MessageEntity | null }> {
-    const conversation = await this.conversations.getOwned(user, input.conversationId);
+    const conversation = await this.conversations.getParticipating(user, input.conversationId);
     const replying = this.config.env.AGENT_REPLY === 'on';
     // A reply is a model call: over the budget, the turn is refused before anything is stored.
     if (replying) await this.limits.modelCall(user.id);
     const { message } = await this.conversations.append(conversation, {
       role: MessageRole.USER,
+      authorId: user.id,
       content: input.content,
       clientMessageId: input.clientMessageId,
     });

@@ -44,7 +44,7 @@ export class ContextQueriesService {
     text: string,
     budget?: number | null,
   ): Promise<AssembledContextModel> {
-    const conversation = await this.conversations.getOwned(user, conversationId);
+    const conversation = await this.conversations.getParticipating(user, conversationId);
     const assembled = await this.assemble(user, conversation, query(text), 'CONTEXT', budget);
     return this.presenter.toContextModel(assembled.context, assembled.legacyName);
   }
@@ -59,11 +59,9 @@ export class ContextQueriesService {
     conversationId: string,
     text: string,
   ): Promise<RetrievalDebugModel> {
-    const conversation = await this.debuggable(user, conversationId);
-    const owner =
-      conversation.userId === user.id
-        ? user
-        : (await this.users.findByIds([conversation.userId]))[0];
+    const { conversation, participant } = await this.debuggable(user, conversationId);
+    // A participant sees their own retrieval; a platform admin sees the starter's.
+    const owner = participant ? user : (await this.users.findByIds([conversation.userId]))[0];
     if (!owner) throw ContextException.conversationNotFound();
     const shared = new Map<string, unknown>();
     const { context } = await this.assemble(
@@ -100,10 +98,16 @@ export class ContextQueriesService {
     return { context, legacyName: legacy.name };
   }
 
-  private async debuggable(user: UserEntity, conversationId: string): Promise<ConversationEntity> {
-    if (!user.isPlatformAdmin) return this.conversations.getOwned(user, conversationId);
+  private async debuggable(
+    user: UserEntity,
+    conversationId: string,
+  ): Promise<{ conversation: ConversationEntity; participant: boolean }> {
+    if (!user.isPlatformAdmin) {
+      const conversation = await this.conversations.getParticipating(user, conversationId);
+      return { conversation, participant: true };
+    }
     const [conversation] = await this.conversations.findByIds([conversationId]);
     if (!conversation) throw ContextException.conversationNotFound();
-    return conversation;
+    return { conversation, participant: false };
   }
 }

@@ -14,16 +14,15 @@ export class ConversationEntity {
   @Column({ name: 'legacy_id', type: 'uuid' })
   legacyId: string;
 
-  /** The member who started it: the only one who can read it. */
+  /**
+   * The member who started it: theirs to delete. Who may read it and write in it is in
+   * conversation_participants (the starter included).
+   */
   @Column({ name: 'user_id', type: 'uuid' })
   userId: string;
 
   @Column({ type: 'text', nullable: true })
   title: string | null;
-
-  /** Whether memories about the user may be created from this conversation. */
-  @Column({ type: 'boolean' })
-  remember: boolean;
 
   /** Brought in with importConversation rather than held live. */
   @Column({ type: 'boolean', default: false })

@@ -8,6 +8,12 @@ export enum ConversationErrorCode {
   CLIENT_MESSAGE_ID_REUSED = 'CLIENT_MESSAGE_ID_REUSED',
   IMPORT_TOO_LARGE = 'IMPORT_TOO_LARGE',
   INVALID_TITLE = 'INVALID_TITLE',
+  /** addConversationParticipant / startConversation: someone who is not a member of the legacy. */
+  NOT_A_MEMBER = 'NOT_A_MEMBER',
+  /** The one who started a conversation cannot leave it: they delete it instead. */
+  STARTER_CANNOT_LEAVE = 'STARTER_CANNOT_LEAVE',
+  /** deleteConversation by a participant who did not start it: they leave it instead. */
+  NOT_STARTER = 'NOT_STARTER',
 }
 
 const CODES: Record<ConversationErrorCode, PublicErrorCode> = {
@@ -18,6 +24,9 @@ const CODES: Record<ConversationErrorCode, PublicErrorCode> = {
   CLIENT_MESSAGE_ID_REUSED: PublicErrorCode.CONFLICT,
   IMPORT_TOO_LARGE: PublicErrorCode.BAD_USER_INPUT,
   INVALID_TITLE: PublicErrorCode.BAD_USER_INPUT,
+  NOT_A_MEMBER: PublicErrorCode.BAD_USER_INPUT,
+  STARTER_CANNOT_LEAVE: PublicErrorCode.CONFLICT,
+  NOT_STARTER: PublicErrorCode.FORBIDDEN,
 };
 
 export class ConversationException extends DomainException {

@@ -13,7 +13,7 @@ export class ConversationRepository {
 
   create(
     manager: EntityManager,
-    fields: Pick<ConversationEntity, 'legacyId' | 'userId' | 'title' | 'remember'> & {
+    fields: Pick<ConversationEntity, 'legacyId' | 'userId' | 'title'> & {
       lastActivityAt?: Date;
       imported?: boolean;
     },
@@ -37,6 +37,15 @@ export class ConversationRepository {
     return this.repo().createQueryBuilder('c').where('c.id = ANY(:ids)', { ids }).getMany();
   }
 
+  /** The next turn index, with the conversation's row locked until the transaction ends. */
+  async lockNextTurn(manager: EntityManager, id: string): Promise<number | null> {
+    const rows: { next: number }[] = await manager.query(
+      `SELECT next_turn_index AS next FROM conversations WHERE id = $1 FOR UPDATE`,
+      [id],
+    );
+    return rows[0] ? Number(rows[0].next) : null;
+  }
+
   /**
    * Reserves `count` consecutive turn indexes. The UPDATE takes the conversation's row lock,
    * so concurrent appends queue here and indexes never collide or leave gaps.
@@ -54,8 +63,8 @@ export class ConversationRepository {
     return Number(result[0].start);
   }
 
-  /** The owner's conversations in a legacy, most recently active first. */
-  pageForOwner(
+  /** The conversations a user takes or took part in, in a legacy, most recently active first. */
+  pageForParticipant(
     legacyId: string,
     userId: string,
     limit: number,
@@ -63,7 +72,12 @@ export class ConversationRepository {
   ): Promise<ConversationEntity[]> {
     const qb = this.repo()
       .createQueryBuilder('c')
-      .where('c.legacy_id = :legacyId AND c.user_id = :userId', { legacyId, userId });
+      .where('c.legacy_id = :legacyId', { legacyId })
+      .andWhere(
+        `EXISTS (SELECT 1 FROM conversation_participants p
+                  WHERE p.conversation_id = c.id AND p.user_id = :userId)`,
+        { userId },
+      );
     if (after) {
       qb.andWhere('(c.last_activity_at, c.id) < (:lastActivityAt::timestamptz, :id::uuid)', after);
     }
@@ -97,12 +111,6 @@ export class ConversationRepository {
       .getMany();
   }
 
-  async setRemember(id: string, remember: boolean): Promise<ConversationEntity> {
-    await this.repo().update({ id }, { remember });
-    return this.repo().findOneByOrFail({ id });
-  }
-
-  /** Cascades to messages and everything derived from the conversation. */
   /** Of these conversations, the ones that still exist, locked against deletion until commit. */
   async lockExisting(manager: EntityManager, ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
@@ -113,6 +121,7 @@ export class ConversationRepository {
     return new Set(rows.map((r) => r.id));
   }
 
+  /** Cascades to messages and everything derived from the conversation. */
   async delete(id: string, manager?: EntityManager): Promise<void> {
     await this.repo(manager).delete({ id });
   }

@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { LegaciesModule } from '../legacies/legacies.module.js';
 import { QuotasModule } from '../quotas/quotas.module.js';
+import { ConversationAccessService } from './conversation-access.service.js';
+import { ConversationParticipantRepository } from './conversation-participant.repository.js';
 import { ConversationRepository } from './conversation.repository.js';
 import { ConversationsResolver } from './conversations.resolver.js';
 import { ConversationsService } from './conversations.service.js';
@@ -11,6 +13,8 @@ import { TurnEvents } from './turn-events.js';
   imports: [LegaciesModule, QuotasModule],
   providers: [
     ConversationRepository,
+    ConversationParticipantRepository,
+    ConversationAccessService,
     MessageRepository,
     ConversationsService,
     TurnEvents,

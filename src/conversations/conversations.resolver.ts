@@ -12,6 +12,7 @@ import {
 } from '@nestjs/graphql';
 import { ForwardPageArgs, PageArgs } from '../common/pagination/connection.js';
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
+import { Loaders, RequestLoaders } from '../graphql/loaders.js';
 import type { RequestContext } from '../graphql/request-context.js';
 import { boundToSession, unlessEnded } from '../graphql/session-bound.js';
 import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
@@ -19,8 +20,12 @@ import { GqlAuthGuard } from '../identity/guards/gql-auth.guard.js';
 import { UserEntity } from '../identity/user.entity.js';
 import { EventBus, topics } from '../pubsub/event-bus.js';
 import { ConversationEntity } from './conversation.entity.js';
+import type { ConversationModelWithViewer } from './conversation.mapper.js';
+import { toConversationModel } from './conversation.mapper.js';
+import { CONVERSATION_PARTICIPANTS } from './conversation.loaders.js';
 import { ConversationsService } from './conversations.service.js';
 import {
+  AddConversationParticipantInput,
   ImportConversationInput,
   RecordAssistantMessageInput,
   StartConversationInput,
@@ -29,6 +34,7 @@ import { MessageRole } from './message-role.enum.js';
 import {
   ConversationConnection,
   ConversationModel,
+  ConversationParticipantModel,
   ImportConversationPayload,
   LeftBehindConversationConnection,
   LeftBehindConversationModel,
@@ -36,9 +42,7 @@ import {
   MessageModel,
 } from './models/conversation.model.js';
 
-function toModel(c: ConversationEntity): ConversationModel {
-  return { ...c, messageCount: c.nextTurnIndex };
-}
+const toModel = toConversationModel;
 
 function toLeftBehind(c: ConversationEntity): LeftBehindConversationModel {
   return {
@@ -59,16 +63,19 @@ export class ConversationsResolver {
     private readonly bus: EventBus,
   ) {}
 
-  @Query(() => ConversationModel, { description: 'One of your conversations.' })
+  @Query(() => ConversationModel, {
+    description: 'A conversation you take part in, or took part in (up to when you left).',
+  })
   async conversation(
     @CurrentUser() user: UserEntity,
     @Args('id', { type: () => ID }, UuidPipe) id: string,
   ) {
-    return toModel(await this.service.getOwned(user, id));
+    return toModel(await this.service.getReadable(user, id));
   }
 
   @Query(() => ConversationConnection, {
-    description: 'Your conversations about a legacy, most recently active first.',
+    description:
+      'The conversations about a legacy you take or took part in, most recently active first.',
   })
   async conversations(
     @CurrentUser() user: UserEntity,
@@ -104,6 +111,28 @@ export class ConversationsResolver {
     return toModel(await this.service.start(user, input));
   }
 
+  @Mutation(() => ConversationModel, {
+    description:
+      'Brings another member of the legacy into a conversation you take part in (a together conversation). They see it whole; their memory switch starts off.',
+  })
+  async addConversationParticipant(
+    @CurrentUser() user: UserEntity,
+    @Args('input') input: AddConversationParticipantInput,
+  ) {
+    return toModel(await this.service.addParticipant(user, input.conversationId, input.userId));
+  }
+
+  @Mutation(() => ConversationModel, {
+    description:
+      'Stops taking part in a together conversation: you keep reading what was said while you were in it, nothing after. Its starter deletes it instead.',
+  })
+  async leaveConversation(
+    @CurrentUser() user: UserEntity,
+    @Args('conversationId', { type: () => ID }, UuidPipe) conversationId: string,
+  ) {
+    return toModel(await this.service.leave(user, conversationId));
+  }
+
   @Mutation(() => MessageModel, {
     description: 'Stores an assistant turn, for clients that run their own model.',
   })
@@ -111,9 +140,10 @@ export class ConversationsResolver {
     @CurrentUser() user: UserEntity,
     @Args('input') input: RecordAssistantMessageInput,
   ) {
-    const conversation = await this.service.getOwned(user, input.conversationId);
+    const conversation = await this.service.getParticipating(user, input.conversationId);
     const { message } = await this.service.append(conversation, {
       role: MessageRole.ASSISTANT,
+      authorId: user.id,
       content: input.content,
       clientMessageId: input.clientMessageId,
       metadata: input.metadata,
@@ -129,11 +159,14 @@ export class ConversationsResolver {
     @Args('input') input: ImportConversationInput,
   ) {
     const { conversation, count } = await this.service.import(user, input);
-    return { conversation: toModel(conversation), importedCount: count };
+    return {
+      conversation: toModel(await this.service.getReadable(user, conversation.id)),
+      importedCount: count,
+    };
   }
 
   @Mutation(() => ConversationModel, {
-    description: 'Switch memory creation from this conversation on or off.',
+    description: 'Switch memory creation from your turns in this conversation on or off.',
   })
   async setConversationRemember(
     @CurrentUser() user: UserEntity,
@@ -145,7 +178,7 @@ export class ConversationsResolver {
 
   @Mutation(() => Boolean, {
     description:
-      'Deletes your conversation and all derived from it, also after you left its legacy.',
+      'Deletes a conversation you started, for everyone in it, and all derived from it, also after you left its legacy.',
   })
   async deleteConversation(
     @CurrentUser() user: UserEntity,
@@ -156,7 +189,7 @@ export class ConversationsResolver {
   }
 
   @Subscription(() => MessageModel, {
-    description: 'Every turn stored in one of your conversations.',
+    description: 'Every turn stored in a conversation you take part in.',
     resolve: unlessEnded((payload: MessageModel) => payload),
   })
   async messageAdded(
@@ -164,7 +197,7 @@ export class ConversationsResolver {
     @Args('conversationId', { type: () => ID }, UuidPipe) conversationId: string,
     @Context() context: RequestContext,
   ) {
-    const conversation = await this.service.getOwned(user, conversationId);
+    const conversation = await this.service.getParticipating(user, conversationId);
     const events = this.bus.subscribe(topics.conversationMessages(conversationId));
     return boundToSession(
       this.bus,
@@ -174,8 +207,32 @@ export class ConversationsResolver {
     );
   }
 
-  @ResolveField(() => MessageConnection)
-  messages(@Parent() conversation: ConversationModel, @Args() page: PageArgs) {
-    return this.service.messagesPage(conversation as unknown as ConversationEntity, page);
+  @ResolveField(() => MessageConnection, {
+    description: 'Its turns you may read: all of them, or those said before you left.',
+  })
+  messages(
+    @Parent() conversation: ConversationModelWithViewer,
+    @CurrentUser() user: UserEntity,
+    @Args() page: PageArgs,
+  ) {
+    return this.service
+      .getReadable(user, conversation.id)
+      .then((view) => this.service.messagesPage(view, page));
+  }
+
+  @ResolveField(() => [ConversationParticipantModel], {
+    description:
+      'Who takes part (the starter first), and who left; for one who left, as it stood then.',
+  })
+  async participants(
+    @Parent() conversation: ConversationModelWithViewer,
+    @RequestLoaders() loaders: Loaders,
+  ) {
+    const rows = await loaders.get(CONVERSATION_PARTICIPANTS, this.service).load(conversation.id);
+    const until = conversation.viewerLeftAt;
+    if (!until) return rows;
+    return rows
+      .filter((r) => r.joinedAt <= until)
+      .map((r) => (r.leftAt && r.leftAt > until ? { ...r, leftAt: null } : r));
   }
 }

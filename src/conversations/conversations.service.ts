@@ -15,6 +15,7 @@ import { LegaciesService } from '../legacies/legacies.service.js';
 import { countTokens } from '../llm/tokenizer.js';
 import { EventBus, topics } from '../pubsub/event-bus.js';
 import { QuotasService } from '../quotas/quotas.service.js';
+import { ConversationAccessService, ConversationView } from './conversation-access.service.js';
 import { ConversationErrorCode, ConversationException } from './conversation.exception.js';
 import { ConversationEntity } from './conversation.entity.js';
 import { ConversationRepository } from './conversation.repository.js';
@@ -25,6 +26,8 @@ import { TurnEvents } from './turn-events.js';
 
 export interface AppendTurn {
   role: MessageRole;
+  /** Who said it (a user turn), or whom the agent answered (an assistant turn). */
+  authorId: string;
   content: string;
   clientMessageId?: string | null;
   metadata?: Record<string, unknown> | null;
@@ -52,7 +55,10 @@ const UNIQUE_VIOLATION = '23505';
 const HOUR_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * HOUR_MS;
 
-/** The immutable conversation log: conversations owned by one member, turns appended in order. */
+/**
+ * The immutable conversation log: conversations started by one member, with the members taking
+ * part (conversation-access.service.ts decides who reads and writes), turns appended in order.
+ */
 @Injectable()
 export class ConversationsService {
   private readonly logger = new Logger('Conversations');
@@ -62,6 +68,7 @@ export class ConversationsService {
     private readonly conversations: ConversationRepository,
     private readonly messages: MessageRepository,
     private readonly legacies: LegaciesService,
+    private readonly access: ConversationAccessService,
     private readonly events: TurnEvents,
     private readonly bus: EventBus,
     private readonly quotas: QuotasService,
@@ -82,38 +89,65 @@ export class ConversationsService {
 
   async start(
     user: UserEntity,
-    input: { legacyId: string; title?: string | null; remember?: boolean | null },
-  ): Promise<ConversationEntity> {
+    input: {
+      legacyId: string;
+      title?: string | null;
+      remember?: boolean | null;
+      participantIds?: string[] | null;
+    },
+  ): Promise<ConversationView> {
     await this.legacies.requireMember(user.id, input.legacyId);
     const title = this.title(input.title);
-    return this.dataSource.transaction(async (m) => {
+    const others = await this.access.requireMembers(
+      input.legacyId,
+      (input.participantIds ?? []).filter((id) => id !== user.id),
+    );
+    const created = await this.dataSource.transaction(async (m) => {
       await this.countConversation(m, user);
-      return this.conversations.create(m, {
+      const conversation = await this.conversations.create(m, {
         legacyId: input.legacyId,
         userId: user.id,
         title,
-        remember: input.remember ?? user.rememberByDefault,
       });
+      const remember = input.remember ?? user.rememberByDefault;
+      // Each other participant's memory starts off: their switch is theirs to turn on.
+      await this.access.addAll(m, conversation.id, [user.id, ...others], user.id, (id) =>
+        id === user.id ? remember : false,
+      );
+      return conversation;
     });
+    return this.access.participating(user, created.id);
   }
 
-  /** The conversation, if the user owns it and is still a member of its legacy. */
-  async getOwned(user: UserEntity, id: string): Promise<ConversationEntity> {
-    const conversation = await this.conversations.findById(id);
-    if (!conversation || conversation.userId !== user.id) throw ConversationException.notFound();
-    await this.legacies.requireMember(user.id, conversation.legacyId).catch(() => {
-      throw ConversationException.notFound();
-    });
-    return conversation;
+  /** The conversation, for a current participant who is still a member of its legacy. */
+  getParticipating(user: UserEntity, id: string): Promise<ConversationView> {
+    return this.access.participating(user, id);
+  }
+
+  /** The conversation, for a current or former participant (what they may read of it). */
+  getReadable(user: UserEntity, id: string): Promise<ConversationView> {
+    return this.access.readable(user, id);
+  }
+
+  addParticipant(user: UserEntity, conversationId: string, userId: string) {
+    return this.access.add(user, conversationId, userId);
+  }
+
+  leave(user: UserEntity, conversationId: string) {
+    return this.access.leave(user, conversationId);
+  }
+
+  participantsOf(ids: readonly string[]) {
+    return this.access.participantsOf(ids);
   }
 
   /**
    * What a subscription on the conversation re-checks (before each event, and when it is
-   * deleted or its owner leaves or is removed from the legacy): that it is still theirs.
+   * deleted or its subscriber leaves or is removed from the legacy): that they still take part.
    */
   subscriptionBounds(user: UserEntity, conversation: ConversationEntity): SessionBounds {
     return {
-      check: () => this.getOwned(user, conversation.id),
+      check: () => this.access.participating(user, conversation.id),
       revokedBy: [
         topics.conversationDeleted(conversation.id),
         topics.legacyAccessRevoked(conversation.legacyId),
@@ -129,7 +163,7 @@ export class ConversationsService {
     user: UserEntity,
     legacyId: string,
     args: { first?: number; after?: string },
-  ): Promise<Connection<ConversationEntity>> {
+  ): Promise<Connection<ConversationView>> {
     await this.legacies.requireMember(user.id, legacyId);
     const request = pageRequest(args, this.config.env.MAX_PAGE_SIZE);
     const after = request.cursor
@@ -138,12 +172,26 @@ export class ConversationsService {
           return { lastActivityAt, id };
         })()
       : undefined;
-    const rows = await this.conversations.pageForOwner(legacyId, user.id, request.limit + 1, after);
-    return toConnection(rows, request, (c) => encodeCursor([c.lastActivityAt.toISOString(), c.id]));
+    const rows = await this.conversations.pageForParticipant(
+      legacyId,
+      user.id,
+      request.limit + 1,
+      after,
+    );
+    const mine = new Map(
+      (await this.access.participantsOf(rows.map((r) => r.id)))
+        .filter((p) => p.userId === user.id)
+        .map((p) => [p.conversationId, p]),
+    );
+    const views = rows.map((r) => ({ ...r, viewer: mine.get(r.id)! }));
+    return toConnection(views, request, (c) =>
+      encodeCursor([c.lastActivityAt.toISOString(), c.id]),
+    );
   }
 
+  /** The turns the viewer may read: all of them, or those said before they left. */
   async messagesPage(
-    conversation: ConversationEntity,
+    conversation: ConversationView,
     args: { first?: number; after?: string; last?: number; before?: string },
   ): Promise<Connection<MessageEntity>> {
     const request: PageRequest = pageRequest(args, this.config.env.MAX_PAGE_SIZE);
@@ -157,6 +205,7 @@ export class ConversationsService {
       request.limit + 1,
       request.direction,
       cursorTurn,
+      this.access.readableUntil(conversation),
     );
     return toConnection(rows, request, (m) => encodeCursor([m.turnIndex]));
   }
@@ -174,9 +223,8 @@ export class ConversationsService {
     return this.messages.findByIds(ids);
   }
 
-  async setRemember(user: UserEntity, id: string, remember: boolean) {
-    await this.getOwned(user, id);
-    return this.conversations.setRemember(id, remember);
+  setRemember(user: UserEntity, id: string, remember: boolean): Promise<ConversationView> {
+    return this.access.setRemember(user, id, remember);
   }
 
   /**
@@ -212,12 +260,20 @@ export class ConversationsService {
   }
 
   /**
-   * Deletes the user's own conversation. Membership is not required: a member who left or was
-   * removed still owns what they said.
+   * Deletes a conversation the user started, for every participant. Membership is not
+   * required: a member who left or was removed still owns what they started.
    */
   async delete(user: UserEntity, id: string): Promise<void> {
     const conversation = await this.conversations.findById(id);
-    if (!conversation || conversation.userId !== user.id) throw ConversationException.notFound();
+    if (!conversation) throw ConversationException.notFound();
+    if (conversation.userId !== user.id) {
+      // Another participant knows it exists (NOT_FOUND for anyone else): they leave it instead.
+      await this.access.readable(user, id);
+      throw new ConversationException(
+        ConversationErrorCode.NOT_STARTER,
+        'Only the member who started a conversation can delete it; leave it instead.',
+      );
+    }
     await this.dataSource.transaction(async (m) => {
       await this.conversations.delete(id, m);
       await this.events.runDeleted(conversation, m);
@@ -247,7 +303,7 @@ export class ConversationsService {
         const stored = await this.messages.insert(m, {
           conversationId: conversation.id,
           legacyId: conversation.legacyId,
-          userId: conversation.userId,
+          userId: turn.authorId,
           turnIndex,
           role: turn.role,
           content,
@@ -315,9 +371,9 @@ export class ConversationsService {
         legacyId: input.legacyId,
         userId: user.id,
         title: this.title(input.title),
-        remember: user.rememberByDefault,
         imported: true,
       });
+      await this.access.addAll(m, created.id, [user.id], user.id, () => user.rememberByDefault);
       const start = await this.conversations.reserveTurns(m, created.id, turns.length);
       const rows: NewMessage[] = turns.map((t, i) => ({
         conversationId: created.id,

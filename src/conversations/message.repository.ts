@@ -114,6 +114,8 @@ export class MessageRepository {
     limit: number,
     direction: 'forward' | 'backward',
     cursorTurn?: number,
+    /** Turns from this index on are not returned (a participant who left reads up to it). */
+    until: number | null = null,
   ): Promise<MessageEntity[]> {
     const forward = direction === 'forward';
     const p = new SqlParams();
@@ -121,6 +123,7 @@ export class MessageRepository {
     if (cursorTurn !== undefined) {
       where += ` AND turn_index ${forward ? '>' : '<'} ${p.add(cursorTurn)}`;
     }
+    if (until !== null) where += ` AND turn_index < ${p.add(until)}`;
     return this.m().query(
       `SELECT ${COLUMNS} FROM messages WHERE ${where}
         ORDER BY turn_index ${forward ? 'ASC' : 'DESC'} LIMIT ${p.add(limit)}`,

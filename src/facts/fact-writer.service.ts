@@ -49,6 +49,8 @@ export interface ExtractedFact {
   messageIds: string[];
   /** When it was said (the latest of its turns). */
   occurredAt: Date;
+  /** The member who said it: in a together conversation, each fact is its speaker's. */
+  authorId: string;
 }
 
 /** A fact read in a passage of a story. */
@@ -74,7 +76,6 @@ export interface StorySource {
 export interface ExtractionSource {
   legacyId: string;
   legacyName: string;
-  authorId: string;
   conversationId: string;
   chunkId: string;
 }
@@ -187,25 +188,40 @@ export class FactWriterService {
    * fact, a mention of one the member already has, or a newer fact that supersedes one. Returns
    * the events to publish once the transaction has committed.
    */
-  applyExtracted(
+  async applyExtracted(
     manager: EntityManager,
     source: ExtractionSource,
     facts: ExtractedFact[],
     prepared: PreparedVectors,
   ): Promise<FactEvent[]> {
-    return this.applyFound(manager, source, prepared, facts, (fact) => ({
-      visibility: FactVisibility.PRIVATE,
-      source: {
-        kind: FactSourceKind.CONVERSATION,
-        conversationId: source.conversationId,
-        chunkId: source.chunkId,
-        rangeStart: fact.rangeStart,
-        rangeEnd: fact.rangeEnd,
-        messageIds: fact.messageIds,
-        addedBy: source.authorId,
-        occurredAt: fact.occurredAt,
-      },
-    }));
+    const events: FactEvent[] = [];
+    // Each speaker's facts are theirs: applied (and deduplicated) among that member's own.
+    const byAuthor = new Map<string, number[]>();
+    facts.forEach((f, i) => byAuthor.set(f.authorId, [...(byAuthor.get(f.authorId) ?? []), i]));
+    for (const [authorId, indexes] of [...byAuthor].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      events.push(
+        ...(await this.applyFound(
+          manager,
+          { ...source, authorId },
+          pickPrepared(prepared, indexes),
+          indexes.map((i) => facts[i]),
+          (fact) => ({
+            visibility: FactVisibility.PRIVATE,
+            source: {
+              kind: FactSourceKind.CONVERSATION,
+              conversationId: source.conversationId,
+              chunkId: source.chunkId,
+              rangeStart: fact.rangeStart,
+              rangeEnd: fact.rangeEnd,
+              messageIds: fact.messageIds,
+              addedBy: authorId,
+              occurredAt: fact.occurredAt,
+            },
+          }),
+        )),
+      );
+    }
+    return events;
   }
 
   /**
@@ -541,4 +557,15 @@ export class FactWriterService {
   publish(events: FactEvent[]): Promise<void> {
     return this.events.publish(events);
   }
+}
+
+/** The vectors of some of the prepared texts, in the order given. */
+function pickPrepared(prepared: PreparedVectors, indexes: number[]): PreparedVectors {
+  return {
+    embedded: prepared.embedded.map((e) => ({ ...e, vectors: indexes.map((i) => e.vectors[i]) })),
+    comparison: prepared.comparison && {
+      ...prepared.comparison,
+      vectors: indexes.map((i) => prepared.comparison!.vectors[i]),
+    },
+  };
 }

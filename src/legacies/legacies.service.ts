@@ -86,6 +86,11 @@ export class LegaciesService {
     return new Set((await this.legacies.legacyIdsOf(userId)).filter((id) => wanted.has(id)));
   }
 
+  /** Of these users, the members of the legacy. */
+  async membersAmong(legacyId: string, userIds: readonly string[]): Promise<Set<string>> {
+    return new Set(await this.legacies.membersAmong(legacyId, userIds));
+  }
+
   async requireManager(userId: string, legacyId: string): Promise<LegacyRole> {
     const role = await this.requireMember(userId, legacyId);
     if (!MANAGERS.has(role)) {

@@ -130,6 +130,17 @@ export class LegacyRepository {
     );
   }
 
+  /** Of these users, the ones who are members of the legacy. */
+  async membersAmong(legacyId: string, userIds: readonly string[]): Promise<string[]> {
+    if (userIds.length === 0) return [];
+    const rows: { userId: string }[] = await this.m().query(
+      `SELECT user_id AS "userId" FROM legacy_members
+        WHERE legacy_id = $1 AND user_id = ANY($2::uuid[])`,
+      [legacyId, userIds],
+    );
+    return rows.map((r) => r.userId);
+  }
+
   findMembership(
     legacyId: string,
     userId: string,

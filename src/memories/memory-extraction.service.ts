@@ -67,11 +67,14 @@ export class MemoryExtractionService {
     if (event.imported) return;
     for (const message of event.messages) {
       if (message.role !== MessageRole.ASSISTANT) continue;
-      if (!consents(await this.ledger.consent(manager, event.conversation.id))) continue;
+      // The participant the reply answered: their switch, their turn.
+      if (!consents(await this.ledger.consent(manager, event.conversation.id, message.userId)))
+        continue;
       const userMessageId = await this.ledger.answeredUserTurn(
         manager,
         event.conversation.id,
         message.turnIndex,
+        message.userId,
       );
       if (!userMessageId) continue;
       const payload: ExtractPayload = { userMessageId, assistantMessageId: message.id };
@@ -92,9 +95,9 @@ export class MemoryExtractionService {
     const ex = await this.ledger.exchange(payload.assistantMessageId, payload.userMessageId);
     // The conversation was deleted meanwhile: there is nothing left to remember.
     if (!ex || !ex.userMessageId || ex.userContent === null) return 'gone';
-    // Only the conversation owner's own turns, for that owner.
-    if (ex.userMessageUserId !== ex.conversationUserId) return 'not-own-turn';
-    const userId = ex.conversationUserId;
+    // Only the answered participant's own turn, for that participant.
+    if (ex.userMessageUserId !== ex.answeredUserId) return 'not-own-turn';
+    const userId = ex.answeredUserId;
     const ledger = {
       sourceMessageId: ex.userMessageId,
       userId,
@@ -201,7 +204,7 @@ export class MemoryExtractionService {
           }
           // Consent again, locked: switching remember off or pausing during the model call
           // stops this save, and a switch made now waits until it is written.
-          if (consents(await this.ledger.consent(m, ex.conversationId, { lock: true })))
+          if (consents(await this.ledger.consent(m, ex.conversationId, userId, { lock: true })))
             return true;
           withdrawn = true;
           await finish(m, 'NO_CONSENT');

@@ -13,7 +13,8 @@ export interface LedgerRow {
 export interface ExchangeRow {
   conversationId: string;
   legacyId: string;
-  conversationUserId: string;
+  /** The participant the assistant turn answered: memories are theirs, from their turn only. */
+  answeredUserId: string;
   remember: boolean;
   memoryPaused: boolean;
   assistantMessageId: string;
@@ -41,31 +42,38 @@ export class MemoryLedgerRepository {
     return manager ?? this.dataSource.manager;
   }
 
-  /** Consent as it stands now, read inside the turn's transaction. */
+  /**
+   * A participant's consent as it stands now, read inside the turn's transaction: their own
+   * switch in the conversation (while they take part) and their pause.
+   */
   async consent(
     manager: EntityManager,
     conversationId: string,
+    userId: string,
     options: { lock?: boolean } = {},
   ): Promise<{ remember: boolean; memoryPaused: boolean } | null> {
     const rows: { remember: boolean; memoryPaused: boolean }[] = await manager.query(
-      `SELECT c.remember, u.memory_paused AS "memoryPaused"
-         FROM conversations c JOIN users u ON u.id = c.user_id WHERE c.id = $1
-         ${options.lock ? 'FOR SHARE OF c, u' : ''}`,
-      [conversationId],
+      `SELECT p.remember AND p.left_at IS NULL AS remember, u.memory_paused AS "memoryPaused"
+         FROM conversation_participants p JOIN users u ON u.id = p.user_id
+        WHERE p.conversation_id = $1 AND p.user_id = $2
+         ${options.lock ? 'FOR SHARE OF p, u' : ''}`,
+      [conversationId, userId],
     );
     return rows[0] ?? null;
   }
 
-  /** The user turn an assistant turn answers: the latest USER turn before it. */
+  /** The user turn an assistant turn answers: that participant's latest USER turn before it. */
   async answeredUserTurn(
     manager: EntityManager,
     conversationId: string,
     beforeTurn: number,
+    userId: string,
   ): Promise<string | null> {
     const rows: { id: string }[] = await manager.query(
-      `SELECT id FROM messages WHERE conversation_id = $1 AND turn_index < $2 AND role = 'USER'
+      `SELECT id FROM messages
+        WHERE conversation_id = $1 AND turn_index < $2 AND role = 'USER' AND user_id = $3
         ORDER BY turn_index DESC LIMIT 1`,
-      [conversationId, beforeTurn],
+      [conversationId, beforeTurn, userId],
     );
     return rows[0]?.id ?? null;
   }
@@ -88,11 +96,17 @@ export class MemoryLedgerRepository {
     }[]
   > {
     const p = new SqlParams();
-    // A member who left keeps their conversations but gets no new memories from them.
-    const where = ['c.remember', 'NOT u.memory_paused', isMemberSql('c.legacy_id', 'c.user_id')];
+    // Each participant's own turns, under their own switch; a member who left the legacy (or
+    // the conversation) keeps their conversations but gets no new memories from them.
+    const where = [
+      'cp.remember',
+      'cp.left_at IS NULL',
+      'NOT u.memory_paused',
+      isMemberSql('c.legacy_id', 'q.user_id'),
+    ];
     if (!scope.includeImports) where.push('NOT c.imported');
     if (scope.legacyId) where.push(`c.legacy_id = ${p.add(scope.legacyId)}`);
-    if (scope.userId) where.push(`c.user_id = ${p.add(scope.userId)}`);
+    if (scope.userId) where.push(`q.user_id = ${p.add(scope.userId)}`);
     if (after) {
       where.push(
         `(c.id, q.turn_index) > (${p.add(after.conversationId)}::uuid, ${p.add(after.turnIndex)}::int)`,
@@ -102,10 +116,11 @@ export class MemoryLedgerRepository {
       `SELECT q.id AS "userMessageId", a.id AS "assistantMessageId", c.id AS "conversationId",
               q.turn_index AS "turnIndex"
          FROM conversations c
-         JOIN users u ON u.id = c.user_id
-         JOIN messages q ON q.conversation_id = c.id AND q.role = 'USER' AND q.user_id = c.user_id
+         JOIN messages q ON q.conversation_id = c.id AND q.role = 'USER'
+         JOIN conversation_participants cp ON cp.conversation_id = c.id AND cp.user_id = q.user_id
+         JOIN users u ON u.id = q.user_id
          JOIN messages a ON a.conversation_id = c.id AND a.turn_index = q.turn_index + 1
-                        AND a.role = 'ASSISTANT'
+                        AND a.role = 'ASSISTANT' AND a.user_id = q.user_id
         WHERE ${where.join(' AND ')}
           AND NOT EXISTS (SELECT 1 FROM memory_extractions e
                            WHERE e.source_message_id = q.id AND e.completed_at IS NOT NULL)
@@ -118,8 +133,9 @@ export class MemoryLedgerRepository {
   /** An exchange with the consent that applies to it now. */
   async exchange(assistantMessageId: string, userMessageId: string): Promise<ExchangeRow | null> {
     const rows: ExchangeRow[] = await this.m().query(
-      `SELECT c.id AS "conversationId", c.legacy_id AS "legacyId", c.user_id AS "conversationUserId",
-              c.remember, u.memory_paused AS "memoryPaused",
+      `SELECT c.id AS "conversationId", c.legacy_id AS "legacyId", a.user_id AS "answeredUserId",
+              coalesce(cp.remember AND cp.left_at IS NULL, false) AS remember,
+              u.memory_paused AS "memoryPaused",
               a.id AS "assistantMessageId", a.content AS "assistantContent",
               a.placeholder AS "assistantPlaceholder", a.turn_index AS "assistantTurnIndex",
               q.id AS "userMessageId", q.content AS "userContent", q.turn_index AS "userTurnIndex",
@@ -127,7 +143,9 @@ export class MemoryLedgerRepository {
               EXISTS (SELECT 1 FROM assistant_replies r WHERE r.message_id = a.id) AS "agentWrote"
          FROM messages a
          JOIN conversations c ON c.id = a.conversation_id
-         JOIN users u ON u.id = c.user_id
+         JOIN users u ON u.id = a.user_id
+         LEFT JOIN conversation_participants cp ON cp.conversation_id = c.id
+                                               AND cp.user_id = a.user_id
          LEFT JOIN messages q ON q.id = $2 AND q.conversation_id = a.conversation_id
                               AND q.role = 'USER'
         WHERE a.id = $1 AND a.role = 'ASSISTANT'`,

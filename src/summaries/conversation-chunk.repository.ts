@@ -31,6 +31,8 @@ export interface ChunkTurn {
   occurredAt: Date;
   /** A notice, not part of the conversation (MessageEntity.placeholder): never summarized. */
   placeholder: boolean;
+  /** Who said it (a user turn), or whom the agent answered (an assistant turn). */
+  userId: string;
 }
 
 export interface NewChunk {
@@ -137,7 +139,8 @@ export class ConversationChunkRepository {
   /** Turns `start..end` (inclusive), in order. */
   turns(conversationId: string, start: number, end: number): Promise<ChunkTurn[]> {
     return this.m().query(
-      `SELECT id, turn_index AS "turnIndex", role, content, occurred_at AS "occurredAt", placeholder
+      `SELECT id, turn_index AS "turnIndex", role, content, occurred_at AS "occurredAt", placeholder,
+              user_id AS "userId"
          FROM messages WHERE conversation_id = $1 AND turn_index BETWEEN $2 AND $3
         ORDER BY turn_index`,
       [conversationId, start, end],

@@ -1,6 +1,7 @@
 import { UseGuards } from '@nestjs/common';
 import { Args, ID, Int, Mutation, Parent, ResolveField, Resolver } from '@nestjs/graphql';
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
+import { toConversationModel } from '../conversations/conversation.mapper.js';
 import { ConversationModel } from '../conversations/models/conversation.model.js';
 import { Loaders, RequestLoaders } from '../graphql/loaders.js';
 import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
@@ -24,10 +25,7 @@ export class SummariesResolver {
     @Args('conversationId', { type: () => ID }, UuidPipe) conversationId: string,
   ) {
     const result = await this.summaries.summarizeNow(user, conversationId);
-    return {
-      ...result,
-      conversation: { ...result.conversation, messageCount: result.conversation.nextTurnIndex },
-    };
+    return { ...result, conversation: toConversationModel(result.conversation) };
   }
 }
 
@@ -39,12 +37,21 @@ export class ConversationSummariesResolver {
   @ResolveField(() => [ConversationChunkModel], {
     description: 'Its summaries, in turn order, with the range of turns each covers.',
   })
-  chunks(@Parent() conversation: ConversationModel, @RequestLoaders() loaders: Loaders) {
-    return loaders.get(CONVERSATION_CHUNKS, this.summaries).load(conversation.id);
+  async chunks(@Parent() conversation: ConversationModel, @RequestLoaders() loaders: Loaders) {
+    const chunks = await loaders.get(CONVERSATION_CHUNKS, this.summaries).load(conversation.id);
+    // One who left reads the summaries of what was said while they took part, nothing after.
+    const until = conversation.readableUntilTurn;
+    return until === null ? chunks : chunks.filter((c) => c.rangeEnd < until);
   }
 
-  @ResolveField(() => Int, { description: 'Turns no summary covers yet.' })
-  unsummarizedTurns(@Parent() conversation: ConversationModel, @RequestLoaders() loaders: Loaders) {
+  @ResolveField(() => Int, {
+    description: 'Turns no summary covers yet (0 for a conversation you left).',
+  })
+  async unsummarizedTurns(
+    @Parent() conversation: ConversationModel,
+    @RequestLoaders() loaders: Loaders,
+  ) {
+    if (conversation.readableUntilTurn !== null) return 0;
     return loaders.get(UNSUMMARIZED_TURNS, this.summaries).load(conversation.id);
   }
 }

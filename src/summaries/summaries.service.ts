@@ -2,8 +2,8 @@ import { RateLimitService } from '../rate-limit/rate-limit.service.js';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import type { ConversationEntity } from '../conversations/conversation.entity.js';
 import { MessageRole } from '../conversations/message-role.enum.js';
+import type { ConversationView } from '../conversations/conversation-access.service.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
 import { FactCategory } from '../facts/fact.enums.js';
@@ -54,7 +54,7 @@ export class ModelBudgetSpent extends Error {
 }
 
 export interface SummarizeNowResult {
-  conversation: ConversationEntity;
+  conversation: ConversationView;
   chunks: ConversationChunkEntity[];
   unsummarizedTurns: number;
   /** The model failed: the pass continues in the background when it is back. */
@@ -129,11 +129,11 @@ export class SummariesService {
   }
 
   /**
-   * summarizeNow: the owner forces a pass below the threshold. Every unsummarized turn is
+   * summarizeNow: a participant forces a pass below the threshold. Every unsummarized turn is
    * summarized, in batches; a long backlog or a model failure continues in the background.
    */
   async summarizeNow(user: UserEntity, conversationId: string): Promise<SummarizeNowResult> {
-    const conversation = await this.conversations.getOwned(user, conversationId);
+    const conversation = await this.conversations.getParticipating(user, conversationId);
     await this.limits.assertModelBudget(user.id);
     const created: ConversationChunkEntity[] = [];
     let deferred = false;
@@ -168,7 +168,7 @@ export class SummariesService {
         runAt: new Date(Date.now() + wait),
       });
     }
-    const current = await this.conversations.getOwned(user, conversationId);
+    const current = await this.conversations.getParticipating(user, conversationId);
     return { conversation: current, chunks: created, unsummarizedTurns, deferred };
   }
 
@@ -281,7 +281,6 @@ export class SummariesService {
         {
           legacyId: progress.legacyId,
           legacyName: legacy.name,
-          authorId: progress.userId,
           conversationId,
           chunkId: stored.id,
         },
@@ -312,6 +311,8 @@ export class SummariesService {
         rangeStart: sources[0].turnIndex,
         rangeEnd: sources[sources.length - 1].turnIndex,
         messageIds: sources.map((t) => t.id),
+        // The member whose turn first said it.
+        authorId: sources.find((t) => t.role === MessageRole.USER)!.userId,
         occurredAt: new Date(Math.max(...sources.map((t) => new Date(t.occurredAt).getTime()))),
       });
     }

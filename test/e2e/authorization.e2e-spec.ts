@@ -581,7 +581,10 @@ describe('Authorization matrix', () => {
       fresh: true,
       data: (f) => ({ setConversationRemember: { id: f.conversationId, remember: false } }),
       effect: (f) =>
-        exists('SELECT 1 FROM conversations WHERE id = $1 AND NOT remember', [f.conversationId]),
+        exists(
+          'SELECT 1 FROM conversation_participants WHERE conversation_id = $1 AND NOT remember',
+          [f.conversationId],
+        ),
     },
     {
       name: 'deleteConversation',

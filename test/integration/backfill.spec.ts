@@ -86,7 +86,7 @@ describe('backfill', () => {
        ] }) { conversation { id } } }`,
       { l: legacyId },
     );
-    await ds.query(`UPDATE conversations SET remember = true`);
+    await ds.query(`UPDATE conversation_participants SET remember = true`);
     // The story is indexed; nothing else has run.
     await t.app.get(JobsService).runHandler(STORY_INDEX_JOB, { storyId: addStory.id });
   });

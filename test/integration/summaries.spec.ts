@@ -137,6 +137,7 @@ describe('rolling summarization', () => {
     const conversation = (await conversations.findByIds([id]))[0];
     await conversations.append(conversation, {
       role: MessageRole.USER,
+      authorId: conversation.userId,
       content: 'Joe loved golf.',
     });
     await jobs.drain();
@@ -146,6 +147,7 @@ describe('rolling summarization', () => {
     for (let i = 0; i < 20; i++) {
       await conversations.append(conversation, {
         role: i % 2 ? MessageRole.USER : MessageRole.ASSISTANT,
+        authorId: conversation.userId,
         content: `More about Joe, part ${i}.`,
       });
     }

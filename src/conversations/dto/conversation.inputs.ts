@@ -36,6 +36,28 @@ export class StartConversationInput {
   @IsOptional()
   @IsBoolean()
   remember?: boolean;
+
+  @Field(() => [ID], {
+    nullable: true,
+    description:
+      'Other members of the legacy who take part from the start (a together conversation); each has their own remember switch, off until they turn it on.',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(20)
+  @IsUUID('all', { each: true })
+  participantIds?: string[];
+}
+
+@InputType()
+export class AddConversationParticipantInput {
+  @Field(() => ID)
+  @IsUUID()
+  conversationId: string;
+
+  @Field(() => ID, { description: 'A member of the legacy.' })
+  @IsUUID()
+  userId: string;
 }
 
 /** The fields of a turn sent to a conversation (sendMessage, recordAssistantMessage). */

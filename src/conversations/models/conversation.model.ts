@@ -29,6 +29,13 @@ export class MessageModel {
   @Field(() => String, { nullable: true })
   clientMessageId: string | null;
 
+  @Field(() => ID, {
+    name: 'authorId',
+    description:
+      'Who said it (a user turn), or the participant the agent answered (an assistant turn).',
+  })
+  userId: string;
+
   @Field(() => GraphQLISODateTime, { description: 'When the server stored it.' })
   createdAt: Date;
 
@@ -58,10 +65,23 @@ export class ConversationModel {
   @Field(() => String, { nullable: true })
   title: string | null;
 
-  @Field({ description: 'Whether memories about you may be created from this conversation.' })
+  @Field({
+    description:
+      'Your own switch: whether memories about you may be created from your turns in this conversation.',
+  })
   remember: boolean;
 
-  @Field(() => Int, { description: 'Turns stored so far.' })
+  @Field(() => ID, { description: 'The member who started it: theirs to delete.' })
+  startedBy: string;
+
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      'Set once you left it: you read the turns below this index (those said while you took part), nothing after. Null while you take part.',
+  })
+  readableUntilTurn: number | null;
+
+  @Field(() => Int, { description: 'Turns stored so far (that you may read).' })
   messageCount: number;
 
   @Field(() => GraphQLISODateTime)
@@ -69,6 +89,20 @@ export class ConversationModel {
 
   @Field(() => GraphQLISODateTime)
   createdAt: Date;
+}
+
+@ObjectType('ConversationParticipant', {
+  description: 'A member taking part, or who took part, in a conversation.',
+})
+export class ConversationParticipantModel {
+  @Field(() => ID)
+  userId: string;
+
+  @Field(() => GraphQLISODateTime)
+  joinedAt: Date;
+
+  @Field(() => GraphQLISODateTime, { nullable: true, description: 'When they left, if they did.' })
+  leftAt: Date | null;
 }
 
 @ObjectType()

@@ -1,0 +1,256 @@
+import { JobsService } from '../../src/jobs/jobs.service.js';
+import { joinLegacy } from '../support/membership.js';
+import { startTestApp, subscribe, TestApp, TestUser } from '../support/test-app.js';
+
+/**
+ * A conversation held together by several members of a legacy: every turn records who said
+ * it, each participant's memories come only from their own turns under their own switch,
+ * facts belong to whoever said them, and the agent answers each participant with their own
+ * memories and what the conversation itself shows everyone.
+ */
+describe('together conversations', () => {
+  let t: TestApp;
+  let jobs: JobsService;
+  let ana: TestUser;
+  let ben: TestUser;
+  let cai: TestUser;
+  const id = {} as Record<'ana' | 'ben' | 'cai', string>;
+  let legacyId: string;
+  let conversationId: string;
+
+  const ok = async <T>(query: string, variables: Record<string, unknown>, who: TestUser) => {
+    const res = await t.gql<T>(query, variables, who);
+    expect(res.errors).toBeUndefined();
+    return res.data!;
+  };
+  const send = (who: TestUser, content: string) =>
+    ok<{ sendMessage: { message: { id: string; authorId: string }; reply: { id: string } } }>(
+      'mutation($i: SendMessageInput!) { sendMessage(input: $i) { message { id authorId } reply { id } } }',
+      { i: { conversationId, content } },
+      who,
+    );
+  const memories = async (who: TestUser) =>
+    (
+      await ok<{ memories: { nodes: { content: string }[] } }>(
+        '{ memories(first: 100) { nodes { content } } }',
+        {},
+        who,
+      )
+    ).memories.nodes.map((m) => m.content);
+  const facts = async (who: TestUser) =>
+    (
+      await ok<{ facts: { nodes: { content: string; visibility: string }[] } }>(
+        'query($l: ID!) { facts(legacyId: $l, first: 100) { nodes { content visibility } } }',
+        { l: legacyId },
+        who,
+      )
+    ).facts.nodes;
+
+  beforeAll(async () => {
+    t = await startTestApp({ JOBS_WORKER: 'false', JOBS_SCHEDULER: 'false' });
+    jobs = t.app.get(JobsService);
+    ana = await t.user('together-ana', { email: 'ana@together.example.com' });
+    ben = await t.user('together-ben', { email: 'ben@together.example.com' });
+    cai = await t.user('together-cai', { email: 'cai@together.example.com' });
+    for (const [name, u] of [
+      ['ana', ana],
+      ['ben', ben],
+      ['cai', cai],
+    ] as const) {
+      id[name] = (await ok<{ me: { id: string } }>('{ me { id } }', {}, u)).me.id;
+    }
+    legacyId = (
+      await ok<{ createLegacy: { id: string } }>(
+        'mutation { createLegacy(input: { name: "Grandpa Lars" }) { id } }',
+        {},
+        ana,
+      )
+    ).createLegacy.id;
+    await joinLegacy(t, ana, legacyId, ben);
+    await joinLegacy(t, ana, legacyId, cai);
+  });
+  afterAll(() => t?.close());
+
+  it('starts with its participants, each with their own switch (others start off)', async () => {
+    const { startConversation } = await ok<{
+      startConversation: {
+        id: string;
+        remember: boolean;
+        startedBy: string;
+        participants: { userId: string; leftAt: string | null }[];
+      };
+    }>(
+      `mutation($i: StartConversationInput!) { startConversation(input: $i) {
+         id remember startedBy participants { userId leftAt } } }`,
+      { i: { legacyId, remember: true, participantIds: [id.ben, id.cai] } },
+      ana,
+    );
+    conversationId = startConversation.id;
+    expect(startConversation.remember).toBe(true);
+    expect(startConversation.startedBy).toBe(id.ana);
+    expect(startConversation.participants.map((p) => p.userId).sort()).toEqual(
+      [id.ana, id.ben, id.cai].sort(),
+    );
+    const seen = await ok<{ conversation: { remember: boolean } }>(
+      'query($id: ID!) { conversation(id: $id) { remember } }',
+      { id: conversationId },
+      ben,
+    );
+    expect(seen.conversation.remember).toBe(false);
+    await ok(
+      'mutation($id: ID!) { setConversationRemember(conversationId: $id, on: true) { remember } }',
+      { id: conversationId },
+      ben,
+    );
+  });
+
+  it('refuses a participant who is not a member of the legacy, naming the field', async () => {
+    const stranger = await t.user('together-stranger');
+    const strangerId = (await ok<{ me: { id: string } }>('{ me { id } }', {}, stranger)).me.id;
+    const res = await t.gql(
+      'mutation($i: StartConversationInput!) { startConversation(input: $i) { id } }',
+      { i: { legacyId, participantIds: [strangerId] } },
+      ana,
+    );
+    expect(res.errors![0].extensions).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      field: 'participantIds',
+    });
+  });
+
+  it('records who said each turn and streams every turn to every participant', async () => {
+    const caiSees = subscribe<{ messageAdded: { content: string; authorId: string } }>(
+      t.ws(cai),
+      'subscription($id: ID!) { messageAdded(conversationId: $id) { content authorId } }',
+      { id: conversationId },
+    );
+    await caiSees.ready;
+    const sent = await send(ana, 'I live in Porto. Grandpa Lars was born in Oslo in 1931.');
+    expect(sent.sendMessage.message.authorId).toBe(id.ana);
+    await send(ben, 'I live in Bergen. Grandpa Lars worked as a ferry pilot for twelve years.');
+    await send(cai, 'I live in Lima.');
+    await caiSees.waitFor(6);
+    const turns = caiSees.events.map((e) => e.data!.messageAdded);
+    expect(turns.filter((m) => m.content.startsWith('I live in')).map((m) => m.authorId)).toEqual([
+      id.ana,
+      id.ben,
+      id.cai,
+    ]);
+    // Each reply is for the participant it answers.
+    expect(turns[1].authorId).toBe(id.ana);
+    expect(turns[3].authorId).toBe(id.ben);
+  });
+
+  it("makes each participant's memories from their own turns only, under their own switch", async () => {
+    await jobs.drain();
+    const anas = await memories(ana);
+    const bens = await memories(ben);
+    expect(anas.join(' ')).toMatch(/Porto/);
+    expect(anas.join(' ')).not.toMatch(/Bergen|Lima/);
+    expect(bens.join(' ')).toMatch(/Bergen/);
+    expect(bens.join(' ')).not.toMatch(/Porto|Lima/);
+    // Cai never turned their switch on.
+    expect(await memories(cai)).toEqual([]);
+  });
+
+  it('attributes each fact to the member who said it, private to them', async () => {
+    await ok(
+      'mutation($id: ID!) { summarizeNow(conversationId: $id) { unsummarizedTurns } }',
+      { id: conversationId },
+      ana,
+    );
+    await jobs.drain();
+    const anas = (await facts(ana)).map((f) => f.content).join(' ');
+    const bens = (await facts(ben)).map((f) => f.content).join(' ');
+    expect(anas).toMatch(/Oslo/);
+    expect(anas).not.toMatch(/ferry/);
+    expect(bens).toMatch(/ferry/);
+    expect(bens).not.toMatch(/Oslo/);
+    // Summaries are the participants' to read.
+    const { conversation } = await ok<{ conversation: { chunks: { content: string }[] } }>(
+      'query($id: ID!) { conversation(id: $id) { chunks { content } } }',
+      { id: conversationId },
+      cai,
+    );
+    expect(conversation.chunks.length).toBeGreaterThan(0);
+  });
+
+  it("builds the context for the participant who asks: their memories, the conversation's turns", async () => {
+    const contextFor = async (who: TestUser) =>
+      (
+        await ok<{ context: { items: { sourceType: string; text: string }[] } }>(
+          'query($id: ID!) { context(conversationId: $id, query: "Where do I live?") { items { sourceType text } } }',
+          { id: conversationId },
+          who,
+        )
+      ).context.items;
+    const anas = await contextFor(ana);
+    const bens = await contextFor(ben);
+    const memoryText = (items: { sourceType: string; text: string }[]) =>
+      items
+        .filter((i) => i.sourceType === 'MEMORY')
+        .map((i) => i.text)
+        .join(' ');
+    expect(memoryText(anas)).toMatch(/Porto/);
+    expect(memoryText(anas)).not.toMatch(/Bergen/);
+    expect(memoryText(bens)).toMatch(/Bergen/);
+    expect(memoryText(bens)).not.toMatch(/Porto/);
+  });
+
+  it('shows what a reply was given only to the participant it answered', async () => {
+    const sent = await send(ana, 'Where do I live?');
+    const generation = async (who: TestUser) =>
+      (
+        await ok<{
+          conversation: { messages: { nodes: { id: string; generation: unknown }[] } };
+        }>(
+          'query($id: ID!) { conversation(id: $id) { messages(last: 5) { nodes { id generation { model } } } } }',
+          { id: conversationId },
+          who,
+        )
+      ).conversation.messages.nodes.find((n) => n.id === sent.sendMessage.reply.id)!.generation;
+    expect(await generation(ana)).not.toBeNull();
+    expect(await generation(ben)).toBeNull();
+  });
+
+  it('lets another member in, and lets a participant leave with what was said until then', async () => {
+    const dee = await t.user('together-dee', { email: 'dee@together.example.com' });
+    await joinLegacy(t, ana, legacyId, dee);
+    const deeId = (await ok<{ me: { id: string } }>('{ me { id } }', {}, dee)).me.id;
+    await ok(
+      'mutation($i: AddConversationParticipantInput!) { addConversationParticipant(input: $i) { id } }',
+      { i: { conversationId, userId: deeId } },
+      ben,
+    );
+    const { conversation } = await ok<{ conversation: { messageCount: number } }>(
+      'query($id: ID!) { conversation(id: $id) { messageCount } }',
+      { id: conversationId },
+      dee,
+    );
+    expect(conversation.messageCount).toBeGreaterThan(0);
+    const { leaveConversation } = await ok<{
+      leaveConversation: { readableUntilTurn: number; messageCount: number };
+    }>(
+      'mutation($id: ID!) { leaveConversation(conversationId: $id) { readableUntilTurn messageCount } }',
+      { id: conversationId },
+      cai,
+    );
+    expect(leaveConversation.readableUntilTurn).toBe(leaveConversation.messageCount);
+    await send(ana, 'Something said after Cai left.');
+    const after = await ok<{
+      conversation: {
+        messageCount: number;
+        participants: { userId: string }[];
+        messages: { nodes: { content: string }[] };
+      };
+    }>(
+      'query($id: ID!) { conversation(id: $id) { messageCount participants { userId } messages(first: 100) { nodes { content } } } }',
+      { id: conversationId },
+      cai,
+    );
+    expect(after.conversation.messageCount).toBe(leaveConversation.messageCount);
+    expect(JSON.stringify(after)).not.toContain('after Cai left');
+    // Dee joined before Cai left; the one who left sees who took part then.
+    expect(after.conversation.participants.map((p) => p.userId)).toContain(deeId);
+  });
+});
