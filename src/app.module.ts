@@ -26,6 +26,7 @@ import { SearchModule } from './search/search.module.js';
 import { SummariesModule } from './summaries/summaries.module.js';
 import { PeriodsModule } from './periods/periods.module.js';
 import { StoriesModule } from './stories/stories.module.js';
+import { SignalsModule } from './signals/signals.module.js';
 
 @Module({})
 export class AppModule {
@@ -54,6 +55,7 @@ export class AppModule {
         SearchModule,
         ContextQueriesModule,
         AuditModule,
+        SignalsModule,
         GraphQLModule.forRoot<ApolloDriverConfig>({
           driver: ApolloDriver,
           ...graphqlOptions(config),
