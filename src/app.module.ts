@@ -27,14 +27,22 @@ import { SummariesModule } from './summaries/summaries.module.js';
 import { PeriodsModule } from './periods/periods.module.js';
 import { StoriesModule } from './stories/stories.module.js';
 import { SignalsModule } from './signals/signals.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
+import { ServiceMetrics } from './metrics/service-metrics.js';
 
 @Module({})
 export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
+    // Made here, before the container, because the GraphQL options count into it too.
+    const metrics = new ServiceMetrics({
+      defaultMetrics: config.env.METRICS_ENABLED,
+      databaseRefreshMs: config.env.METRICS_DB_REFRESH_MS,
+    });
     return {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        MetricsModule.forRoot(metrics),
         DatabaseModule,
         PubSubModule,
         IdentityModule,
@@ -58,7 +66,7 @@ export class AppModule {
         SignalsModule,
         GraphQLModule.forRoot<ApolloDriverConfig>({
           driver: ApolloDriver,
-          ...graphqlOptions(config),
+          ...graphqlOptions(config, metrics),
         }),
       ],
       providers: [{ provide: APP_FILTER, useClass: GraphqlExceptionFilter }],
