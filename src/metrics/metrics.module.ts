@@ -2,7 +2,7 @@ import { DynamicModule, Global, Injectable, Module, OnModuleInit } from '@nestjs
 import { EmbeddingService } from '../embeddings/embedding.service.js';
 import { EmbeddingsModule } from '../embeddings/embeddings.module.js';
 import { MetricsController } from './metrics.controller.js';
-import { MetricsRepository } from './metrics.repository.js';
+import { GaugesRepository } from './gauges.repository.js';
 import { ServiceMetrics } from './service-metrics.js';
 
 /** Points the database-backed gauges at the job queue and the embedding backlog. */
@@ -10,7 +10,7 @@ import { ServiceMetrics } from './service-metrics.js';
 class DatabaseGauges implements OnModuleInit {
   constructor(
     private readonly metrics: ServiceMetrics,
-    private readonly repo: MetricsRepository,
+    private readonly repo: GaugesRepository,
     private readonly embeddings: EmbeddingService,
   ) {}
 
@@ -40,7 +40,7 @@ export class MetricsModule {
       controllers: [MetricsController],
       providers: [
         { provide: ServiceMetrics, useValue: metrics },
-        MetricsRepository,
+        GaugesRepository,
         DatabaseGauges,
       ],
       exports: [ServiceMetrics],

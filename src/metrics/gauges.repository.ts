@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 
 /** The queue's figures for the /metrics gauges: counts only, one statement. */
 @Injectable()
-export class MetricsRepository {
+export class GaugesRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   async jobQueue(): Promise<{
