@@ -165,6 +165,33 @@ describe('Signals for operators', () => {
     }
   });
 
+  it('retrievalDebug shows the owner the memory withheld by the holdout, and why', async () => {
+    const debug = `query($c: ID!, $q: String!) {
+      retrievalDebug(conversationId: $c, query: $q) { candidates { sourceType kept reason } }
+    }`;
+    const q = 'What tea do I drink in the morning?';
+    const held = await ok<{ retrievalDebug: { candidates: Record<string, unknown>[] } }>(
+      debug,
+      { c: arms.holdout[0], q },
+      owner,
+    );
+    expect(held.retrievalDebug.candidates).toContainEqual({
+      sourceType: 'MEMORY',
+      kept: false,
+      reason: 'memory A/B holdout',
+    });
+    const given = await ok<{ retrievalDebug: { candidates: Record<string, unknown>[] } }>(
+      debug,
+      { c: arms.memory[0], q },
+      owner,
+    );
+    expect(given.retrievalDebug.candidates).toContainEqual({
+      sourceType: 'MEMORY',
+      kept: true,
+      reason: 'kept in memories',
+    });
+  });
+
   it('counts "forgot" complaints in English and Chinese on the metrics and reply rows', async () => {
     // The turns so far indexed, so that these searches find them (their similarities recorded).
     await t.app.get(JobsService).drain({ types: [INDEX_JOB], timeoutMs: 60_000 });
