@@ -38,11 +38,7 @@ export class MetricsModule {
       module: MetricsModule,
       imports: [EmbeddingsModule],
       controllers: [MetricsController],
-      providers: [
-        { provide: ServiceMetrics, useValue: metrics },
-        GaugesRepository,
-        DatabaseGauges,
-      ],
+      providers: [{ provide: ServiceMetrics, useValue: metrics }, GaugesRepository, DatabaseGauges],
       exports: [ServiceMetrics],
     };
   }
