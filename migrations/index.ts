@@ -21,6 +21,7 @@ import { Stories1764100200000 } from './1764100200000-Stories.js';
 import { StoryFacts1764100300000 } from './1764100300000-StoryFacts.js';
 import { ImportedConversations1764100400000 } from './1764100400000-ImportedConversations.js';
 import { FactRemovalPrivacy1764100500000 } from './1764100500000-FactRemovalPrivacy.js';
+import { MemorySignals1764100600000 } from './1764100600000-MemorySignals.js';
 import { TogetherConversations1764100900000 } from './1764100900000-TogetherConversations.js';
 
 /**
@@ -51,5 +52,6 @@ export const MIGRATIONS = [
   StoryFacts1764100300000,
   ImportedConversations1764100400000,
   FactRemovalPrivacy1764100500000,
+  MemorySignals1764100600000,
   TogetherConversations1764100900000,
 ];

@@ -26,14 +26,23 @@ import { SearchModule } from './search/search.module.js';
 import { SummariesModule } from './summaries/summaries.module.js';
 import { PeriodsModule } from './periods/periods.module.js';
 import { StoriesModule } from './stories/stories.module.js';
+import { SignalsModule } from './signals/signals.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
+import { ServiceMetrics } from './metrics/service-metrics.js';
 
 @Module({})
 export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
+    // Made here, before the container, because the GraphQL options count into it too.
+    const metrics = new ServiceMetrics({
+      defaultMetrics: config.env.METRICS_ENABLED,
+      databaseRefreshMs: config.env.METRICS_DB_REFRESH_MS,
+    });
     return {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        MetricsModule.forRoot(metrics),
         DatabaseModule,
         PubSubModule,
         IdentityModule,
@@ -54,9 +63,10 @@ export class AppModule {
         SearchModule,
         ContextQueriesModule,
         AuditModule,
+        SignalsModule,
         GraphQLModule.forRoot<ApolloDriverConfig>({
           driver: ApolloDriver,
-          ...graphqlOptions(config),
+          ...graphqlOptions(config, metrics),
         }),
       ],
       providers: [{ provide: APP_FILTER, useClass: GraphqlExceptionFilter }],

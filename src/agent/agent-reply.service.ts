@@ -11,6 +11,8 @@ import { LANGUAGE_MODEL } from '../llm/language-model.js';
 import type { LanguageModel, Reply, WithCall } from '../llm/language-model.js';
 import { ModelErrorCode, ModelOutputError, ModelUnavailableError } from '../llm/model.errors.js';
 import { EventBus, topics } from '../pubsub/event-bus.js';
+import { isForgotComplaint } from '../signals/forgot-complaint.js';
+import { referencesAnyMemory } from '../signals/memory-reference.js';
 import { ContextItemRef } from './assistant-reply.entity.js';
 import { AssistantReplyRepository } from './assistant-reply.repository.js';
 
@@ -128,6 +130,10 @@ export class AgentReplyService {
         })),
       ) ?? [];
     const ok = failure === null && reply !== null;
+    // Measured alike in both A/B arms: held out, against the memories the block would have held.
+    const memories = context?.memoryHoldout
+      ? (context.withheldMemories ?? [])
+      : (context?.sections.find((s) => s.name === 'memories')?.items ?? []);
     const { message } = await this.conversations.append(conversation, {
       role: MessageRole.ASSISTANT,
       // The reply belongs with the participant it answers (their memories, their context).
@@ -150,6 +156,17 @@ export class AgentReplyService {
           contextTokens: context?.tokenCount ?? 0,
           contextTruncated: context?.truncated ?? false,
           latencyMs: Math.round(performance.now() - started),
+          memoryHoldout: context?.memoryHoldout ?? false,
+          memoriesOffered: memories.length,
+          // A notice lists what was retrieved: only a model's own words can reference a memory.
+          memoryReferenced:
+            ok &&
+            this.llm.generates &&
+            referencesAnyMemory(
+              reply!.text,
+              memories.map((m) => m.text),
+            ),
+          forgotComplaint: isForgotComplaint(userMessage.content),
         });
         if (ok && context) await this.assembler.markUsed(context, turn, m);
       },

@@ -50,6 +50,22 @@ export class AssistantReplyEntity {
   @Column({ name: 'latency_ms', type: 'integer', nullable: true })
   latencyMs: number | null;
 
+  /** The conversation is in the memory A/B holdout: the reply was given no memory block. */
+  @Column({ name: 'memory_holdout', type: 'boolean', default: false })
+  memoryHoldout: boolean;
+
+  /** Memories in the block (held out: that the block would have held). */
+  @Column({ name: 'memories_offered', type: 'integer', default: 0 })
+  memoriesOffered: number;
+
+  /** The reply repeats one of those memories (see signals/memory-reference.ts). */
+  @Column({ name: 'memory_referenced', type: 'boolean', default: false })
+  memoryReferenced: boolean;
+
+  /** The user's turn it answers is a "you forgot" complaint. */
+  @Column({ name: 'forgot_complaint', type: 'boolean', default: false })
+  forgotComplaint: boolean;
+
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
   createdAt: Date;
 }

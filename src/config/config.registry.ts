@@ -14,6 +14,8 @@ import { searchVariables } from '../search/search.config.js';
 import { summariesVariables } from '../summaries/summaries.config.js';
 import { periodsVariables } from '../periods/periods.config.js';
 import { storiesVariables } from '../stories/stories.config.js';
+import { signalsVariables } from '../signals/signals.config.js';
+import { metricsVariables } from '../metrics/metrics.config.js';
 import { serverVariables } from './config.schema.js';
 
 /** Every module's variables, in README order. Add a module's declarations here. */
@@ -35,6 +37,8 @@ export const ALL_VARIABLES = {
   ...memoriesVariables,
   ...searchVariables,
   ...llmVariables,
+  ...signalsVariables,
+  ...metricsVariables,
 };
 
 /** Checks that span several variables, run after each variable parsed on its own. */

@@ -9,6 +9,7 @@ import type { MessageEntity } from '../conversations/message.entity.js';
 import type { UserEntity } from '../identity/user.entity.js';
 import type { LegacyEntity } from '../legacies/legacy.entity.js';
 import { countTokens } from '../llm/tokenizer.js';
+import { inMemoryHoldout } from '../signals/memory-holdout.js';
 import { MAX_CONTEXT_BUDGET } from './context.config.js';
 import {
   AssembledContext,
@@ -157,7 +158,21 @@ export class ContextAssemblerService {
       ]);
     }
     const persona = input.legacy.persona?.trim() || defaultPersona(input.legacy);
-    const context = this.fit(persona, input.legacy.name, candidates, budget, recent);
+    let context = this.fit(persona, input.legacy.name, candidates, budget, recent);
+    // The A/B holdout: the memory block is left out, and what it would have held is kept aside
+    // so that the reply is measured against the same memories in both arms.
+    const holdout = inMemoryHoldout(input.conversation.id, this.config.env.MEMORY_AB_HOLDOUT);
+    if (holdout) {
+      const withheld = context.sections.find((s) => s.name === 'memories')?.items ?? [];
+      const withoutMemories = new Map(candidates);
+      withoutMemories.delete('memories');
+      context = this.fit(persona, input.legacy.name, withoutMemories, budget, recent);
+      context.withheldMemories = withheld;
+      for (const item of withheld) {
+        context.dropped.push({ item, section: 'memories', reason: 'memory A/B holdout' });
+      }
+    }
+    context.memoryHoldout = holdout;
     context.failures = failures;
     context.totalMs = performance.now() - started;
     for (const observer of this.observers) {

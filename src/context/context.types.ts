@@ -150,6 +150,10 @@ export interface AssembledContext {
   failures?: { section: ContextSectionName; message: string }[];
   /** Milliseconds the assembly took. */
   totalMs?: number;
+  /** The conversation is in the memory A/B holdout (MEMORY_AB_HOLDOUT): no memory block. */
+  memoryHoldout?: boolean;
+  /** In the holdout, the memories the block would have held (never shown to the model). */
+  withheldMemories?: ContextItem[];
 }
 
 /** Told about every assembly once it is done (retrieval metrics). Must not throw. */

@@ -5,10 +5,11 @@ import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloDriverConfig } from '@nestjs/apollo';
 import type { GraphQLWsSubscriptionsConfig } from '@nestjs/graphql';
-import { DocumentNode, parse } from 'graphql';
+import { DocumentNode, ExecutionResult, Kind, OperationDefinitionNode, parse } from 'graphql';
 import type { ServerOptions } from 'graphql-ws';
 import { Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
+import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import { currentRequestId } from '../logging/request-context.storage.js';
 import { formatError, publicCodeOf } from './format-error.js';
 import { Loaders } from './loaders.js';
@@ -74,12 +75,91 @@ function operationLogPlugin(): ApolloServerPlugin<RequestContext> {
 }
 
 /**
+ * The operation's first root field, the metrics' `operation` label: bounded by the schema,
+ * unlike the operation name a client chooses.
+ */
+function rootFieldOf(operation: OperationDefinitionNode | null | undefined): string {
+  if (!operation) return '(invalid)';
+  const field = operation.selectionSet.selections.find((s) => s.kind === Kind.FIELD);
+  return field?.kind === Kind.FIELD ? field.name.value : '(fragment)';
+}
+
+/** Request counts and latency per operation for /metrics. */
+function operationMetricsPlugin(metrics: ServiceMetrics): ApolloServerPlugin<RequestContext> {
+  return {
+    async requestDidStart() {
+      const started = performance.now();
+      return {
+        async willSendResponse({ operation, errors }) {
+          metrics.request(
+            rootFieldOf(operation),
+            operation?.operation ?? 'unknown',
+            errors?.length ? publicCodeOf(errors[0]) : 'ok',
+            (performance.now() - started) / 1000,
+          );
+        },
+      };
+    },
+  };
+}
+
+/**
+ * An open subscription's stream, counted in keepsake_graphql_subscriptions_active until it ends
+ * (done, failed, completed by the client, or closed with its socket). A plain iterator, not an
+ * async generator: a generator's return() would wait for the pending next() (the next event).
+ */
+function countedStream<T>(
+  source: AsyncIterableIterator<T>,
+  metrics: ServiceMetrics,
+): AsyncIterableIterator<T> {
+  let open = true;
+  metrics.subscriptionOpened();
+  const close = () => {
+    if (open) {
+      open = false;
+      metrics.subscriptionClosed();
+    }
+  };
+  return {
+    async next() {
+      try {
+        const step = await source.next();
+        if (step.done) close();
+        return step;
+      } catch (err) {
+        close();
+        throw err;
+      }
+    },
+    async return(value?: unknown) {
+      close();
+      return source.return
+        ? source.return(value)
+        : ({ done: true, value } as IteratorReturnResult<unknown> as IteratorResult<T>);
+    },
+    async throw(err?: unknown) {
+      close();
+      if (source.throw) return source.throw(err);
+      throw err;
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}
+
+/**
  * graphql-ws does not go through Apollo's formatError: its errors are routed through ours so a
  * refused subscription carries the same codes, and no stack, as an HTTP request. Nest passes
  * every option through to graphql-ws but types only some of them, hence the cast.
  */
-function graphqlWsOptions(limits: QueryLimits): GraphQLWsSubscriptionsConfig {
-  const options: Pick<ServerOptions, 'onSubscribe' | 'onNext' | 'onError'> & { path: string } = {
+function graphqlWsOptions(
+  limits: QueryLimits,
+  metrics: ServiceMetrics | null,
+): GraphQLWsSubscriptionsConfig {
+  const options: Pick<ServerOptions, 'onSubscribe' | 'onNext' | 'onError' | 'onOperation'> & {
+    path: string;
+  } = {
     path: '/graphql',
     // The same limits as over HTTP (Apollo's plugins do not run here): depth, complexity, the
     // cost of searches and replies, introspection. A document that does not parse is left to
@@ -115,6 +195,26 @@ function graphqlWsOptions(limits: QueryLimits): GraphQLWsSubscriptionsConfig {
             ),
           }
         : undefined,
+    // Counted once executed: a stream is open until it ends; a result is an error (or a query).
+    onOperation: (_ctx, _id, _payload, args, result) => {
+      if (!metrics) return undefined;
+      const operation = args.document.definitions.find(
+        (d): d is OperationDefinitionNode =>
+          d.kind === Kind.OPERATION_DEFINITION &&
+          (!args.operationName || d.name?.value === args.operationName),
+      );
+      const streaming = Symbol.asyncIterator in Object(result);
+      const errors = streaming ? undefined : (result as ExecutionResult).errors;
+      metrics.request(
+        rootFieldOf(operation),
+        operation?.operation ?? 'unknown',
+        errors?.length ? publicCodeOf(errors[0]) : 'ok',
+        null,
+      );
+      return streaming
+        ? countedStream(result as AsyncIterableIterator<ExecutionResult>, metrics)
+        : undefined;
+    },
     // Errors sent before execution are validation errors.
     onError: (_ctx, _id, _payload, errors) =>
       errors.map((e) =>
@@ -127,7 +227,10 @@ function graphqlWsOptions(limits: QueryLimits): GraphQLWsSubscriptionsConfig {
   return options as GraphQLWsSubscriptionsConfig;
 }
 
-export function graphqlOptions(config: AppConfig): ApolloDriverConfig {
+export function graphqlOptions(
+  config: AppConfig,
+  metrics: ServiceMetrics | null = null,
+): ApolloDriverConfig {
   const env = config.env;
   const limits: QueryLimits = {
     maxDepth: env.GRAPHQL_MAX_DEPTH,
@@ -143,7 +246,7 @@ export function graphqlOptions(config: AppConfig): ApolloDriverConfig {
     introspection: env.GRAPHQL_INTROSPECTION,
     graphiql: false,
     includeStacktraceInErrorResponses: false,
-    subscriptions: { 'graphql-ws': graphqlWsOptions(limits) },
+    subscriptions: { 'graphql-ws': graphqlWsOptions(limits, metrics) },
     context: buildContext,
     formatError,
     plugins: [
@@ -152,6 +255,7 @@ export function graphqlOptions(config: AppConfig): ApolloDriverConfig {
         : ApolloServerPluginLandingPageDisabled(),
       queryLimitsPlugin(limits),
       operationLogPlugin(),
+      ...(metrics ? [operationMetricsPlugin(metrics)] : []),
     ],
   };
 }

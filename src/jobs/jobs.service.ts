@@ -4,12 +4,15 @@ import {
   Injectable,
   Logger,
   OnApplicationBootstrap,
+  Optional,
 } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { JobEntity, JobStatus } from './job.entity.js';
 import { JobRepository } from './job.repository.js';
 import { JobDeferred } from './jobs.exception.js';
+import { ServiceMetrics } from '../metrics/service-metrics.js';
+import type { JobOutcome } from '../metrics/service-metrics.js';
 
 export interface JobContext {
   job: JobEntity;
@@ -58,6 +61,7 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
   constructor(
     private readonly jobs: JobRepository,
     private readonly config: AppConfig,
+    @Optional() private readonly metrics?: ServiceMetrics,
   ) {}
 
   register<P>(type: string, handler: JobHandler<P>): void {
@@ -190,9 +194,12 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
     const handler = this.handlers.get(job.type)!;
     const started = performance.now();
     const heartbeat = this.keepLease(job);
+    const counted = (outcome: JobOutcome) =>
+      this.metrics?.jobRun(job.type, outcome, (performance.now() - started) / 1000);
     try {
       await handler(job.payload, { job, attempt: job.attempts });
       await this.jobs.succeed(job.id, this.workerId);
+      counted('succeeded');
       this.logger.debug({
         msg: 'job succeeded',
         type: job.type,
@@ -202,6 +209,7 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
     } catch (err) {
       if (err instanceof JobDeferred) {
         await this.jobs.fail(job, this.workerId, err.message, err.delayMs, false);
+        counted('deferred');
         return;
       }
       const message = err instanceof Error ? err.message : String(err);
@@ -210,6 +218,7 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
           ? retryDelayMs(job.attempts, this.config.env.JOBS_RETRY_BASE_MS)
           : null;
       const status = await this.jobs.fail(job, this.workerId, message, retryIn);
+      counted(status === JobStatus.FAILED ? 'failed' : 'retried');
       const log = {
         msg: 'job failed',
         type: job.type,

@@ -12,10 +12,15 @@ export class DatabaseUsageRecorder implements ModelUsageRecorder {
   private readonly log = new LoggingUsageRecorder();
   private readonly inFlight = new Set<Promise<void>>();
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    /** Also told of every call (the /metrics counters). */
+    private readonly observe?: (call: ModelCall) => void,
+  ) {}
 
   record(call: ModelCall): Promise<void> {
     this.log.record(call);
+    this.observe?.(call);
     const insert = this.insert(call).finally(() => this.inFlight.delete(insert));
     this.inFlight.add(insert);
     return insert;

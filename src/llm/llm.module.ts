@@ -19,6 +19,7 @@ import { LocalLanguageModel } from './local-llm.provider.js';
 import { LoggingUsageRecorder, MODEL_USAGE_RECORDER } from './model-usage.js';
 import type { ModelUsageRecorder } from './model-usage.js';
 import { LlmEnv, validateLlmConfig } from './llm.config.js';
+import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { OpenAiEmbedder } from './openai-embedder.provider.js';
 import { OpenAiLanguageModel } from './openai-llm.provider.js';
 import { MAX_BACKOFF_MS, MAX_RETRY_AFTER_MS } from './openai-transport.js';
@@ -114,9 +115,14 @@ class LlmLifecycle implements OnModuleInit, BeforeApplicationShutdown, OnApplica
   providers: [
     {
       provide: MODEL_USAGE_RECORDER,
-      inject: [{ token: DataSource, optional: true }],
-      useFactory: (dataSource?: DataSource): ModelUsageRecorder =>
-        dataSource ? new DatabaseUsageRecorder(dataSource) : new LoggingUsageRecorder(),
+      inject: [
+        { token: DataSource, optional: true },
+        { token: ServiceMetrics, optional: true },
+      ],
+      useFactory: (dataSource?: DataSource, metrics?: ServiceMetrics): ModelUsageRecorder =>
+        dataSource
+          ? new DatabaseUsageRecorder(dataSource, metrics && ((call) => metrics.modelCall(call)))
+          : new LoggingUsageRecorder(),
     },
     { provide: EMBEDDER, inject: [AppConfig, MODEL_USAGE_RECORDER], useFactory: createEmbedder },
     {

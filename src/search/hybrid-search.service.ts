@@ -81,7 +81,21 @@ export interface SearchOutcome {
   bySource: Record<SourceKind, number>;
   embedMs: number;
   searchMs: number;
+  /** Time spent on each path (full text includes its statistics), and on fusion, in ms. */
+  pathMs: PathTimings;
+  /** The best dense (cosine) similarities among the candidates, best first (at most 3). */
+  topSimilarities: number[];
 }
+
+export interface PathTimings {
+  dense: number;
+  lexical: number;
+  trigram: number;
+  fusion: number;
+}
+
+/** How many of the best dense similarities a metrics row keeps. */
+const TOP_SIMILARITIES = 3;
 
 /**
  * Hybrid search over what the user may see: their turns (segments) and summaries, their
@@ -183,6 +197,11 @@ export class HybridSearchService {
       number
     >;
     for (const r of ranked) bySource[r.kind]++;
+    const topSimilarities = ranked
+      .map((r) => r.paths.dense?.score)
+      .filter((v): v is number => v !== undefined)
+      .sort((a, b) => b - a)
+      .slice(0, TOP_SIMILARITIES);
     return {
       features,
       settings,
@@ -198,6 +217,8 @@ export class HybridSearchService {
       bySource,
       embedMs,
       searchMs: performance.now() - searchStarted,
+      pathMs: { ...run.pathMs },
+      topSimilarities,
     };
   }
 }
@@ -219,6 +240,7 @@ class SearchRun {
   private lexemes: LexemeStats[] = [];
   private stats: ScopeStats | null = null;
   private keywords = '';
+  readonly pathMs: PathTimings = { dense: 0, lexical: 0, trigram: 0, fusion: 0 };
 
   constructor(
     private readonly repo: SearchRepository,
@@ -226,6 +248,16 @@ class SearchRun {
     private readonly features: QueryFeatures,
     private readonly scope: ScopeParams,
   ) {}
+
+  /** Runs `work` and adds its duration to the path's time (failed work counts too). */
+  private async timed<T>(path: keyof PathTimings, work: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await work();
+    } finally {
+      this.pathMs[path] += performance.now() - started;
+    }
+  }
 
   degrade(what: Degradation): void {
     if (!this.degraded.includes(what)) this.degraded.push(what);
@@ -240,10 +272,8 @@ class SearchRun {
     if (!on) return;
     try {
       const words = queryWords(this.features.text);
-      const result = await this.repo.lexemeStats(
-        words.join(' '),
-        this.scope,
-        this.settings.bm25.contextWeight,
+      const result = await this.timed('lexical', () =>
+        this.repo.lexemeStats(words.join(' '), this.scope, this.settings.bm25.contextWeight),
       );
       this.lexemes = result.lexemes;
       this.stats = result.stats;
@@ -315,12 +345,8 @@ class SearchRun {
 
     if (vector) {
       try {
-        for (const [kind, found] of await this.repo.denseMany(
-          kinds,
-          scope,
-          this.scope,
-          vector,
-          n,
+        for (const [kind, found] of await this.timed('dense', () =>
+          this.repo.denseMany(kinds, scope, this.scope, vector, n),
         )) {
           put(kind, 'dense', found);
         }
@@ -334,10 +360,11 @@ class SearchRun {
     if (q) {
       for (const kind of kinds) {
         try {
-          const found =
+          const found = await this.timed('lexical', () =>
             kind === 'segment'
-              ? await this.repo.lexicalSegments(scope, this.scope, q, settings.bm25, n)
-              : await this.repo.lexical(kind, scope, this.scope, q, n);
+              ? this.repo.lexicalSegments(scope, this.scope, q, settings.bm25, n)
+              : this.repo.lexical(kind, scope, this.scope, q, n),
+          );
           put(kind, 'lexical', found);
           this.lexicalHits += found.length;
         } catch (err) {
@@ -412,12 +439,8 @@ class SearchRun {
         put(
           kind,
           'trigram',
-          await this.repo.trigram(
-            kind,
-            scope,
-            this.scope,
-            { words, cjk },
-            this.settings.candidates,
+          await this.timed('trigram', () =>
+            this.repo.trigram(kind, scope, this.scope, { words, cjk }, this.settings.candidates),
           ),
         );
       } catch (err) {
@@ -438,7 +461,9 @@ class SearchRun {
       if (vector && byPath.dense) {
         const missing = ids.filter((id) => !byPath.dense!.has(id));
         try {
-          for (const row of await this.repo.denseFor(kind, missing, vector))
+          for (const row of await this.timed('dense', () =>
+            this.repo.denseFor(kind, missing, vector),
+          ))
             byPath.dense.set(row.id, row);
         } catch (err) {
           this.fail('dense', err);
@@ -448,9 +473,9 @@ class SearchRun {
         const missing = ids.filter((id) => !byPath.lexical!.has(id));
         if (missing.length === 0) continue;
         try {
-          const found =
+          const found = await this.timed('lexical', () =>
             kind === 'segment'
-              ? await this.repo.lexicalSegments(
+              ? this.repo.lexicalSegments(
                   scope,
                   this.scope,
                   q,
@@ -458,7 +483,8 @@ class SearchRun {
                   missing.length,
                   missing,
                 )
-              : await this.repo.lexical(kind, scope, this.scope, q, missing.length, missing);
+              : this.repo.lexical(kind, scope, this.scope, q, missing.length, missing),
+          );
           for (const row of found) byPath.lexical.set(row.id, row);
         } catch (err) {
           this.fail('lexical', err);
@@ -491,6 +517,9 @@ class SearchRun {
   }
 
   rank(): Ranked[] {
-    return fuse(mergeCandidates(this.lists), this.features, this.settings);
+    const started = performance.now();
+    const ranked = fuse(mergeCandidates(this.lists), this.features, this.settings);
+    this.pathMs.fusion += performance.now() - started;
+    return ranked;
   }
 }

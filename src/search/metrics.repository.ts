@@ -28,6 +28,10 @@ export interface MetricRow {
   totalMs: number;
   queryTokens: number;
   queryText: string | null;
+  pathMs: { dense: number; lexical: number; trigram: number; fusion: number };
+  topSimilarities: number[];
+  memoryHoldout: boolean;
+  forgotComplaint: boolean;
 }
 
 export interface MetricsAggregate {
@@ -50,7 +54,25 @@ export interface MetricsAggregate {
   meanTokens: number;
   hitsByPath: { dense: number; lexical: number; trigram: number; time: number };
   composition: { source: string; items: number }[];
+  fewFullTextShare: number;
+  summariesOnlyShare: number;
+  complaints: number;
+  holdoutShare: number;
+  denseP95Ms: number;
+  lexicalP95Ms: number;
+  trigramP95Ms: number;
+  fusionP95Ms: number;
+  meanTopSimilarity: number;
 }
+
+/** Language-model tokens of a period: summaries' and all tasks' (embeddings left out). */
+export interface ModelSpend {
+  summaryTokens: number;
+  modelTokens: number;
+}
+
+/** The sources a summaries-only context is made of. */
+const SUMMARY_SOURCES = ['SUMMARY', 'PERIOD_SUMMARY'];
 
 @Injectable()
 export class MetricsRepository {
@@ -64,9 +86,11 @@ export class MetricsRepository {
            fusion, hits_dense, hits_lexical, hits_trigram, hits_time, hits_segment, hits_summary,
            hits_fact, hits_memory, good_hits, fallback, widened, widen_reason, time_filtered,
            degraded, failed_stage, items, items_by_source, tokens, budget, truncated, embed_ms,
-           search_ms, total_ms, query_tokens)
+           search_ms, total_ms, query_tokens, dense_ms, lexical_ms, trigram_ms, fusion_ms,
+           top_similarities, memory_holdout, forgot_complaint)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-                 $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)
+                 $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $32, $33, $34, $35,
+                 $36, $37, $38)
          RETURNING id, conversation_id)
        INSERT INTO retrieval_metric_texts (metric_id, conversation_id, query_text)
        SELECT id, conversation_id, $31::text FROM m WHERE $31::text IS NOT NULL`,
@@ -102,6 +126,13 @@ export class MetricsRepository {
         row.totalMs,
         row.queryTokens,
         row.queryText,
+        row.pathMs.dense,
+        row.pathMs.lexical,
+        row.pathMs.trigram,
+        row.pathMs.fusion,
+        row.topSimilarities,
+        row.memoryHoldout,
+        row.forgotComplaint,
       ],
     );
   }
@@ -119,7 +150,7 @@ export class MetricsRepository {
    * Figures over [from, to): context assemblies (replies and the `context` query) for the
    * shares and latencies, recalls counted and timed apart. Debug runs are left out.
    */
-  async aggregate(from: Date, to: Date): Promise<MetricsAggregate> {
+  async aggregate(from: Date, to: Date, fullTextMinHits = 3): Promise<MetricsAggregate> {
     const [row]: Record<string, string | number | null>[] = await this.dataSource.query(
       `WITH a AS (
          SELECT * FROM retrieval_metrics
@@ -145,6 +176,19 @@ export class MetricsRepository {
               coalesce((SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY total_ms) FROM r), 0) AS "recallP50Ms",
               coalesce((SELECT percentile_cont(0.95) WITHIN GROUP (ORDER BY total_ms) FROM r), 0) AS "recallP95Ms",
               coalesce((SELECT avg(tokens) FROM a), 0) AS "meanTokens",
+              coalesce((SELECT avg((hits_lexical < $3)::int) FROM a), 0) AS "fewFullTextShare",
+              coalesce((SELECT avg((items > 0 AND NOT EXISTS (
+                          SELECT 1 FROM jsonb_each_text(a.items_by_source) e
+                           WHERE e.value::int > 0 AND e.key <> ALL($4::text[])))::int) FROM a), 0)
+                AS "summariesOnlyShare",
+              (SELECT count(*) FROM a WHERE forgot_complaint) AS complaints,
+              coalesce((SELECT avg(memory_holdout::int) FROM a), 0) AS "holdoutShare",
+              coalesce((SELECT percentile_cont(0.95) WITHIN GROUP (ORDER BY dense_ms) FROM a), 0) AS "denseP95Ms",
+              coalesce((SELECT percentile_cont(0.95) WITHIN GROUP (ORDER BY lexical_ms) FROM a), 0) AS "lexicalP95Ms",
+              coalesce((SELECT percentile_cont(0.95) WITHIN GROUP (ORDER BY trigram_ms) FROM a), 0) AS "trigramP95Ms",
+              coalesce((SELECT percentile_cont(0.95) WITHIN GROUP (ORDER BY fusion_ms) FROM a), 0) AS "fusionP95Ms",
+              coalesce((SELECT avg(top_similarities[1]) FROM a
+                         WHERE cardinality(top_similarities) > 0), 0) AS "meanTopSimilarity",
               coalesce((SELECT sum(hits_dense) FROM a), 0) AS "hitsDense",
               coalesce((SELECT sum(hits_lexical) FROM a), 0) AS "hitsLexical",
               coalesce((SELECT sum(hits_trigram) FROM a), 0) AS "hitsTrigram",
@@ -153,7 +197,7 @@ export class MetricsRepository {
                  FROM (SELECT e.key, sum(e.value::int) AS n
                          FROM a CROSS JOIN LATERAL jsonb_each_text(a.items_by_source) AS e
                         GROUP BY e.key) c) AS composition`,
-      [from, to],
+      [from, to, fullTextMinHits, SUMMARY_SOURCES],
     );
     const n = (k: string) => Number(row[k] ?? 0);
     return {
@@ -180,9 +224,31 @@ export class MetricsRepository {
         trigram: n('hitsTrigram'),
         time: n('hitsTime'),
       },
+      fewFullTextShare: n('fewFullTextShare'),
+      summariesOnlyShare: n('summariesOnlyShare'),
+      complaints: n('complaints'),
+      holdoutShare: n('holdoutShare'),
+      denseP95Ms: n('denseP95Ms'),
+      lexicalP95Ms: n('lexicalP95Ms'),
+      trigramP95Ms: n('trigramP95Ms'),
+      fusionP95Ms: n('fusionP95Ms'),
+      meanTopSimilarity: n('meanTopSimilarity'),
       composition: ((row.composition as unknown as { source: string; items: number }[]) ?? []).map(
         (c) => ({ source: c.source, items: Number(c.items) }),
       ),
     };
+  }
+
+  /** Model spend over [from, to), in tokens: what summaries cost against every language task. */
+  async modelSpend(from: Date, to: Date): Promise<ModelSpend> {
+    const [row]: { summary: string | null; total: string | null }[] = await this.dataSource.query(
+      `SELECT sum(prompt_tokens + completion_tokens)
+                FILTER (WHERE task IN ('summarizeTurns', 'summarizePeriod')) AS summary,
+              sum(prompt_tokens + completion_tokens) AS total
+         FROM model_calls
+        WHERE created_at >= $1 AND created_at < $2 AND task <> 'embed'`,
+      [from, to],
+    );
+    return { summaryTokens: Number(row.summary ?? 0), modelTokens: Number(row.total ?? 0) };
   }
 }

@@ -100,4 +100,28 @@ export class RetrievalMetricEntity {
 
   @Column({ name: 'query_tokens', type: 'integer' })
   queryTokens: number;
+
+  @Column({ name: 'dense_ms', type: 'real', default: 0 })
+  denseMs: number;
+
+  /** Full-text path, its word statistics included. */
+  @Column({ name: 'lexical_ms', type: 'real', default: 0 })
+  lexicalMs: number;
+
+  @Column({ name: 'trigram_ms', type: 'real', default: 0 })
+  trigramMs: number;
+
+  @Column({ name: 'fusion_ms', type: 'real', default: 0 })
+  fusionMs: number;
+
+  /** The best dense similarities among the candidates, best first. */
+  @Column({ name: 'top_similarities', type: 'real', array: true, default: () => "'{}'" })
+  topSimilarities: number[];
+
+  @Column({ name: 'memory_holdout', type: 'boolean', default: false })
+  memoryHoldout: boolean;
+
+  /** The query (the user's turn) is a "you forgot" complaint. */
+  @Column({ name: 'forgot_complaint', type: 'boolean', default: false })
+  forgotComplaint: boolean;
 }

@@ -13,7 +13,7 @@ export class RetrievalMetricsResolver {
 
   @Query(() => MemoryMetricsReportModel, {
     description:
-      'Retrieval over a period (platform admins): hit rate, fallback, widening and truncation shares, latency percentiles, composition by source.',
+      'Retrieval over a period (platform admins): hit rate, fallback, widening and truncation shares, latency percentiles (per path), composition by source, and the upgrade triggers.',
   })
   memoryMetricsReport(@Args() args: MetricsReportArgs) {
     return this.metrics.report(args.from, args.to);

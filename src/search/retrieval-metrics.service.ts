@@ -6,6 +6,8 @@ import type {
   ContextRequest,
 } from '../context/context.types.js';
 import { countTokens } from '../llm/tokenizer.js';
+import { isForgotComplaint } from '../signals/forgot-complaint.js';
+import { evaluateTriggers } from '../signals/upgrade-triggers.js';
 import type { SearchOutcome } from './hybrid-search.service.js';
 import type { MemoryMetricsReportModel } from './models/retrieval-metrics.model.js';
 import { MetricRow, MetricsRepository } from './metrics.repository.js';
@@ -15,6 +17,8 @@ import { SearchErrorCode, SearchException } from './search.exception.js';
 
 const ZERO_HITS = { dense: 0, lexical: 0, trigram: 0, time: 0 };
 const ZERO_SOURCES = { segment: 0, summary: 0, fact: 0, memory: 0 };
+const ZERO_PATH_MS = { dense: 0, lexical: 0, trigram: 0, fusion: 0 };
+const DAY_MS = 86_400_000;
 
 /**
  * One metrics row per context assembly (written by the assembler's observer hook, so every
@@ -58,6 +62,9 @@ export class RetrievalMetricsService implements AssemblyObserver {
       budget: context.budget,
       truncated: context.truncated,
       totalMs: context.totalMs ?? 0,
+      memoryHoldout: context.memoryHoldout ?? false,
+      // The query of a reply (and of the context query) is the user's turn.
+      forgotComplaint: isForgotComplaint(request.query),
     });
   }
 
@@ -85,6 +92,8 @@ export class RetrievalMetricsService implements AssemblyObserver {
       budget: 0,
       truncated: false,
       totalMs,
+      memoryHoldout: false,
+      forgotComplaint: false,
     });
   }
 
@@ -104,6 +113,8 @@ export class RetrievalMetricsService implements AssemblyObserver {
     | 'budget'
     | 'truncated'
     | 'totalMs'
+    | 'memoryHoldout'
+    | 'forgotComplaint'
   > {
     const env = this.config.env;
     return {
@@ -121,6 +132,8 @@ export class RetrievalMetricsService implements AssemblyObserver {
       searchMs: outcome?.searchMs ?? 0,
       queryTokens: countTokens(query),
       queryText: env.SEARCH_METRICS_TEXT ? query : null,
+      pathMs: outcome?.pathMs ?? ZERO_PATH_MS,
+      topSimilarities: outcome?.topSimilarities ?? [],
     };
   }
 
@@ -144,12 +157,33 @@ export class RetrievalMetricsService implements AssemblyObserver {
         'to',
       );
     }
-    const a = await this.repo.aggregate(from, to);
+    const env = this.config.env;
+    const [a, spend] = await Promise.all([
+      this.repo.aggregate(from, to, env.TRIGGER_FULL_TEXT_MIN_HITS),
+      this.repo.modelSpend(from, to),
+    ]);
     const totalItems = a.composition.reduce((sum, c) => sum + c.items, 0);
+    const triggers = evaluateTriggers(
+      { ...a, ...spend, periodDays: (to.getTime() - from.getTime()) / DAY_MS },
+      {
+        fullTextMinHits: env.TRIGGER_FULL_TEXT_MIN_HITS,
+        fewFullTextShare: env.TRIGGER_FEW_FULL_TEXT_SHARE,
+        fallbackShare: env.TRIGGER_FALLBACK_SHARE,
+        summariesOnlyShare: env.TRIGGER_SUMMARIES_ONLY_SHARE,
+        truncationShare: env.TRIGGER_TRUNCATION_SHARE,
+        p95LatencyMs: env.TRIGGER_P95_LATENCY_MS,
+        summarySpendShare: env.TRIGGER_SUMMARY_SPEND_SHARE,
+        forgotPerWeek: env.TRIGGER_FORGOT_PER_WEEK,
+        minAssemblies: env.TRIGGER_MIN_ASSEMBLIES,
+      },
+    );
     return {
       from,
       to,
       ...a,
+      ...spend,
+      summarySpendShare: spend.modelTokens > 0 ? spend.summaryTokens / spend.modelTokens : 0,
+      triggers,
       hitsByPath: Object.entries(a.hitsByPath).map(([path, hits]) => ({ path, hits })),
       composition: a.composition.map((c) => ({
         sourceType: c.source,

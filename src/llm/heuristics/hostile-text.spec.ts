@@ -4,6 +4,8 @@ import { factFeatures, normalizeFact, tidyFact } from '../../facts/fact-relation
 import { chunkMessage } from '../../search/chunker.js';
 import * as query from '../../search/query-analysis.js';
 import { parseTimeExpression } from '../../search/time-expressions.js';
+import { isForgotComplaint } from '../../signals/forgot-complaint.js';
+import { referencesMemory } from '../../signals/memory-reference.js';
 import { countTokens, truncateToTokens } from '../tokenizer.js';
 import { summarizeExtractive } from './extractive-summarizer.js';
 import { extractFactsHeuristic } from './fact-patterns.js';
@@ -92,6 +94,9 @@ const entryPoints: Record<string, (text: string) => unknown> = {
   'fact features': (s) => factFeatures(s, new Set(['rose'])),
   'token count': (s) => countTokens(s),
   'token truncation': (s) => truncateToTokens(s, 100),
+  'forgot complaints': (s) => isForgotComplaint(s) || isForgotComplaint(`I already told you ${s}`),
+  'forgot complaints (Chinese)': (s) => isForgotComplaint(`我已经跟你${s}你又忘${s}`),
+  'memory references': (s) => referencesMemory(s, `- ${s}`),
 };
 
 describe('hostile text', () => {
