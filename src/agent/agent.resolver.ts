@@ -22,6 +22,7 @@ import { EventBus, topics } from '../pubsub/event-bus.js';
 import { AssistantReplyEntity } from './assistant-reply.entity.js';
 import { AgentService } from './agent.service.js';
 import { AssistantReplyRepository } from './assistant-reply.repository.js';
+import { RecordAssistantMessageInput } from './dto/record-assistant-message.input.js';
 import { SendMessageInput } from './dto/send-message.input.js';
 import { MessageGenerationModel, ReplyDeltaModel } from './models/reply.model.js';
 import { SendMessagePayload } from './models/send-message.model.js';
@@ -41,8 +42,16 @@ export class MessageGenerationResolver {
     description:
       'For assistant turns the agent wrote: model, usage and the context items it was given. Null for other turns.',
   })
-  generation(@Parent() message: MessageModel, @RequestLoaders() loaders: Loaders) {
-    return this.load(message, loaders);
+  async generation(@Parent() message: MessageModel, @RequestLoaders() loaders: Loaders) {
+    const reply = await this.load(message, loaders);
+    if (!reply) return null;
+    return {
+      ...reply,
+      memoryActions: (reply.memoryActions ?? []).map((a) => ({
+        ...a,
+        restorableUntil: a.restorableUntil ? new Date(a.restorableUntil) : null,
+      })),
+    };
   }
 
   @ResolveField(() => Boolean, {
@@ -67,6 +76,17 @@ export class AgentResolver {
   })
   sendMessage(@CurrentUser() user: UserEntity, @Args('input') input: SendMessageInput) {
     return this.agent.send(user, input);
+  }
+
+  @Mutation(() => MessageModel, {
+    description:
+      'Stores an assistant turn, for clients that run their own model, with the memories and items it used (counted as for the agent’s own replies).',
+  })
+  recordAssistantMessage(
+    @CurrentUser() user: UserEntity,
+    @Args('input') input: RecordAssistantMessageInput,
+  ) {
+    return this.agent.record(user, input);
   }
 
   @Subscription(() => ReplyDeltaModel, {

@@ -20,12 +20,7 @@ import { UserEntity } from '../identity/user.entity.js';
 import { EventBus, topics } from '../pubsub/event-bus.js';
 import { ConversationEntity } from './conversation.entity.js';
 import { ConversationsService } from './conversations.service.js';
-import {
-  ImportConversationInput,
-  RecordAssistantMessageInput,
-  StartConversationInput,
-} from './dto/conversation.inputs.js';
-import { MessageRole } from './message-role.enum.js';
+import { ImportConversationInput, StartConversationInput } from './dto/conversation.inputs.js';
 import {
   ConversationConnection,
   ConversationModel,
@@ -102,23 +97,6 @@ export class ConversationsResolver {
     @Args('input') input: StartConversationInput,
   ) {
     return toModel(await this.service.start(user, input));
-  }
-
-  @Mutation(() => MessageModel, {
-    description: 'Stores an assistant turn, for clients that run their own model.',
-  })
-  async recordAssistantMessage(
-    @CurrentUser() user: UserEntity,
-    @Args('input') input: RecordAssistantMessageInput,
-  ) {
-    const conversation = await this.service.getOwned(user, input.conversationId);
-    const { message } = await this.service.append(conversation, {
-      role: MessageRole.ASSISTANT,
-      content: input.content,
-      clientMessageId: input.clientMessageId,
-      metadata: input.metadata,
-    });
-    return message;
   }
 
   @Mutation(() => ImportConversationPayload, {

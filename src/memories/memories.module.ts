@@ -12,6 +12,7 @@ import { LegaciesModule } from '../legacies/legacies.module.js';
 import { MemoriesResolver, MessageMemoriesResolver } from './memories.resolver.js';
 import { MemoriesService } from './memories.service.js';
 import { MemoryCommandsService } from './memory-commands.service.js';
+import { MemoryUsesService } from './memory-uses.service.js';
 import { MemoryClock } from './memory-clock.js';
 import { MemoryContextProvider } from './memory-context.provider.js';
 import { MemoryEvents } from './memory-events.js';
@@ -51,13 +52,14 @@ import { MemoryTransferRepository } from './memory-transfer.repository.js';
     MemoryContextProvider,
     MemoriesService,
     MemoryCommandsService,
+    MemoryUsesService,
     MemoriesResolver,
     MessageMemoriesResolver,
   ],
   exports: [
     MemoriesService,
     MemoryCommandsService,
-    MemoryUseRepository,
+    MemoryUsesService,
     MemoryClock,
     MemoryExtractionService,
   ],
