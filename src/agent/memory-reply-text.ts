@@ -48,17 +48,17 @@ function when(date: Date): string {
 export function savedText(lang: ReplyLanguage, result: SaveResult): string {
   const content = clip(result.memory.content);
   if (lang === 'zh') {
-    if (result.outcome === MemorySaveOutcome.MERGED) return `我已经记得这件事了：“${content}”。`;
+    if (result.outcome === MemorySaveOutcome.MERGED) return `我已经记得这件事了：“${content}”`;
     const replaced =
       result.outcome === MemorySaveOutcome.SUPERSEDED ? '它取代了我之前记得的说法。' : '';
-    return `好的，我记住了：“${content}”。${replaced}`;
+    return `好的，我记住了：“${content}”。${replaced}（说“别记住这个”即可撤销。）`;
   }
   if (result.outcome === MemorySaveOutcome.MERGED) {
-    return `I already remember that: "${content}". I've noted that you told me again.`;
+    return `I already remember that: "${content}" I've noted that you told me again.`;
   }
   const replaced =
     result.outcome === MemorySaveOutcome.SUPERSEDED ? ' It replaces what I remembered before.' : '';
-  return `Saved to your memories: "${content}".${replaced}`;
+  return `Saved to your memories: "${content}"${replaced} (Reply "don't remember that" to undo.)`;
 }
 
 /** Says the consent refusal as it was given by the memories module, or its Chinese form. */

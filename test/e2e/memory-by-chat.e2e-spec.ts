@@ -96,7 +96,9 @@ describe('Memory by chat (offline: commands recognised by patterns)', () => {
     );
     await deltas.ready;
     const sent = await say(t, alice, conversationId, 'Remember that I love gardening.');
-    expect(sent.reply.content).toBe('Saved to your memories: "I love gardening.".');
+    expect(sent.reply.content).toBe(
+      'Saved to your memories: "I love gardening." (Reply "don\'t remember that" to undo.)',
+    );
     const [action] = sent.reply.generation.memoryActions;
     expect(action).toMatchObject({ action: 'SAVED', reason: null, restorableUntil: null });
     const saved = await memory(t, alice, action.memoryIds[0]);
@@ -121,7 +123,7 @@ describe('Memory by chat (offline: commands recognised by patterns)', () => {
     expect((await memory(t, alice, saved.id)).referenceCount).toBe(saved.referenceCount);
 
     const zh = await say(t, alice, conversationId, '请记住我喜欢喝茶');
-    expect(zh.reply.content).toBe('好的，我记住了：“我喜欢喝茶”。');
+    expect(zh.reply.content).toBe('好的，我记住了：“我喜欢喝茶”。（说“别记住这个”即可撤销。）');
     expect(
       (await memory(t, alice, zh.reply.generation.memoryActions[0].memoryIds[0])).content,
     ).toBe('我喜欢喝茶');
