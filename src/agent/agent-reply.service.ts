@@ -94,8 +94,12 @@ export class AgentReplyService {
     };
 
     const chatTurn = { user, conversation, message: userMessage };
-    // Without a language model, a memory command is carried out and answered here.
-    const intent = this.llm.generates ? null : parseMemoryIntent(userMessage.content);
+    const session: MemoryToolSession | null =
+      this.llm.generates && this.config.env.AGENT_MEMORY_TOOLS === 'on'
+        ? this.chatMemory.toolsFor(chatTurn)
+        : null;
+    // Without memory tools for a model, a command is recognised, carried out and answered here.
+    const intent = session ? null : parseMemoryIntent(userMessage.content);
     if (intent) {
       const command = await this.chatMemory.runIntent(chatTurn, intent).catch((err: unknown) => {
         this.logger.error({
@@ -118,10 +122,6 @@ export class AgentReplyService {
     let context: AssembledContext | null = null;
     let reply: WithCall<Reply> | null = null;
     let failure: unknown = null;
-    const session: MemoryToolSession | null =
-      this.llm.generates && this.config.env.AGENT_MEMORY_TOOLS === 'on'
-        ? this.chatMemory.toolsFor(chatTurn)
-        : null;
     try {
       context = await this.assemble(user, conversation, userMessage);
       reply = await this.llm.reply(

@@ -341,6 +341,48 @@ describe('Memory by chat (a language model calling the memory tools)', () => {
   });
 });
 
+describe('Memory by chat with a model but AGENT_MEMORY_TOOLS=off', () => {
+  let t: TestApp;
+  let fake: FakeOpenAiServer;
+
+  beforeAll(async () => {
+    fake = await FakeOpenAiServer.start();
+    t = await startTestApp({
+      LLM: 'openai',
+      LLM_BASE_URL: fake.url,
+      LLM_MODEL: 'fake-chat',
+      AGENT_MEMORY_TOOLS: 'off',
+      MODEL_TIMEOUT_MS: '2000',
+    });
+  });
+  afterAll(async () => {
+    await t.close();
+    await fake.close();
+  });
+
+  it('offers no tools and recognises the commands by their patterns instead', async () => {
+    const gina = await signIn(t, 'chat-gina');
+    const conversationId = await startConversation(t, gina, await createLegacy(t, gina), true);
+    const ordinary = await say(t, gina, conversationId, 'Tell me about his garden.');
+    expect(ordinary.reply.content).toMatch(/fake reply/);
+    expect(fake.requestsFor('chat')[0].body.tools).toBeUndefined();
+
+    const before = fake.requestsFor('chat').length;
+    const sent = await say(t, gina, conversationId, 'Remember that I grow tomatoes.');
+    expect(sent.reply.content).toMatch(/^Saved to your memories: "I grow tomatoes\."/);
+    expect(sent.reply.generation).toMatchObject({ model: 'openai:fake-chat' });
+    expect(
+      (await memory(t, gina, sent.reply.generation.memoryActions[0].memoryIds[0])).status,
+    ).toBe('ACTIVE');
+    // The command was answered without asking the model.
+    const replies = fake
+      .requestsFor('chat')
+      .slice(before)
+      .filter((r) => r.body.stream);
+    expect(replies).toEqual([]);
+  });
+});
+
 describe('recordAssistantMessage with what the client’s model used', () => {
   let t: TestApp;
   let erin: TestUser & { id: string };
