@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { ReplyTools } from '../llm/language-model.js';
 import type { MemoryIntent } from '../memories/memory-intent.js';
 import {
@@ -49,6 +49,8 @@ function forgottenAction(result: ChatForgetResult, query: string | null): Memory
  */
 @Injectable()
 export class ChatMemoryService {
+  private readonly logger = new Logger('Agent');
+
   constructor(
     private readonly commands: MemoryCommandsService,
     private readonly search: SearchService,
@@ -103,9 +105,20 @@ export class ChatMemoryService {
       execute: async (name, argumentsJson) => {
         const parsed = parseMemoryToolCall(name, argumentsJson);
         if (!parsed.ok) return JSON.stringify({ error: parsed.error });
-        const { result, action } = await this.runTool(turn, parsed.call);
-        actions.push(action);
-        return JSON.stringify(result);
+        try {
+          const { result, action } = await this.runTool(turn, parsed.call);
+          actions.push(action);
+          return JSON.stringify(result);
+        } catch (err) {
+          // The model is told, so that its reply can say so; the rest of the reply goes on.
+          this.logger.error({
+            msg: 'memory tool failed',
+            tool: name,
+            conversationId: turn.conversation.id,
+            error: (err as Error).message,
+          });
+          return JSON.stringify({ error: 'This could not be carried out just now.' });
+        }
       },
     };
     return { tools, actions };
