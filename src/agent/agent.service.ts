@@ -56,18 +56,29 @@ export class AgentService {
    */
   async record(user: UserEntity, input: RecordAssistantMessageInput): Promise<MessageEntity> {
     const conversation = await this.conversations.getOwned(user, input.conversationId);
+    const turn = {
+      role: MessageRole.ASSISTANT,
+      content: input.content,
+      clientMessageId: input.clientMessageId,
+      metadata: input.metadata,
+    };
+    // A retry returns the stored turn (its uses were recorded with it), even if a memory it
+    // used has been forgotten since.
+    if (
+      input.clientMessageId &&
+      (await this.conversations.findByClientMessageId(conversation.id, input.clientMessageId))
+    ) {
+      return (await this.conversations.append(conversation, turn)).message;
+    }
     const fromItems = await this.usedItemMemories(user, input.usedItemIds ?? []);
     const memoryIds = [
       ...(await this.memoryUses.requireUsable(user, input.usedMemoryIds ?? [], 'usedMemoryIds')),
       ...(await this.memoryUses.requireUsable(user, fromItems, 'usedItemIds')),
     ];
     const { message } = await this.conversations.append(conversation, {
-      role: MessageRole.ASSISTANT,
-      content: input.content,
-      clientMessageId: input.clientMessageId,
-      metadata: input.metadata,
-      inTransaction: async (m, turn) => {
-        await this.memoryUses.record(turn, [...new Set(memoryIds)], m);
+      ...turn,
+      inTransaction: async (m, stored) => {
+        await this.memoryUses.record(stored, [...new Set(memoryIds)], m);
       },
     });
     return message;

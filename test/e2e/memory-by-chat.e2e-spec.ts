@@ -450,6 +450,26 @@ describe('recordAssistantMessage with what the client’s model used', () => {
     expect(again.recordAssistantMessage.id).toBe(res.recordAssistantMessage.id);
     expect((await memory(t, erin, a.memory.id)).referenceCount).toBe(before[0] + 1);
 
+    // Also after a memory it used was forgotten: the retry is answered with the stored turn.
+    ok(
+      await t.gql('mutation($id: ID!) { forgetMemory(id: $id) { id } }', { id: b.memory.id }, erin),
+    );
+    const later = ok(
+      await recordTurn({
+        content: 'You run on Tuesdays and like green tea.',
+        clientMessageId: 'own-model-1',
+        usedItemIds: [`MEMORY:${b.memory.id}`],
+      }),
+    );
+    expect(later.recordAssistantMessage.id).toBe(res.recordAssistantMessage.id);
+    ok(
+      await t.gql(
+        'mutation($id: ID!) { restoreMemory(id: $id) { id } }',
+        { id: b.memory.id },
+        erin,
+      ),
+    );
+
     const stats = ok(
       await t.gql<{
         memoryStats: { replies: number; repliesUsingMemories: number; replyMemoryShare: number };
