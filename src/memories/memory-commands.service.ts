@@ -23,6 +23,10 @@ const DAY_MS = 86_400_000;
 /** At most this many memories go for one "forget what I said about X". */
 export const FORGET_BY_CHAT_MAX = 5;
 
+/** Queries too short or too general to say which memories are meant. */
+const VAGUE_QUERY =
+  /^(?:[a-z]{1,2}|myself|everything|anything|something|stuff|things|all|them|him|her|this|that|those|these)$/i;
+
 /** Why a memory asked for in chat was not saved. */
 export type NotSavedReason = 'MEMORY_PAUSED' | 'REMEMBER_OFF' | 'INVALID_MEMORY';
 
@@ -119,7 +123,8 @@ export class MemoryCommandsService {
    */
   async forgetAbout(turn: ChatTurn, query: string): Promise<ChatForgetResult> {
     const text = query.trim();
-    if (!text) return { memories: [], restorableUntil: null };
+    // A substring search for "me" or "it" would match almost anything: nothing is that vague.
+    if (!text || VAGUE_QUERY.test(text)) return { memories: [], restorableUntil: null };
     await this.repo.transaction((m) => this.markCommand(m, turn, turn.message.id));
     const q = await this.embeddings.embedQuery(text);
     const rows = await this.repo.search(

@@ -50,6 +50,7 @@ describe('memory commands in chat', () => {
     '不要记住那个。',
     '别记这个了',
     '忘掉这个吧',
+    'Forget about that.',
   ])('forgets the previous turn for %j', (text) => {
     expect(parseMemoryIntent(text)).toEqual({ kind: 'FORGET_LAST' });
   });
@@ -90,6 +91,9 @@ describe('memory commands in chat', () => {
     '记住了吗？',
     '他总是说要记住我们的家',
     '我忘记关于他的事了',
+    'Oh, forget about it',
+    'Forget it.',
+    'forget about him',
     '',
     '   ',
   ])('treats %j as an ordinary turn', (text) => {

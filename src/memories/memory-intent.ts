@@ -117,6 +117,9 @@ export function parseMemoryIntent(message: string): MemoryIntent | null {
   const forget = firstMatch(EN_FORGET, text) ?? firstMatch(ZH_FORGET, text);
   if (forget) {
     const query = tidy(forget);
+    // "Forget about it" means "never mind"; "forget about that" points at the last turn.
+    if (/^(?:it|him|her|them)$/i.test(query)) return null;
+    if (/^(?:that|this|those|these)(?: one)?$/i.test(query)) return { kind: 'FORGET_LAST' };
     if (query) return { kind: 'FORGET', query };
   }
 
