@@ -98,7 +98,9 @@ export function forgottenText(
   return [
     `I've forgotten ${memories.length === 1 ? 'this memory' : `these ${memories.length} memories`}:`,
     ...lines,
-    restorableUntil ? `You can restore them until ${when(restorableUntil)} (restoreMemory).` : '',
+    restorableUntil
+      ? `You can restore ${memories.length === 1 ? 'it' : 'them'} until ${when(restorableUntil)} (restoreMemory).`
+      : '',
   ]
     .filter(Boolean)
     .join('\n');

@@ -177,7 +177,7 @@ describe('Memory by chat (offline: commands recognised by patterns)', () => {
     expect(action).toMatchObject({ action: 'FORGOTTEN', query: 'old maps' });
     expect(action.memoryIds).toEqual([saved.memory.id]);
     expect(sent.reply.content).toContain(`- "I collect old maps."`);
-    expect(sent.reply.content).toMatch(/You can restore them until .* \(restoreMemory\)/);
+    expect(sent.reply.content).toMatch(/You can restore it until .* \(restoreMemory\)/);
     const forgotten = await memory(t, alice, saved.memory.id);
     expect(forgotten.status).toBe('DELETED');
     expect(forgotten.restorableUntil).toBe(action.restorableUntil);
@@ -190,6 +190,10 @@ describe('Memory by chat (offline: commands recognised by patterns)', () => {
       ),
     );
     expect(restored.restoreMemory.status).toBe('ACTIVE');
+
+    const vague = await say(t, alice, conversationId, 'Forget what I said about me');
+    expect(vague.reply.generation.memoryActions[0].memoryIds).toEqual([]);
+    expect((await memory(t, alice, saved.memory.id)).status).toBe('ACTIVE');
 
     const none = await say(t, alice, conversationId, 'Forget what I said about submarines.');
     expect(none.reply.content).toMatch(/couldn't find any memories about "submarines"/);
