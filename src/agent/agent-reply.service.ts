@@ -95,10 +95,11 @@ export class AgentReplyService {
 
     const chatTurn = { user, conversation, message: userMessage };
     const session: MemoryToolSession | null =
-      this.llm.generates && this.config.env.AGENT_MEMORY_TOOLS === 'on'
+      this.llm.acceptsTools && this.config.env.AGENT_MEMORY_TOOLS === 'on'
         ? this.chatMemory.toolsFor(chatTurn)
         : null;
-    // Without memory tools for a model, a command is recognised, carried out and answered here.
+    // Without memory tools (no model, tools off or refused by the server), a command is
+    // recognised by its patterns, carried out and answered here.
     const intent = session ? null : parseMemoryIntent(userMessage.content);
     if (intent) {
       const command = await this.chatMemory.runIntent(chatTurn, intent).catch((err: unknown) => {

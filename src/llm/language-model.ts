@@ -180,6 +180,8 @@ export interface LanguageModel {
   readonly modelId: string;
   /** False for the offline heuristics: their replies are notices, not answers. */
   readonly generates: boolean;
+  /** Whether `reply` offers tools: false offline, and once a server has refused them. */
+  readonly acceptsTools: boolean;
   summarizeTurns(input: SummarizeTurnsInput): Promise<WithCall<TurnsSummary>>;
   extractMemories(input: ExtractMemoriesInput): Promise<WithCall<ExtractedMemories>>;
   /** A week, month or year looked back on, from the summaries it covers. */

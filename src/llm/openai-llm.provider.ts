@@ -19,6 +19,7 @@ import {
   ToolCallAccumulator,
   ToolCallOut,
   answerToolCalls,
+  rejectsTools,
   toolCallsOf,
   wireTools,
 } from './openai-tool-calls.js';
@@ -78,6 +79,7 @@ export class OpenAiLanguageModel implements LanguageModel {
   private readonly logger = new Logger('OpenAiLanguageModel');
   private readonly client: OpenAI;
   private mode: StructuredOutputMode;
+  private toolsRejected = false;
 
   constructor(
     private readonly options: OpenAiLanguageModelOptions,
@@ -86,6 +88,11 @@ export class OpenAiLanguageModel implements LanguageModel {
     this.modelId = `openai:${options.model}`;
     this.client = createOpenAiClient(options);
     this.mode = options.structuredOutput;
+  }
+
+  /** Whether replies offer tools: false once the server rejected them (logged once). */
+  get acceptsTools(): boolean {
+    return !this.toolsRejected;
   }
 
   /** `json_object` after a server rejected `json_schema`. */
@@ -144,9 +151,9 @@ export class OpenAiLanguageModel implements LanguageModel {
       // After the last round of calls the model is asked to answer without tools.
       const tools = offered && round < MAX_TOOL_ROUNDS ? offered : undefined;
       const { value, call } = await this.run('reply', (ctx) =>
-        onDelta
-          ? this.streamOnce(messages, onDelta, ctx, tools)
-          : this.completeOnce(messages, tools),
+        this.withoutToolsIfRejected(tools, ctx, (t) =>
+          onDelta ? this.streamOnce(messages, onDelta, ctx, t) : this.completeOnce(messages, t),
+        ),
       );
       text += value.text;
       promptTokens += call.promptTokens;
@@ -161,6 +168,29 @@ export class OpenAiLanguageModel implements LanguageModel {
         };
       }
       await answerToolCalls(messages, value.text, value.toolCalls, input.tools!);
+    }
+  }
+
+  /**
+   * Sends with the tools unless the server refused them before; a server that rejects them now
+   * (400 or 422 naming tools) gets the request again without, and no tools from then on.
+   */
+  private async withoutToolsIfRejected<T>(
+    tools: OpenAI.Chat.Completions.ChatCompletionTool[] | undefined,
+    ctx: AttemptContext,
+    send: (tools: OpenAI.Chat.Completions.ChatCompletionTool[] | undefined) => Promise<T>,
+  ): Promise<T> {
+    if (!tools || this.toolsRejected) return send(undefined);
+    try {
+      return await send(tools);
+    } catch (err) {
+      if (!rejectsTools(err)) throw err;
+      this.toolsRejected = true;
+      this.logger.warn(
+        `${this.modelId} rejected tools (${describeError(err)}); replies offer none from now on`,
+      );
+      ctx.countRequest();
+      return send(undefined);
     }
   }
 

@@ -130,6 +130,31 @@ describe('OpenAiLanguageModel replies with tools', () => {
     expect(executed).toHaveLength(1);
   });
 
+  it('resends without tools to a server that rejects them, and offers none from then on', async () => {
+    fake.enqueue(
+      'chat',
+      reply.error(400, { message: "'tools' is not supported by this model", param: 'tools' }),
+      reply.content('Plain answer.'),
+      reply.content('Another.'),
+    );
+    const llm = model();
+    expect(llm.acceptsTools).toBe(true);
+    const result = await llm.reply(input, () => undefined);
+    expect(result.text).toBe('Plain answer.');
+    expect(llm.acceptsTools).toBe(false);
+    await llm.reply(input);
+    const requests = fake.requestsFor('chat');
+    expect(requests.map((r) => r.body.tools === undefined)).toEqual([false, true, true]);
+    expect(recorder.calls.map((c) => c.attempts)).toEqual([2, 1]);
+  });
+
+  it('does not take another 400 for a rejection of tools', async () => {
+    fake.enqueue('chat', reply.error(400, { message: 'messages: too long' }));
+    const llm = model();
+    await expect(llm.reply(input, () => undefined)).rejects.toThrow();
+    expect(llm.acceptsTools).toBe(true);
+  });
+
   it('sends no tools when none are given', async () => {
     fake.enqueue('chat', reply.content('Hello.'));
     await model().reply({ system: input.system, messages: input.messages });

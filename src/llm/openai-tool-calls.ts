@@ -1,6 +1,7 @@
-import type OpenAI from 'openai';
+import OpenAI, { APIError } from 'openai';
 import { toWireSchema } from './json-schema-lite.js';
 import type { ReplyTools } from './language-model.js';
+import { describeError } from './openai-transport.js';
 
 type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
@@ -84,4 +85,13 @@ export async function answerToolCalls(
       content: await tools.execute(call.name, call.arguments),
     });
   }
+}
+
+/** A server without tool calling answers 400 or 422 about the `tools` parameter. */
+export function rejectsTools(err: unknown): boolean {
+  return (
+    err instanceof APIError &&
+    (err.status === 400 || err.status === 422) &&
+    /\btools?\b|tool_choice|function calling|function_call/i.test(describeError(err))
+  );
 }
