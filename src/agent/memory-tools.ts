@@ -68,7 +68,7 @@ export const MEMORY_TOOLS: ReplyTool[] = [
   {
     name: 'memory_save',
     description:
-      'Save a memory about the user when they explicitly ask you to remember something ("remember that I ...", "please remember ..."). Never for things they merely mention.',
+      'Save a memory about the user when they explicitly ask you to remember something ("remember that I ...", "please remember ..."). Never for things they merely mention. If the result says saved: false, tell the user that nothing was saved and why.',
     parameters: SAVE,
   },
   {
