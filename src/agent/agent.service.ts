@@ -78,7 +78,7 @@ export class AgentService {
     const { message } = await this.conversations.append(conversation, {
       ...turn,
       inTransaction: async (m, stored) => {
-        await this.memoryUses.record(stored, [...new Set(memoryIds)], m);
+        await this.memoryUses.record(stored, [...new Set(memoryIds)], m, user.id);
       },
     });
     return message;

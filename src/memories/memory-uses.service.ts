@@ -42,18 +42,16 @@ export class MemoryUsesService {
     return wanted;
   }
 
-  /** Records the uses with the assistant turn, in its transaction; once per turn. */
+  /**
+   * Records the uses with the assistant turn, in its transaction; once per turn. Only memories
+   * of `userId` (by default the turn's conversation owner) are counted.
+   */
   record(
     assistantMessage: MessageEntity,
     memoryIds: readonly string[],
     manager: EntityManager,
+    userId: string = assistantMessage.userId,
   ): Promise<string[]> {
-    return this.uses.recordUses(
-      assistantMessage.id,
-      assistantMessage.userId,
-      memoryIds,
-      this.clock.now(),
-      manager,
-    );
+    return this.uses.recordUses(assistantMessage.id, userId, memoryIds, this.clock.now(), manager);
   }
 }
