@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AppConfig } from '../config/app-config.js';
 import { ContextAssemblerService } from '../context/context-assembler.service.js';
 import type { AssembledContext } from '../context/context.types.js';
 import type { ConversationEntity } from '../conversations/conversation.entity.js';
@@ -10,11 +11,15 @@ import { LegacyRepository } from '../legacies/legacy.repository.js';
 import { LANGUAGE_MODEL } from '../llm/language-model.js';
 import type { LanguageModel, Reply, WithCall } from '../llm/language-model.js';
 import { ModelErrorCode, ModelOutputError, ModelUnavailableError } from '../llm/model.errors.js';
+import { parseMemoryIntent } from '../memories/memory-intent.js';
 import { EventBus, topics } from '../pubsub/event-bus.js';
 import { isForgotComplaint } from '../signals/forgot-complaint.js';
+import { inMemoryHoldout } from '../signals/memory-holdout.js';
 import { referencesAnyMemory } from '../signals/memory-reference.js';
-import { ContextItemRef } from './assistant-reply.entity.js';
+import { ContextItemRef, MemoryActionRecord } from './assistant-reply.entity.js';
 import { AssistantReplyRepository } from './assistant-reply.repository.js';
+import { ChatMemoryService, CommandReply, MemoryToolSession } from './chat-memory.service.js';
+import { failedText, languageOf } from './memory-reply-text.js';
 
 /** What assistantReplyDelta subscribers receive: chunks in order, then one `done` event. */
 export interface ReplyDelta {
@@ -58,6 +63,8 @@ export class AgentReplyService {
     private readonly assembler: ContextAssemblerService,
     private readonly replies: AssistantReplyRepository,
     private readonly bus: EventBus,
+    private readonly chatMemory: ChatMemoryService,
+    private readonly config: AppConfig,
     @Inject(LANGUAGE_MODEL) private readonly llm: LanguageModel,
   ) {}
 
@@ -89,6 +96,33 @@ export class AgentReplyService {
         );
     };
 
+    const chatTurn = { user, conversation, message: userMessage };
+    const session: MemoryToolSession | null =
+      this.llm.acceptsTools && this.config.env.AGENT_MEMORY_TOOLS === 'on'
+        ? this.chatMemory.toolsFor(chatTurn)
+        : null;
+    // Without memory tools (no model, tools off or refused by the server), a command is
+    // recognised by its patterns, carried out and answered here.
+    const intent = session ? null : parseMemoryIntent(userMessage.content);
+    if (intent) {
+      const command = await this.chatMemory.runIntent(chatTurn, intent).catch((err: unknown) => {
+        this.logger.error({
+          msg: 'memory command failed',
+          conversationId: conversation.id,
+          error: (err as Error).message,
+        });
+        return null;
+      });
+      return this.storeCommandReply(
+        conversation,
+        userMessage,
+        command,
+        started,
+        emit,
+        () => published,
+      );
+    }
+
     let context: AssembledContext | null = null;
     let reply: WithCall<Reply> | null = null;
     let failure: unknown = null;
@@ -98,6 +132,7 @@ export class AgentReplyService {
         {
           system: context.system,
           messages: context.recent.map((m) => ({ role: m.role, content: m.content })),
+          tools: session?.tools,
         },
         (text) => {
           if (text) emit({ text, done: false, messageId: null, isError: false });
@@ -155,6 +190,8 @@ export class AgentReplyService {
           contextItems: items,
           contextTokens: context?.tokenCount ?? 0,
           contextTruncated: context?.truncated ?? false,
+          // Kept on an error turn too: a tool may have saved or forgotten before the failure.
+          memoryActions: session?.actions ?? [],
           latencyMs: Math.round(performance.now() - started),
           memoryHoldout: context?.memoryHoldout ?? false,
           memoriesOffered: memories.length,
@@ -173,6 +210,55 @@ export class AgentReplyService {
     });
     emit({ text: '', done: true, messageId: message.id, isError: !ok });
     await published;
+    return message;
+  }
+
+  /** Stores the reply to a memory command (or the notice that it failed), streamed like any. */
+  private async storeCommandReply(
+    conversation: ConversationEntity,
+    userMessage: MessageEntity,
+    command: CommandReply | null,
+    started: number,
+    emit: (delta: Omit<ReplyDelta, 'conversationId' | 'replyToMessageId' | 'sequence'>) => void,
+    published: () => Promise<void>,
+  ): Promise<MessageEntity> {
+    const text = command?.text ?? failedText(languageOf(userMessage.content));
+    for (const piece of text.split(/(?<=\n)/)) {
+      emit({ text: piece, done: false, messageId: null, isError: false });
+    }
+    const actions: MemoryActionRecord[] = command?.actions ?? [];
+    const { message } = await this.conversations.append(conversation, {
+      role: MessageRole.ASSISTANT,
+      authorId: userMessage.userId,
+      content: text,
+      // Not a generated answer: a statement of what was done, kept out of derived content.
+      placeholder: true,
+      clientMessageId: replyClientMessageId(userMessage.id),
+      inTransaction: (m, turn) =>
+        this.replies.insert(m, {
+          messageId: turn.id,
+          conversationId: conversation.id,
+          replyToMessageId: userMessage.id,
+          model: this.llm.modelId,
+          promptTokens: 0,
+          completionTokens: 0,
+          finishReason: command ? 'stop' : null,
+          isError: command === null,
+          errorCode: command ? null : 'INTERNAL',
+          contextItems: [],
+          contextTokens: 0,
+          contextTruncated: false,
+          memoryActions: actions,
+          latencyMs: Math.round(performance.now() - started),
+          // The conversation's arm, though no context was assembled and no memory offered.
+          memoryHoldout: inMemoryHoldout(conversation.id, this.config.env.MEMORY_AB_HOLDOUT),
+          memoriesOffered: 0,
+          memoryReferenced: false,
+          forgotComplaint: isForgotComplaint(userMessage.content),
+        }),
+    });
+    emit({ text: '', done: true, messageId: message.id, isError: command === null });
+    await published();
     return message;
   }
 

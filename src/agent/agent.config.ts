@@ -7,4 +7,10 @@ export const agentVariables = defineVariables({
     default: 'on',
     parse: oneOf('on', 'off'),
   },
+  AGENT_MEMORY_TOOLS: {
+    description:
+      'on: a language model that replies is offered the memory_save, memory_forget and memory_lookup tools (memory by chat). off: for servers or models without tool calling; memory commands are then recognised by patterns, as they are without a language model.',
+    default: 'on',
+    parse: oneOf('on', 'off'),
+  },
 });

@@ -22,6 +22,7 @@ import { EventBus, topics } from '../pubsub/event-bus.js';
 import { AssistantReplyEntity } from './assistant-reply.entity.js';
 import { AgentService } from './agent.service.js';
 import { AssistantReplyRepository } from './assistant-reply.repository.js';
+import { RecordAssistantMessageInput } from './dto/record-assistant-message.input.js';
 import { SendMessageInput } from './dto/send-message.input.js';
 import { MessageGenerationModel, ReplyDeltaModel } from './models/reply.model.js';
 import { SendMessagePayload } from './models/send-message.model.js';
@@ -48,7 +49,15 @@ export class MessageGenerationResolver {
   ) {
     // What a reply was given (memories, private facts) is for the participant it answered.
     if (message.userId !== user.id) return null;
-    return this.load(message, loaders);
+    const reply = await this.load(message, loaders);
+    if (!reply) return null;
+    return {
+      ...reply,
+      memoryActions: (reply.memoryActions ?? []).map((a) => ({
+        ...a,
+        restorableUntil: a.restorableUntil ? new Date(a.restorableUntil) : null,
+      })),
+    };
   }
 
   @ResolveField(() => Boolean, {
@@ -73,6 +82,17 @@ export class AgentResolver {
   })
   sendMessage(@CurrentUser() user: UserEntity, @Args('input') input: SendMessageInput) {
     return this.agent.send(user, input);
+  }
+
+  @Mutation(() => MessageModel, {
+    description:
+      'Stores an assistant turn, for clients that run their own model, with the memories and items it used (counted as for the agent’s own replies).',
+  })
+  recordAssistantMessage(
+    @CurrentUser() user: UserEntity,
+    @Args('input') input: RecordAssistantMessageInput,
+  ) {
+    return this.agent.record(user, input);
   }
 
   @Subscription(() => ReplyDeltaModel, {

@@ -8,6 +8,21 @@ export interface ContextItemRef {
   score: number;
 }
 
+/** What a reply did to the user's memories, for "Undo" in the client. */
+export type MemoryActionKind = 'SAVED' | 'FORGOTTEN' | 'LOOKED_UP' | 'NOT_SAVED';
+
+export interface MemoryActionRecord {
+  action: MemoryActionKind;
+  /** Saved or forgotten memories; for LOOKED_UP, the memories among the recalled items. */
+  memoryIds: string[];
+  /** FORGOTTEN: until when restoreMemory brings them back. */
+  restorableUntil: string | null;
+  /** NOT_SAVED: MEMORY_PAUSED, REMEMBER_OFF or INVALID_MEMORY. */
+  reason: string | null;
+  /** FORGOTTEN and LOOKED_UP: what the user asked about (null for "don't remember that"). */
+  query: string | null;
+}
+
 /** How one agent-written assistant turn came about. */
 @Entity('assistant_replies')
 export class AssistantReplyEntity {
@@ -46,6 +61,9 @@ export class AssistantReplyEntity {
 
   @Column({ name: 'context_truncated', type: 'boolean' })
   contextTruncated: boolean;
+
+  @Column({ name: 'memory_actions', type: 'jsonb', default: () => "'[]'::jsonb" })
+  memoryActions: MemoryActionRecord[];
 
   @Column({ name: 'latency_ms', type: 'integer', nullable: true })
   latencyMs: number | null;

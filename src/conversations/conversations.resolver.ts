@@ -27,10 +27,8 @@ import { ConversationsService } from './conversations.service.js';
 import {
   AddConversationParticipantInput,
   ImportConversationInput,
-  RecordAssistantMessageInput,
   StartConversationInput,
 } from './dto/conversation.inputs.js';
-import { MessageRole } from './message-role.enum.js';
 import {
   ConversationConnection,
   ConversationModel,
@@ -131,24 +129,6 @@ export class ConversationsResolver {
     @Args('conversationId', { type: () => ID }, UuidPipe) conversationId: string,
   ) {
     return toModel(await this.service.leave(user, conversationId));
-  }
-
-  @Mutation(() => MessageModel, {
-    description: 'Stores an assistant turn, for clients that run their own model.',
-  })
-  async recordAssistantMessage(
-    @CurrentUser() user: UserEntity,
-    @Args('input') input: RecordAssistantMessageInput,
-  ) {
-    const conversation = await this.service.getParticipating(user, input.conversationId);
-    const { message } = await this.service.append(conversation, {
-      role: MessageRole.ASSISTANT,
-      authorId: user.id,
-      content: input.content,
-      clientMessageId: input.clientMessageId,
-      metadata: input.metadata,
-    });
-    return message;
   }
 
   @Mutation(() => ImportConversationPayload, {

@@ -1,3 +1,4 @@
+import type { JsonSchema } from './json-schema-lite.js';
 import { ModelCall } from './model-usage.js';
 
 /** Nest injection token of the configured `LanguageModel`. */
@@ -135,9 +136,28 @@ export interface PeriodSummaryText {
   places: string[];
 }
 
+/** A function the model may call while it replies (the OpenAI tools API). */
+export interface ReplyTool {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+}
+
+export interface ReplyTools {
+  definitions: ReplyTool[];
+  /**
+   * Runs one call the model made, with its arguments as the model wrote them (JSON text, not
+   * yet validated), and answers with the text given back to the model. Arguments that do not
+   * validate are answered with what was wrong, never thrown.
+   */
+  execute(name: string, argumentsJson: string): Promise<string>;
+}
+
 export interface ReplyInput {
   system: string;
   messages: { role: ChatRole; content: string }[];
+  /** Offered to a model that can call tools; models that cannot ignore them. */
+  tools?: ReplyTools;
 }
 
 export interface Reply {
@@ -160,6 +180,8 @@ export interface LanguageModel {
   readonly modelId: string;
   /** False for the offline heuristics: their replies are notices, not answers. */
   readonly generates: boolean;
+  /** Whether `reply` offers tools: false offline, and once a server has refused them. */
+  readonly acceptsTools: boolean;
   summarizeTurns(input: SummarizeTurnsInput): Promise<WithCall<TurnsSummary>>;
   extractMemories(input: ExtractMemoriesInput): Promise<WithCall<ExtractedMemories>>;
   /** A week, month or year looked back on, from the summaries it covers. */

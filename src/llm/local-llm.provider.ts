@@ -37,6 +37,7 @@ export const NO_MODEL_NOTICE =
 export class LocalLanguageModel implements LanguageModel {
   readonly modelId = LOCAL_LLM_MODEL_ID;
   readonly generates = false;
+  readonly acceptsTools = false;
 
   constructor(private readonly recorder: ModelUsageRecorder) {}
 

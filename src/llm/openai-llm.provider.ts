@@ -14,6 +14,15 @@ import {
   WithCall,
 } from './language-model.js';
 import { ModelOutputError, ModelUnavailableError } from './model.errors.js';
+import {
+  MAX_TOOL_ROUNDS,
+  ToolCallAccumulator,
+  ToolCallOut,
+  answerToolCalls,
+  rejectsTools,
+  toolCallsOf,
+  wireTools,
+} from './openai-tool-calls.js';
 import { LlmTask, ModelCall, ModelUsageRecorder, reportCall } from './model-usage.js';
 import {
   AttemptDeadline,
@@ -70,6 +79,7 @@ export class OpenAiLanguageModel implements LanguageModel {
   private readonly logger = new Logger('OpenAiLanguageModel');
   private readonly client: OpenAI;
   private mode: StructuredOutputMode;
+  private toolsRejected = false;
 
   constructor(
     private readonly options: OpenAiLanguageModelOptions,
@@ -78,6 +88,11 @@ export class OpenAiLanguageModel implements LanguageModel {
     this.modelId = `openai:${options.model}`;
     this.client = createOpenAiClient(options);
     this.mode = options.structuredOutput;
+  }
+
+  /** Whether replies offer tools: false once the server rejected them (logged once). */
+  get acceptsTools(): boolean {
+    return !this.toolsRejected;
   }
 
   /** `json_object` after a server rejected `json_schema`. */
@@ -127,16 +142,56 @@ export class OpenAiLanguageModel implements LanguageModel {
         content: m.content,
       })),
     ];
-    const { value, call } = await this.run('reply', (ctx) =>
-      onDelta ? this.streamOnce(messages, onDelta, ctx) : this.completeOnce(messages),
-    );
-    return {
-      text: value.text,
-      model: this.modelId,
-      usage: { promptTokens: call.promptTokens, completionTokens: call.completionTokens },
-      finishReason: value.finishReason,
-      call,
-    };
+    const offered = input.tools ? wireTools(input.tools) : undefined;
+    let text = '';
+    let promptTokens = 0;
+    let completionTokens = 0;
+    // Each request is its own retried, recorded call: a retry never runs a tool twice.
+    for (let round = 0; ; round++) {
+      // After the last round of calls the model is asked to answer without tools.
+      const tools = offered && round < MAX_TOOL_ROUNDS ? offered : undefined;
+      const { value, call } = await this.run('reply', (ctx) =>
+        this.withoutToolsIfRejected(tools, ctx, (t) =>
+          onDelta ? this.streamOnce(messages, onDelta, ctx, t) : this.completeOnce(messages, t),
+        ),
+      );
+      text += value.text;
+      promptTokens += call.promptTokens;
+      completionTokens += call.completionTokens;
+      if (!tools || value.toolCalls.length === 0) {
+        return {
+          text,
+          model: this.modelId,
+          usage: { promptTokens, completionTokens },
+          finishReason: value.finishReason,
+          call: { ...call, promptTokens, completionTokens },
+        };
+      }
+      await answerToolCalls(messages, value.text, value.toolCalls, input.tools!);
+    }
+  }
+
+  /**
+   * Sends with the tools unless the server refused them before; a server that rejects them now
+   * (400 or 422 naming tools) gets the request again without, and no tools from then on.
+   */
+  private async withoutToolsIfRejected<T>(
+    tools: OpenAI.Chat.Completions.ChatCompletionTool[] | undefined,
+    ctx: AttemptContext,
+    send: (tools: OpenAI.Chat.Completions.ChatCompletionTool[] | undefined) => Promise<T>,
+  ): Promise<T> {
+    if (!tools || this.toolsRejected) return send(undefined);
+    try {
+      return await send(tools);
+    } catch (err) {
+      if (!rejectsTools(err)) throw err;
+      this.toolsRejected = true;
+      this.logger.warn(
+        `${this.modelId} rejected tools (${describeError(err)}); replies offer none from now on`,
+      );
+      ctx.countRequest();
+      return send(undefined);
+    }
   }
 
   private async structured<T extends object>(
@@ -224,22 +279,38 @@ export class OpenAiLanguageModel implements LanguageModel {
     }
   }
 
-  private async completeOnce(messages: ChatMessage[]): Promise<AttemptOutput<ReplyText>> {
+  private async completeOnce(
+    messages: ChatMessage[],
+    tools?: OpenAI.Chat.Completions.ChatCompletionTool[],
+  ): Promise<AttemptOutput<ReplyText>> {
+    // A copy: the conversation grows with tool results after this request is sent.
+    const sent = [...messages];
     const completion = await withDeadline(this.options.timeoutMs, (deadline) =>
       this.client.chat.completions.create(
-        { model: this.options.model, messages },
+        { model: this.options.model, messages: sent, ...(tools ? { tools } : {}) },
         { signal: deadline.signal },
       ),
     );
-    const { content, finishReason, usage } = readCompletion(completion, true);
-    return { value: { text: content, finishReason }, usage, estimateFrom: { messages, content } };
+    const toolCalls = tools ? toolCallsOf(completion.choices?.[0]?.message) : [];
+    const { content, finishReason, usage } =
+      toolCalls.length > 0
+        ? { ...readUsageOnly(completion), content: completion.choices[0].message.content ?? '' }
+        : readCompletion(completion, true);
+    return {
+      value: { text: content, finishReason, toolCalls },
+      usage,
+      estimateFrom: { messages: sent, content },
+    };
   }
 
   private async streamOnce(
     messages: ChatMessage[],
     onDelta: (text: string) => void,
     ctx: AttemptContext,
+    tools?: OpenAI.Chat.Completions.ChatCompletionTool[],
   ): Promise<AttemptOutput<ReplyText>> {
+    const sent = [...messages];
+    const calls = new ToolCallAccumulator();
     let text = '';
     let finishReason: string | null = null;
     let usage: OpenAI.CompletionUsage | undefined;
@@ -248,9 +319,10 @@ export class OpenAiLanguageModel implements LanguageModel {
         const stream = await this.client.chat.completions.create(
           {
             model: this.options.model,
-            messages,
+            messages: sent,
             stream: true,
             stream_options: { include_usage: true },
+            ...(tools ? { tools } : {}),
           },
           { signal: deadline.signal },
         );
@@ -259,6 +331,7 @@ export class OpenAiLanguageModel implements LanguageModel {
           if (chunk.usage) usage = chunk.usage;
           const choice = chunk.choices?.[0];
           if (!choice) continue;
+          calls.add(choice.delta?.tool_calls);
           const delta = choice.delta?.content;
           if (delta) {
             text += delta;
@@ -282,9 +355,9 @@ export class OpenAiLanguageModel implements LanguageModel {
       throw err;
     }
     return {
-      value: { text, finishReason: finishReason ?? 'stop' },
+      value: { text, finishReason: finishReason ?? 'stop', toolCalls: calls.result },
       usage: usage ? fromUsage(usage) : undefined,
-      estimateFrom: { messages, content: text },
+      estimateFrom: { messages: sent, content: text },
     };
   }
 
@@ -349,6 +422,8 @@ interface AttemptContext {
 interface ReplyText {
   text: string;
   finishReason: string;
+  /** Function calls the model made instead of (or after some) text. */
+  toolCalls: ToolCallOut[];
 }
 
 interface AttemptOutput<T> {
@@ -395,6 +470,17 @@ function readCompletion(
   return {
     content,
     finishReason: choice.finish_reason ?? 'stop',
+    usage: completion.usage ? fromUsage(completion.usage) : undefined,
+  };
+}
+
+/** Finish reason and usage of a completion whose message holds tool calls. */
+function readUsageOnly(completion: OpenAI.Chat.Completions.ChatCompletion): {
+  finishReason: string;
+  usage?: { promptTokens: number; completionTokens: number };
+} {
+  return {
+    finishReason: completion.choices[0]?.finish_reason ?? 'tool_calls',
     usage: completion.usage ? fromUsage(completion.usage) : undefined,
   };
 }

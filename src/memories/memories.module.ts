@@ -11,6 +11,8 @@ import { ConversationsModule } from '../conversations/conversations.module.js';
 import { LegaciesModule } from '../legacies/legacies.module.js';
 import { MemoriesResolver, MessageMemoriesResolver } from './memories.resolver.js';
 import { MemoriesService } from './memories.service.js';
+import { MemoryCommandsService } from './memory-commands.service.js';
+import { MemoryUsesService } from './memory-uses.service.js';
 import { MemoryClock } from './memory-clock.js';
 import { MemoryContextProvider } from './memory-context.provider.js';
 import { MemoryEvents } from './memory-events.js';
@@ -49,10 +51,18 @@ import { MemoryTransferRepository } from './memory-transfer.repository.js';
     MemoryMaintenanceService,
     MemoryContextProvider,
     MemoriesService,
+    MemoryCommandsService,
+    MemoryUsesService,
     MemoriesResolver,
     MessageMemoriesResolver,
   ],
-  exports: [MemoriesService, MemoryClock, MemoryExtractionService],
+  exports: [
+    MemoriesService,
+    MemoryCommandsService,
+    MemoryUsesService,
+    MemoryClock,
+    MemoryExtractionService,
+  ],
 })
 export class MemoriesModule implements OnModuleInit {
   constructor(

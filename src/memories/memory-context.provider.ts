@@ -12,7 +12,7 @@ import { countTokens } from '../llm/tokenizer.js';
 import { MemoryClock } from './memory-clock.js';
 import { MemoryType } from './memory.enums.js';
 import { MemoryRepository } from './memory.repository.js';
-import { MemoryUseRepository } from './memory-use.repository.js';
+import { MemoryUsesService } from './memory-uses.service.js';
 
 /**
  * How much each type of memory is worth in a reply. PREFERENCE (1.2) sits between
@@ -44,7 +44,7 @@ export class MemoryContextProvider implements ContextSectionProvider {
 
   constructor(
     private readonly repo: MemoryRepository,
-    private readonly uses: MemoryUseRepository,
+    private readonly uses: MemoryUsesService,
     private readonly embeddings: EmbeddingService,
     private readonly clock: MemoryClock,
     private readonly config: AppConfig,
@@ -117,12 +117,6 @@ export class MemoryContextProvider implements ContextSectionProvider {
     manager: EntityManager,
   ): Promise<void> {
     const ids = items.filter((i) => i.sourceType === 'MEMORY').map((i) => i.id);
-    await this.uses.recordUses(
-      assistantMessage.id,
-      assistantMessage.userId,
-      ids,
-      this.clock.now(),
-      manager,
-    );
+    await this.uses.record(assistantMessage, ids, manager);
   }
 }

@@ -254,6 +254,24 @@ export class MemoryLedgerRepository {
     );
   }
 
+  /**
+   * Marks a user turn as a memory command: extraction leaves it alone, also when its job is
+   * already running (the job's save guard sees the ledger completed and writes nothing).
+   */
+  async recordCommand(
+    manager: EntityManager,
+    row: { sourceMessageId: string; userId: string; conversationId: string; now: Date },
+  ): Promise<void> {
+    await manager.query(
+      `INSERT INTO memory_extractions (source_message_id, user_id, conversation_id,
+              outcome, started_at, completed_at)
+       VALUES ($1, $2, $3, 'COMMAND', $4, $4)
+       ON CONFLICT (source_message_id) DO UPDATE SET outcome = 'COMMAND', completed_at = $4
+        WHERE memory_extractions.completed_at IS NULL`,
+      [row.sourceMessageId, row.userId, row.conversationId, row.now],
+    );
+  }
+
   async extractionTotals(userId: string) {
     const rows: Record<string, string>[] = await this.m().query(
       `SELECT count(*) AS turns, COALESCE(sum(proposed_count), 0) AS proposed,

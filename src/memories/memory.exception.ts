@@ -8,6 +8,8 @@ export enum MemoryErrorCode {
   INVALID_FILTER = 'INVALID_FILTER',
   INVALID_IMPORT = 'INVALID_IMPORT',
   IMPORT_TOO_LARGE = 'IMPORT_TOO_LARGE',
+  /** A memory a client says its model used is not the user's own active memory. */
+  MEMORY_NOT_USABLE = 'MEMORY_NOT_USABLE',
 }
 
 const CODES: Record<MemoryErrorCode, PublicErrorCode> = {
@@ -18,6 +20,7 @@ const CODES: Record<MemoryErrorCode, PublicErrorCode> = {
   INVALID_FILTER: PublicErrorCode.BAD_USER_INPUT,
   INVALID_IMPORT: PublicErrorCode.BAD_USER_INPUT,
   IMPORT_TOO_LARGE: PublicErrorCode.BAD_USER_INPUT,
+  MEMORY_NOT_USABLE: PublicErrorCode.BAD_USER_INPUT,
 };
 
 export class MemoryException extends DomainException {

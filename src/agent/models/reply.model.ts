@@ -1,4 +1,24 @@
-import { Field, Float, ID, Int, ObjectType } from '@nestjs/graphql';
+import {
+  Field,
+  Float,
+  GraphQLISODateTime,
+  ID,
+  Int,
+  ObjectType,
+  registerEnumType,
+} from '@nestjs/graphql';
+
+export enum MemoryActionKind {
+  SAVED = 'SAVED',
+  FORGOTTEN = 'FORGOTTEN',
+  LOOKED_UP = 'LOOKED_UP',
+  NOT_SAVED = 'NOT_SAVED',
+}
+registerEnumType(MemoryActionKind, {
+  name: 'MemoryActionKind',
+  description:
+    'What a reply did to your memories: SAVED, FORGOTTEN (restorable with restoreMemory), LOOKED_UP (answered from recall), NOT_SAVED (memory paused, remembering off for the conversation, or not a valid memory).',
+});
 
 @ObjectType('AssistantReplyDelta', {
   description:
@@ -47,6 +67,38 @@ export class ContextItemRefModel {
   score: number;
 }
 
+@ObjectType('MemoryAction', {
+  description: 'Something the agent did to your memories because you asked in chat.',
+})
+export class MemoryActionModel {
+  @Field(() => MemoryActionKind)
+  action: MemoryActionKind;
+
+  @Field(() => [ID], {
+    description:
+      'SAVED: the memory; FORGOTTEN: the memories forgotten; LOOKED_UP: your memories among what was recalled.',
+  })
+  memoryIds: string[];
+
+  @Field(() => GraphQLISODateTime, {
+    nullable: true,
+    description: 'FORGOTTEN: restoreMemory brings each back until then.',
+  })
+  restorableUntil: Date | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'NOT_SAVED: MEMORY_PAUSED, REMEMBER_OFF or INVALID_MEMORY.',
+  })
+  reason: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'FORGOTTEN and LOOKED_UP: what you asked about; null for "don\'t remember that".',
+  })
+  query: string | null;
+}
+
 @ObjectType('MessageGeneration', {
   description: 'How an assistant turn written by the agent came about.',
 })
@@ -83,6 +135,12 @@ export class MessageGenerationModel {
 
   @Field({ description: 'True when some retrieved item was left out for lack of budget.' })
   contextTruncated: boolean;
+
+  @Field(() => [MemoryActionModel], {
+    description:
+      'What the reply did to your memories when you asked it to remember, forget or look something up; empty otherwise.',
+  })
+  memoryActions: MemoryActionModel[];
 
   @Field(() => Int, { nullable: true })
   latencyMs: number | null;

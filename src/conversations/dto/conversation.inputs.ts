@@ -81,14 +81,6 @@ export abstract class TurnInput {
 }
 
 @InputType()
-export class RecordAssistantMessageInput extends TurnInput {
-  @Field(() => JSONObjectScalar, { nullable: true })
-  @IsOptional()
-  @IsObject()
-  metadata?: Record<string, unknown>;
-}
-
-@InputType()
 export class ImportedMessageInput {
   @Field(() => MessageRole)
   @IsEnum(MessageRole)

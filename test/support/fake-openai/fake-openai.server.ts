@@ -15,11 +15,14 @@ import { structuredListsHeuristic } from '../../../src/llm/heuristics/structured
 import { PeriodSummaryText, SummaryTurn } from '../../../src/llm/language-model.js';
 import { SCHEMA_NAME, TASK_MARKER } from '../../../src/llm/prompts.js';
 import { countTokens } from '../../../src/llm/tokenizer.js';
+import { FakeToolCall, toolCallsOf, writeToolCallsReply } from './fake-tool-calls.js';
+
+export type { FakeToolCall } from './fake-tool-calls.js';
 
 /**
  * A scriptable OpenAI-compatible server for tests and benchmarks (node:http only).
  *
- * Routes: POST /v1/chat/completions (plain, json_schema, json_object, SSE streaming) and
+ * Routes: POST /v1/chat/completions (plain, json_schema, json_object, SSE streaming, tool calls) and
  * POST /v1/embeddings (hashed bag-of-words vectors: deterministic, NOT semantic), GET /v1/models.
  * Each route answers from its queue of scripted replies first, then from its handler, then in
  * "auto" mode, which produces schema-valid answers for Keepsake's four tasks.
@@ -39,7 +42,16 @@ export interface FakeRequest {
 /** The request fields the fake looks at; everything else is kept as received. */
 export interface FakeBody {
   model?: string;
-  messages?: { role: string; content: string | null }[];
+  messages?: {
+    role: string;
+    content: string | null;
+    tool_calls?: { id: string; type: string; function: { name: string; arguments: string } }[];
+    tool_call_id?: string;
+  }[];
+  tools?: {
+    type: string;
+    function: { name: string; description?: string; parameters?: unknown };
+  }[];
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
   response_format?: {
@@ -94,6 +106,11 @@ export type FakeReply =
       /** Ignore `stream_options.include_usage`, as some servers do. */
       omitUsage?: boolean;
     } & Delay)
+  /**
+   * The model calls these functions instead of answering (finish_reason tool_calls), whole or
+   * streamed: in a stream each call's id and name come first, its arguments in two pieces.
+   */
+  | ({ type: 'toolCalls'; calls: FakeToolCall[]; content?: string } & Delay)
   /** Accepts the request and never answers (until the client gives up). */
   | { type: 'hang' }
   /** Drops the connection without an answer. */
@@ -145,6 +162,7 @@ export const reply = {
     deltas,
     ...extra,
   }),
+  toolCalls: (...calls: FakeToolCall[]): FakeReply => ({ type: 'toolCalls', calls }),
   hang: (): FakeReply => ({ type: 'hang' }),
   drop: (): FakeReply => ({ type: 'drop' }),
 };
@@ -337,6 +355,9 @@ export class FakeOpenAiServer {
       case 'stream':
         await this.writeStream(res, body, scripted);
         return;
+      case 'toolCalls':
+        this.writeToolCalls(res, body, scripted);
+        return;
       case 'content':
         if (body.stream) {
           await this.writeStream(res, body, {
@@ -421,6 +442,18 @@ export class FakeOpenAiServer {
         ? { usage: { ...counted, total_tokens: counted.prompt_tokens + counted.completion_tokens } }
         : {}),
     });
+  }
+
+  private writeToolCalls(
+    res: ServerResponse,
+    body: FakeBody,
+    scripted: Extract<FakeReply, { type: 'toolCalls' }>,
+  ): void {
+    const id = this.nextId++;
+    const content = scripted.content ?? '';
+    const calls = toolCallsOf(scripted.calls, id);
+    const usage = countUsage(body, content + calls.map((c) => c.function.arguments).join(''));
+    writeToolCallsReply(res, body, { id, content, calls, usage });
   }
 
   private async writeStream(
@@ -576,6 +609,15 @@ function autoChatContent(body: FakeBody): string {
     return JSON.stringify({
       memories: extractMemoriesHeuristic({ userTurn: turn, existingMemories }),
     });
+  }
+  const messages = body.messages ?? [];
+  const last = messages[messages.length - 1];
+  if (last?.role === 'tool') {
+    // After tool calls: the results, so tests can see they were fed back.
+    const results = messages
+      .slice(messages.map((m) => m.role).lastIndexOf('assistant') + 1)
+      .map((m) => m.content ?? '');
+    return `Fake reply after tools: ${results.join(' | ')}`;
   }
   const said = user.replace(/\s+/g, ' ').slice(0, 200);
   return `This is a fake reply from the test server. You said: "${said}"`;

@@ -1,0 +1,228 @@
+import { Injectable } from '@nestjs/common';
+import { AppConfig } from '../config/app-config.js';
+import type { ConversationEntity } from '../conversations/conversation.entity.js';
+import type { MessageEntity } from '../conversations/message.entity.js';
+import { EmbeddingService } from '../embeddings/embedding.service.js';
+import type { UserEntity } from '../identity/user.entity.js';
+import { extractMemoriesHeuristic } from '../llm/heuristics/memory-patterns.js';
+import { MemoryClock } from './memory-clock.js';
+import { MemoryEvents } from './memory-events.js';
+import { MemoryEntity } from './memory.entity.js';
+import {
+  ConversationMode,
+  MemoryChangeAction,
+  MemorySource,
+  MemoryStatus,
+  MemoryType,
+} from './memory.enums.js';
+import { MemoryLedgerRepository } from './memory-ledger.repository.js';
+import { MemoryRepository } from './memory.repository.js';
+import { MemoryWriterService, SaveResult } from './memory-writer.service.js';
+
+const DAY_MS = 86_400_000;
+/** At most this many memories go for one "forget what I said about X". */
+export const FORGET_BY_CHAT_MAX = 5;
+
+/** Queries too short or too general to say which memories are meant. */
+const VAGUE_QUERY =
+  /^(?:[a-z]{1,2}|myself|everything|anything|something|stuff|things|all|them|him|her|this|that|those|these)$/i;
+
+/** Why a memory asked for in chat was not saved. */
+export type NotSavedReason = 'MEMORY_PAUSED' | 'REMEMBER_OFF' | 'INVALID_MEMORY';
+
+export type ChatSaveResult =
+  { saved: true; result: SaveResult } | { saved: false; reason: NotSavedReason; message: string };
+
+export interface ChatForgetResult {
+  memories: MemoryEntity[];
+  restorableUntil: Date | null;
+}
+
+/** A user turn in one of the user's conversations: where a command was said. */
+export interface ChatTurn {
+  user: UserEntity;
+  conversation: ConversationEntity;
+  message: MessageEntity;
+}
+
+/**
+ * Memory commands said in chat (the parser's intents or the model's tool calls). Saving honours
+ * consent as extraction does (the conversation's remember switch, the user's pause), checked
+ * under lock as it is written; forgetting is always allowed: it is the user's control. A turn
+ * that was a command is marked in the extraction ledger, so extraction never re-saves it.
+ */
+@Injectable()
+export class MemoryCommandsService {
+  constructor(
+    private readonly repo: MemoryRepository,
+    private readonly ledger: MemoryLedgerRepository,
+    private readonly writer: MemoryWriterService,
+    private readonly events: MemoryEvents,
+    private readonly embeddings: EmbeddingService,
+    private readonly clock: MemoryClock,
+    private readonly config: AppConfig,
+  ) {}
+
+  private get undoMs(): number {
+    return this.config.env.MEMORY_UNDO_DAYS * DAY_MS;
+  }
+
+  /** "Remember that I ...": saved at full confidence, from this turn, if consent allows. */
+  async save(turn: ChatTurn, text: string): Promise<ChatSaveResult> {
+    const content = text.trim();
+    const max = this.config.env.MEMORY_MAX_LENGTH;
+    if (content.length === 0 || content.length > max) {
+      return {
+        saved: false,
+        reason: 'INVALID_MEMORY',
+        message: `A memory has 1 to ${max} characters.`,
+      };
+    }
+    const refused = await this.repo.transaction(async (m) => {
+      await this.markCommand(m, turn, turn.message.id);
+      return this.refusal(await this.ledger.consent(m, turn.conversation.id, turn.user.id));
+    });
+    if (refused) return refused;
+
+    const type =
+      (extractMemoriesHeuristic({ userTurn: content })[0]?.type as MemoryType | undefined) ??
+      MemoryType.FACT;
+    const withdrawn: { refusal: ChatSaveResult | null } = { refusal: null };
+    const batch = await this.writer.save(
+      turn.user.id,
+      turn.conversation.legacyId,
+      [
+        {
+          type,
+          content,
+          confidence: 1,
+          source: MemorySource.CHAT,
+          conversationId: turn.conversation.id,
+          sourceMessageId: turn.message.id,
+          sourceTurnIndex: turn.message.turnIndex,
+          conversationMode: ConversationMode.AGENT,
+          validFrom: turn.message.occurredAt,
+        },
+      ],
+      {
+        // Consent again, locked: a pause made while the vector was computed stops the save.
+        guard: async (m) => {
+          const consent = await this.ledger.consent(m, turn.conversation.id, turn.user.id, {
+            lock: true,
+          });
+          withdrawn.refusal = this.refusal(consent);
+          return withdrawn.refusal === null;
+        },
+      },
+    );
+    if (!batch) return withdrawn.refusal ?? this.refusal({ remember: false, memoryPaused: false })!;
+    return { saved: true, result: batch.results[0] };
+  }
+
+  /**
+   * "Forget what I said about X": the best matches among the user's memories in this legacy
+   * and their global ones, at most FORGET_BY_CHAT_MAX, each restorable during the undo window.
+   */
+  async forgetAbout(turn: ChatTurn, query: string): Promise<ChatForgetResult> {
+    const text = query.trim();
+    // A substring search for "me" or "it" would match almost anything: nothing is that vague.
+    if (!text || VAGUE_QUERY.test(text)) return { memories: [], restorableUntil: null };
+    await this.repo.transaction((m) => this.markCommand(m, turn, turn.message.id));
+    const q = await this.embeddings.embedQuery(text);
+    const rows = await this.repo.search(
+      turn.user.id,
+      { statuses: [MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED] },
+      text,
+      q,
+      this.config.env.MEMORY_SEARCH_MIN_SIMILARITY,
+      FORGET_BY_CHAT_MAX * 4,
+      0,
+    );
+    const ids = rows
+      .filter((r) => r.legacyId === null || r.legacyId === turn.conversation.legacyId)
+      .slice(0, FORGET_BY_CHAT_MAX)
+      .map((r) => r.id);
+    return this.forgetIds(turn.user, ids);
+  }
+
+  /**
+   * "Don't remember that": what was remembered from the user's previous turn in this
+   * conversation, and nothing more from it later (its extraction is marked done).
+   */
+  async forgetPreviousTurn(turn: ChatTurn): Promise<ChatForgetResult & { turnId: string | null }> {
+    const previous = await this.repo.transaction(async (m) => {
+      await this.markCommand(m, turn, turn.message.id);
+      // That participant's own previous turn.
+      const id = await this.ledger.answeredUserTurn(
+        m,
+        turn.conversation.id,
+        turn.message.turnIndex,
+        turn.user.id,
+      );
+      if (id) await this.markCommand(m, turn, id);
+      return id;
+    });
+    if (!previous) return { memories: [], restorableUntil: null, turnId: null };
+    const now = this.clock.now();
+    const forgotten = await this.repo.forget(turn.user.id, { sourceMessageId: previous }, now);
+    return { ...(await this.announce(turn.user, forgotten, now)), turnId: previous };
+  }
+
+  /** The model's memory_forget with ids: only the user's own memories, others are skipped. */
+  async forgetIds(user: UserEntity, ids: readonly string[]): Promise<ChatForgetResult> {
+    if (ids.length === 0) return { memories: [], restorableUntil: null };
+    const now = this.clock.now();
+    const forgotten = await this.repo.forget(user.id, { ids: [...new Set(ids)] }, now);
+    return this.announce(user, forgotten, now);
+  }
+
+  /** Marks a turn forgetting or saving came from as a command: extraction leaves it alone. */
+  async markTurnAsCommand(turn: ChatTurn): Promise<void> {
+    await this.repo.transaction((m) => this.markCommand(m, turn, turn.message.id));
+  }
+
+  private async announce(
+    user: UserEntity,
+    forgotten: MemoryEntity[],
+    now: Date,
+  ): Promise<ChatForgetResult> {
+    const ids = forgotten.map((m) => m.id);
+    const until = ids.length > 0 ? new Date(now.getTime() + this.undoMs) : null;
+    await this.events.many(user.id, MemoryChangeAction.FORGOTTEN, ids, now, until);
+    return { memories: forgotten, restorableUntil: until };
+  }
+
+  private markCommand(
+    m: Parameters<MemoryLedgerRepository['recordCommand']>[0],
+    turn: ChatTurn,
+    sourceMessageId: string,
+  ): Promise<void> {
+    return this.ledger.recordCommand(m, {
+      sourceMessageId,
+      userId: turn.user.id,
+      conversationId: turn.conversation.id,
+      now: this.clock.now(),
+    });
+  }
+
+  private refusal(
+    consent: { remember: boolean; memoryPaused: boolean } | null,
+  ): Extract<ChatSaveResult, { saved: false }> | null {
+    if (consent?.memoryPaused) {
+      return {
+        saved: false,
+        reason: 'MEMORY_PAUSED',
+        message: 'Your memory is paused, so nothing was saved.',
+      };
+    }
+    // A conversation deleted meanwhile has nothing to remember from either.
+    if (!consent?.remember) {
+      return {
+        saved: false,
+        reason: 'REMEMBER_OFF',
+        message: 'Remembering is switched off for this conversation, so nothing was saved.',
+      };
+    }
+    return null;
+  }
+}
