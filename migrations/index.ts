@@ -21,6 +21,7 @@ import { Stories1764100200000 } from './1764100200000-Stories.js';
 import { StoryFacts1764100300000 } from './1764100300000-StoryFacts.js';
 import { ImportedConversations1764100400000 } from './1764100400000-ImportedConversations.js';
 import { FactRemovalPrivacy1764100500000 } from './1764100500000-FactRemovalPrivacy.js';
+import { Profiles1764100700000 } from './1764100700000-Profiles.js';
 
 /**
  * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
@@ -50,4 +51,5 @@ export const MIGRATIONS = [
   StoryFacts1764100300000,
   ImportedConversations1764100400000,
   FactRemovalPrivacy1764100500000,
+  Profiles1764100700000,
 ];

@@ -26,6 +26,7 @@ import { SearchModule } from './search/search.module.js';
 import { SummariesModule } from './summaries/summaries.module.js';
 import { PeriodsModule } from './periods/periods.module.js';
 import { StoriesModule } from './stories/stories.module.js';
+import { ProfilesModule } from './profiles/profiles.module.js';
 
 @Module({})
 export class AppModule {
@@ -51,6 +52,7 @@ export class AppModule {
         SummariesModule,
         PeriodsModule,
         StoriesModule,
+        ProfilesModule,
         SearchModule,
         ContextQueriesModule,
         AuditModule,

@@ -14,6 +14,7 @@ import { searchVariables } from '../search/search.config.js';
 import { summariesVariables } from '../summaries/summaries.config.js';
 import { periodsVariables } from '../periods/periods.config.js';
 import { storiesVariables } from '../stories/stories.config.js';
+import { profilesVariables } from '../profiles/profiles.config.js';
 import { serverVariables } from './config.schema.js';
 
 /** Every module's variables, in README order. Add a module's declarations here. */
@@ -31,6 +32,7 @@ export const ALL_VARIABLES = {
   ...summariesVariables,
   ...periodsVariables,
   ...storiesVariables,
+  ...profilesVariables,
   ...factsVariables,
   ...memoriesVariables,
   ...searchVariables,

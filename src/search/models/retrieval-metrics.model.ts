@@ -2,7 +2,7 @@ import { Field, Float, GraphQLISODateTime, Int, ObjectType } from '@nestjs/graph
 
 @ObjectType('SourceShare')
 export class SourceShareModel {
-  @Field({ description: 'FACT, MEMORY, PERIOD_SUMMARY, STORY, SUMMARY or TURN.' })
+  @Field({ description: 'FACT, MEMORY, PERIOD_SUMMARY, PROFILE, STORY, SUMMARY or TURN.' })
   sourceType: string;
 
   @Field(() => Int, { description: 'Items of this source given to the model.' })
