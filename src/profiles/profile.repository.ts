@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { QueryVector } from '../embeddings/embedding.service.js';
 import { denseTerms, vectorText } from '../embeddings/vector-sql.js';
+import { returned } from '../database/sql-params.js';
 import { isMemberSql } from '../legacies/membership-sql.js';
 import type { ProfileField, ProfileValue } from './profile-fields.js';
 import { ProfileEntity } from './profile.entity.js';
@@ -140,11 +141,13 @@ export class ProfileRepository {
     field: ProfileField,
     legacyId: string | null,
   ): Promise<boolean> {
-    const rows: { id: string }[] = await manager.query(
-      `DELETE FROM profile_entries
-        WHERE user_id = $1 AND field = $2 AND legacy_id IS NOT DISTINCT FROM $3::uuid
-        RETURNING id`,
-      [userId, field, legacyId],
+    const rows = returned<{ id: string }>(
+      await manager.query(
+        `DELETE FROM profile_entries
+          WHERE user_id = $1 AND field = $2 AND legacy_id IS NOT DISTINCT FROM $3::uuid
+          RETURNING id`,
+        [userId, field, legacyId],
+      ),
     );
     return rows.length > 0;
   }

@@ -19,6 +19,23 @@ import { ProfilesService } from './profiles.service.js';
 export const PROFILE_SOURCE_TYPE = 'PROFILE' as const;
 const RECALL_PREFIX = 'profile:';
 
+/** How far the most similar entry must lead the next for its similarity alone to count. */
+export const DENSE_MARGIN = 0.1;
+
+/**
+ * The entry a question's vector points to, if any: the most similar one, when it is similar
+ * enough and clearly ahead of the next. One profile's short sentences all look somewhat alike
+ * to an embedding model, so similarity alone says little about any but the clear leader.
+ */
+export function denseLeader(entries: UsableEntry[], min: number): UsableEntry | null {
+  const ranked = entries
+    .filter((e) => e.similarity !== null)
+    .sort((a, b) => b.similarity! - a.similarity!);
+  const [best, next] = ranked;
+  if (!best || best.similarity! < min) return null;
+  return next && best.similarity! - next.similarity! < DENSE_MARGIN ? null : best;
+}
+
 /** How well an entry answers a question: its vector's similarity, or the question naming it. */
 export function relevance(query: string, entry: UsableEntry): { dense: number; keyword: number } {
   return {
@@ -82,18 +99,19 @@ export class ProfilesContextProvider implements ContextSectionProvider {
     legacyId: string,
     query: string,
   ): Promise<RecallItemModel[]> {
-    const min = this.config.env.PROFILE_RECALL_MIN_SCORE;
     // Without consent there is nothing to rank: no vector is made for the question.
     const entries = await this.profiles.usable(user.id, legacyId, null);
     if (entries.length === 0) return [];
     const vector = await this.embeddings.embedQuery(query);
     const ranked = vector ? await this.profiles.usable(user.id, legacyId, vector) : entries;
+    const leader = denseLeader(ranked, this.config.env.PROFILE_RECALL_MIN_SCORE);
     return ranked
       .map((entry) => {
         const { dense, keyword } = relevance(query, entry);
-        return { entry, dense, keyword, score: Math.max(dense, keyword) };
+        const score = Math.max(entry === leader ? dense : 0, keyword);
+        return { entry, dense, keyword, score };
       })
-      .filter((r) => r.score >= min)
+      .filter((r) => r.score > 0)
       .sort((a, b) => b.score - a.score)
       .map(({ entry, dense, keyword, score }) => {
         const key = entryKey(entry.field, entry.legacyId);

@@ -9,8 +9,8 @@ export const profilesVariables = defineVariables({
   },
   PROFILE_RECALL_MIN_SCORE: {
     description:
-      "How closely a recall question must match a profile entry (cosine similarity, or 1 when it names the field about the speaker, 0.8 when it names a word of the entry's value) for recall to return it.",
-    default: '0.45',
+      'Cosine similarity a recall question must reach with a profile entry, leading every other entry of the profile by 0.1, for recall to return it by meaning alone; a question that names the field about the speaker ("my hobbies") or a word of the entry returns it anyway.',
+    default: '0.35',
     parse: decimal(0, 1),
   },
 });
