@@ -3,7 +3,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * The member's own profile: one consent row per user and one row per filled-in field (a
  * relationship is a field per legacy), each with its own vector under the `profile` kind.
- * Entries are deleted outright, never soft: revoking consent must leave nothing behind.
+ * Entries are deleted outright, never soft: revoking consent must leave nothing behind, and
+ * leaving a legacy takes the relationship to it.
  */
 export class Profiles1764100700000 implements MigrationInterface {
   name = 'Profiles1764100700000';
@@ -35,9 +36,23 @@ export class Profiles1764100700000 implements MigrationInterface {
       `CREATE TRIGGER profile_entries_forget_embeddings AFTER DELETE ON profile_entries
          FOR EACH ROW EXECUTE FUNCTION embeddings_forget_item('profile')`,
     );
+    // A relationship is only to a legacy the member is in: leaving or being removed takes it.
+    await q.query(`
+      CREATE FUNCTION profile_relationship_forget() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        DELETE FROM profile_entries
+         WHERE user_id = OLD.user_id AND legacy_id = OLD.legacy_id AND field = 'relationship';
+        RETURN OLD;
+      END $$`);
+    await q.query(
+      `CREATE TRIGGER legacy_members_forget_profile_relationship AFTER DELETE ON legacy_members
+         FOR EACH ROW EXECUTE FUNCTION profile_relationship_forget()`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP TRIGGER legacy_members_forget_profile_relationship ON legacy_members`);
+    await q.query(`DROP FUNCTION profile_relationship_forget`);
     await q.query(`DELETE FROM embeddings WHERE kind = 'profile'`);
     await q.query(`DROP TABLE profile_entries`);
     await q.query(`DROP TABLE profiles`);

@@ -94,7 +94,7 @@ export class ProfileRepository {
 
   /**
    * The user's entries: every field, and relationships to legacies they are still a member of
-   * (one they left is no part of their profile any more, and is deleted on their next update).
+   * (leaving deletes the relationship, by trigger; the condition keeps reads right regardless).
    */
   async entries(userId: string, manager?: EntityManager): Promise<ProfileEntryRow[]> {
     const rows: ProfileEntryRow[] = await this.m(manager).query(
@@ -150,16 +150,6 @@ export class ProfileRepository {
       ),
     );
     return rows.length > 0;
-  }
-
-  /** Relationships to legacies the user is no longer a member of. */
-  async deleteStaleRelationships(manager: EntityManager, userId: string): Promise<void> {
-    await manager.query(
-      `DELETE FROM profile_entries e
-        WHERE e.user_id = $1 AND e.legacy_id IS NOT NULL
-          AND NOT ${isMemberSql('e.legacy_id', 'e.user_id')}`,
-      [userId],
-    );
   }
 
   /**

@@ -101,7 +101,6 @@ export class ProfilesService {
         // Consent may have been turned off since it was read: then nothing is embedded.
         if (locked.consent && ready) await this.storeVectors(m, user.id, id, change, ready);
       }
-      await this.repo.deleteStaleRelationships(m, user.id);
       await this.repo.touch(m, user.id);
     });
     return this.get(user);

@@ -394,4 +394,23 @@ describe('profile', () => {
     expect(await vectors(await userId('profile-owner'))).toBe(1);
     expect((await recall('what are my interests')).map((r) => r.id)).toContain('profile:interests');
   });
+
+  it('leaving a legacy deletes the relationship to it, with its vector', async () => {
+    const memberId = await userId('profile-member');
+    await consent(true, member);
+    const set = await update(
+      { relationships: [{ legacyId, relationship: 'his chess partner' }] },
+      member,
+    );
+    expect(set.errors).toBeUndefined();
+    expect(await vectors(memberId)).toBe(1);
+    await ok('mutation($l: ID!) { leaveLegacy(legacyId: $l) }', { l: legacyId }, member);
+    const [left] = await ds.query<{ entries: number }[]>(
+      `SELECT count(*)::int AS entries FROM profile_entries WHERE user_id = $1`,
+      [memberId],
+    );
+    expect(left.entries).toBe(0);
+    expect(await vectors(memberId)).toBe(0);
+    expect((await profile(member)).relationships).toEqual([]);
+  });
 });
