@@ -77,9 +77,14 @@ describe('profile', () => {
       as,
     ).then((d) => d.recall);
   const context = (query: string, as = owner, conversation = conversationId) =>
-    ok<{ context: { system: string; sections: { name: string; items: { id: string }[] }[] } }>(
+    ok<{
+      context: {
+        system: string;
+        sections: { name: string; tokens: number; items: { id: string }[] }[];
+      };
+    }>(
       `query($c: ID!, $q: String!) { context(conversationId: $c, query: $q) {
-         system sections { name items { id sourceType } } } }`,
+         system sections { name tokens items { id sourceType } } } }`,
       { c: conversation, q: query },
       as,
     ).then((d) => d.context);
@@ -246,6 +251,8 @@ describe('profile', () => {
     expect(ctx.system).toContain(MARK.rel);
     expect(ctx.system).not.toContain(MARK.otherRel);
     expect(section!.items.map((i) => i.id)).toContain('interests');
+    // Short, within its own cap (PROFILE_CONTEXT_TOKENS, 150) inside the shared budget.
+    expect(section!.tokens).toBeLessThanOrEqual(150);
 
     const found = await recall('what do you know about my interests');
     const interests = found.find((r) => r.id === 'profile:interests');
@@ -393,6 +400,18 @@ describe('profile', () => {
     await consent(true);
     expect(await vectors(await userId('profile-owner'))).toBe(1);
     expect((await recall('what are my interests')).map((r) => r.id)).toContain('profile:interests');
+  });
+
+  it('leaves out whole an entry too long for the section, keeping the rest', async () => {
+    const long = 'She asks about the harbour and the boats and the nets every time. '.repeat(40);
+    expect((await update({ notes: long, preferredName: MARK.name })).errors).toBeUndefined();
+    const ctx = await context('Tell me about the harbour');
+    const section = ctx.sections.find((s) => s.name === 'profile')!;
+    expect(section.items.map((i) => i.id)).toEqual(
+      expect.arrayContaining(['preferredName', 'interests']),
+    );
+    expect(section.items.map((i) => i.id)).not.toContain('notes');
+    expect(section.tokens).toBeLessThanOrEqual(150);
   });
 
   it('leaving a legacy deletes the relationship to it, with its vector', async () => {
