@@ -112,12 +112,14 @@ export class ProfilesService {
    * not consent was on, so that off always means an empty profile.
    */
   async setConsent(user: UserEntity, consent: boolean): Promise<ProfileModel> {
-    await this.repo.transaction(async (m) => {
-      await this.repo.lock(m, user.id);
+    const wasOn = await this.repo.transaction(async (m) => {
+      const before = await this.repo.lock(m, user.id);
       if (!consent) await this.repo.deleteEverything(m, user.id);
       await this.repo.setConsent(m, user.id, consent);
+      return before.consent;
     });
-    if (consent) await this.embedAll(user.id);
+    // Already on: the profile was embedded then, and on every save since.
+    if (consent && !wasOn) await this.embedAll(user.id);
     return this.get(user);
   }
 
