@@ -110,7 +110,8 @@ export class ProfileRepository {
 
   /**
    * Writes an entry; returns its id when its text is new or changed (its vector is then out of
-   * date), null when it was already so.
+   * date), null when it was already so, or when it is a relationship to a legacy the user has
+   * just left (checked again here, as leaving deletes relationships by trigger).
    */
   async upsertEntry(
     manager: EntityManager,
@@ -124,7 +125,8 @@ export class ProfileRepository {
   ): Promise<string | null> {
     const rows: { id: string }[] = await manager.query(
       `INSERT INTO profile_entries AS e (user_id, field, legacy_id, value, text)
-       VALUES ($1, $2, $3, $4::jsonb, $5)
+       SELECT $1, $2, $3::uuid, $4::jsonb, $5
+        WHERE $3::uuid IS NULL OR ${isMemberSql('$3::uuid', '$1::uuid')}
        ON CONFLICT ON CONSTRAINT profile_entries_unique DO UPDATE
          SET value = EXCLUDED.value, text = EXCLUDED.text, updated_at = now()
          WHERE e.value IS DISTINCT FROM EXCLUDED.value OR e.text IS DISTINCT FROM EXCLUDED.text
