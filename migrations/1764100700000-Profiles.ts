@@ -36,6 +36,22 @@ export class Profiles1764100700000 implements MigrationInterface {
       `CREATE TRIGGER profile_entries_forget_embeddings AFTER DELETE ON profile_entries
          FOR EACH ROW EXECUTE FUNCTION embeddings_forget_item('profile')`,
     );
+    // A vector written late (the sweeper embeds outside any transaction) must not bring back a
+    // trace of an entry deleted meanwhile, nor be written without consent. FOR SHARE waits for
+    // a change of consent under way (it holds the profile row), then looks again.
+    await q.query(`
+      CREATE FUNCTION profile_embedding_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM 1 FROM profiles p WHERE p.user_id = NEW.user_id AND p.consent FOR SHARE;
+        IF NOT FOUND THEN RETURN NULL; END IF;
+        PERFORM 1 FROM profile_entries e WHERE e.id = NEW.item_id AND e.user_id = NEW.user_id;
+        IF NOT FOUND THEN RETURN NULL; END IF;
+        RETURN NEW;
+      END $$`);
+    await q.query(
+      `CREATE TRIGGER embeddings_profile_guard BEFORE INSERT ON embeddings
+         FOR EACH ROW WHEN (NEW.kind = 'profile') EXECUTE FUNCTION profile_embedding_guard()`,
+    );
     // A relationship is only to a legacy the member is in: leaving or being removed takes it.
     await q.query(`
       CREATE FUNCTION profile_relationship_forget() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -51,6 +67,8 @@ export class Profiles1764100700000 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP TRIGGER embeddings_profile_guard ON embeddings`);
+    await q.query(`DROP FUNCTION profile_embedding_guard`);
     await q.query(`DROP TRIGGER legacy_members_forget_profile_relationship ON legacy_members`);
     await q.query(`DROP FUNCTION profile_relationship_forget`);
     await q.query(`DELETE FROM embeddings WHERE kind = 'profile'`);

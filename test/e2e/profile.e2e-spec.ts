@@ -387,6 +387,24 @@ describe('profile', () => {
       [owned],
     );
     expect(row.consent).toBe(false);
+    // A vector written late for a deleted entry (the sweeper's, racing the revocation) is refused.
+    const late = (kind: string) =>
+      ds.query(
+        `INSERT INTO embeddings (kind, item_id, model, embedding, user_id)
+         SELECT $3, $1, model, array_fill(0.1, ARRAY[dimensions])::real[]::vector, $2
+           FROM embedding_models WHERE state = 'ACTIVE'`,
+        [ids[0], owned, kind],
+      );
+    await late('profile');
+    expect(await vectors(owned)).toBe(0);
+    // The same statement for another kind does write (so the refusal above is the guard's).
+    await late('probe');
+    const [probe] = await ds.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM embeddings WHERE kind = 'probe' AND item_id = $1`,
+      [ids[0]],
+    );
+    expect(probe.n).toBe(1);
+    await ds.query(`DELETE FROM embeddings WHERE kind = 'probe' AND item_id = $1`, [ids[0]]);
     const ctx = await context('What are my interests?');
     expect(ctx.sections.map((s) => s.name)).not.toContain('profile');
   });
