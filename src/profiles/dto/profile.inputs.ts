@@ -96,7 +96,7 @@ export class UpdateProfileInput {
 
   @Field(() => [String], {
     nullable: true,
-    description: `Language codes or names ("en", "Irish"), at most ${PROFILE_LIMITS.languages}, each at most ${PROFILE_LIMITS.language} characters.`,
+    description: `Language codes or names ("en", "pt-BR", "Irish"), at most ${PROFILE_LIMITS.languages}, each at most ${PROFILE_LIMITS.language} characters.`,
   })
   @IsOptional()
   @IsArray()
@@ -104,7 +104,7 @@ export class UpdateProfileInput {
   @IsString({ each: true })
   @MinLength(1, { each: true })
   @MaxLength(PROFILE_LIMITS.language, { each: true })
-  @Matches(/^[\p{L}][\p{L}\p{M} ()'-]*$/u, {
+  @Matches(/^[\p{L}][\p{L}\p{M} ()'_-]*$/u, {
     each: true,
     message: 'each language must be a code or a name, in letters',
   })
