@@ -22,6 +22,7 @@ import { StoryFacts1764100300000 } from './1764100300000-StoryFacts.js';
 import { ImportedConversations1764100400000 } from './1764100400000-ImportedConversations.js';
 import { FactRemovalPrivacy1764100500000 } from './1764100500000-FactRemovalPrivacy.js';
 import { MemorySignals1764100600000 } from './1764100600000-MemorySignals.js';
+import { Profiles1764100700000 } from './1764100700000-Profiles.js';
 import { ChatMemoryActions1764100800000 } from './1764100800000-ChatMemoryActions.js';
 import { TogetherConversations1764100900000 } from './1764100900000-TogetherConversations.js';
 
@@ -54,6 +55,7 @@ export const MIGRATIONS = [
   ImportedConversations1764100400000,
   FactRemovalPrivacy1764100500000,
   MemorySignals1764100600000,
+  Profiles1764100700000,
   ChatMemoryActions1764100800000,
   TogetherConversations1764100900000,
 ];

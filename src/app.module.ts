@@ -29,6 +29,7 @@ import { StoriesModule } from './stories/stories.module.js';
 import { SignalsModule } from './signals/signals.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
+import { ProfilesModule } from './profiles/profiles.module.js';
 
 @Module({})
 export class AppModule {
@@ -60,6 +61,7 @@ export class AppModule {
         SummariesModule,
         PeriodsModule,
         StoriesModule,
+        ProfilesModule,
         SearchModule,
         ContextQueriesModule,
         AuditModule,

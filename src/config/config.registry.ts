@@ -16,6 +16,7 @@ import { periodsVariables } from '../periods/periods.config.js';
 import { storiesVariables } from '../stories/stories.config.js';
 import { signalsVariables } from '../signals/signals.config.js';
 import { metricsVariables } from '../metrics/metrics.config.js';
+import { profilesVariables } from '../profiles/profiles.config.js';
 import { serverVariables } from './config.schema.js';
 
 /** Every module's variables, in README order. Add a module's declarations here. */
@@ -33,6 +34,7 @@ export const ALL_VARIABLES = {
   ...summariesVariables,
   ...periodsVariables,
   ...storiesVariables,
+  ...profilesVariables,
   ...factsVariables,
   ...memoriesVariables,
   ...searchVariables,

@@ -25,6 +25,7 @@ import {
 
 export const SECTION_TITLES: Record<ContextSectionName, (legacyName: string) => string> = {
   facts: (name) => `What the family has shared about ${name}`,
+  profile: () => 'What the person you are talking with has told you about themselves',
   memories: () => 'What you remember about the person you are talking with',
   periods: () => 'Looking back over the time asked about',
   stories: (name) => `From the family's stories and documents about ${name}`,
@@ -79,6 +80,8 @@ export class ContextAssemblerService {
 
   async assemble(input: {
     user: UserEntity;
+    /** Who will read it, when not `user` (see ContextRequest.viewer). */
+    viewer?: UserEntity;
     conversation: ConversationEntity;
     legacy: LegacyEntity;
     query: string;
@@ -115,6 +118,7 @@ export class ContextAssemblerService {
     const request: ContextRequest = {
       purpose: input.purpose ?? 'REPLY',
       user: input.user,
+      viewer: input.viewer,
       conversation: input.conversation,
       legacy: input.legacy,
       query: input.query,

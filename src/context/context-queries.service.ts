@@ -52,7 +52,7 @@ export class ContextQueriesService {
   /**
    * Every candidate of the retrieval for this message with all its scores, and whether it
    * was kept or dropped and why. The conversation's owner, or a platform admin (who then
-   * sees what the owner's agent would see).
+   * sees what the owner's agent would see, less what is the owner's alone: their profile).
    */
   async debug(
     user: UserEntity,
@@ -71,6 +71,7 @@ export class ContextQueriesService {
       'DEBUG',
       null,
       shared,
+      user,
     );
     const outcome = shared.get(SEARCH_OUTCOME) as SearchOutcome | undefined;
     return this.presenter.toDebugModel(owner, conversation, text, context, outcome);
@@ -83,11 +84,13 @@ export class ContextQueriesService {
     purpose: 'CONTEXT' | 'DEBUG',
     budget?: number | null,
     shared?: Map<string, unknown>,
+    viewer?: UserEntity,
   ) {
     const legacy = await this.legacyRepo.findById(conversation.legacyId);
     if (!legacy) throw ContextException.conversationNotFound();
     const context = await this.assembler.assemble({
       user,
+      viewer: viewer && viewer.id !== user.id ? viewer : undefined,
       conversation,
       legacy,
       query: text,

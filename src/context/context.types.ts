@@ -5,11 +5,13 @@ import type { MessageEntity } from '../conversations/message.entity.js';
 import type { UserEntity } from '../identity/user.entity.js';
 import type { LegacyEntity } from '../legacies/legacy.entity.js';
 
-export type ContextSourceType = 'FACT' | 'MEMORY' | 'PERIOD_SUMMARY' | 'STORY' | 'SUMMARY' | 'TURN';
+export type ContextSourceType =
+  'FACT' | 'MEMORY' | 'PERIOD_SUMMARY' | 'PROFILE' | 'STORY' | 'SUMMARY' | 'TURN';
 
 /** Sections of the agent's context, in the order they are rendered and filled. */
 export const SECTION_ORDER = [
   'facts',
+  'profile',
   'memories',
   'periods',
   'stories',
@@ -76,6 +78,11 @@ export interface ContextRequest {
   /** Set by the assembler (REPLY when not given). */
   purpose?: ContextPurpose;
   user: UserEntity;
+  /**
+   * Who will read the assembly when it is not `user` (a platform admin's debug view of another
+   * member's conversation): sources that are their member's alone leave themselves out.
+   */
+  viewer?: UserEntity;
   conversation: ConversationEntity;
   legacy: LegacyEntity;
   /** The current message. */

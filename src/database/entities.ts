@@ -19,6 +19,8 @@ import { MessageSegmentEntity } from '../search/segment.entity.js';
 import { ConversationChunkEntity } from '../summaries/conversation-chunk.entity.js';
 import { PeriodSummaryEntity } from '../periods/period-summary.entity.js';
 import { StoryEntity } from '../stories/story.entity.js';
+import { ProfileEntity } from '../profiles/profile.entity.js';
+import { ProfileEntryEntity } from '../profiles/profile-entry.entity.js';
 
 /** Every entity, listed explicitly: globs do not work under ES modules and Jest. */
 export const ENTITIES = [
@@ -43,4 +45,6 @@ export const ENTITIES = [
   AuditEntryEntity,
   PeriodSummaryEntity,
   StoryEntity,
+  ProfileEntity,
+  ProfileEntryEntity,
 ];

@@ -44,6 +44,9 @@ export const FIELD_COST: Readonly<Record<string, number>> = {
   rememberThis: 150,
   addStory: 150,
   extractStory: 800,
+  // Each embeds the profile's changed entries (up to 60 sentences) with consent on.
+  updateProfile: 150,
+  setProfileConsent: 150,
 };
 
 function pageSize(

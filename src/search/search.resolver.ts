@@ -22,7 +22,7 @@ export class SearchResolver {
 
   @Mutation(() => ForgetRecallItemPayload, {
     description:
-      'Forgets a recall result by its id: your memory (restorable for a while), a fact you wrote, your period summary, or (with confirm: true) your story a passage came from. Summaries and turns cannot be forgotten one by one.',
+      'Forgets a recall result by its id: your memory (restorable for a while), a fact you wrote, your period summary, an entry of your profile (`profile:<field>`, cleared now), or (with confirm: true) your story a passage came from. Summaries and turns cannot be forgotten one by one.',
   })
   forgetRecallItem(
     @CurrentUser() user: UserEntity,

@@ -36,6 +36,13 @@ export interface RecallSource {
    * item whose deletion takes more than itself only says what would go.
    */
   forget(user: UserEntity, id: string, confirmed: boolean): Promise<ForgetOutcome>;
+  /**
+   * For a source whose recall ids are not `<TYPE>:<uuid>` (the profile's `profile:<field>`):
+   * its own id in such a recall id, or null when the id is not one of its.
+   */
+  parseId?(recallId: string): string | null;
+  /** Such a source's recall id for one of its ids. */
+  recallIdOf?(id: string): string;
 }
 
 export interface ForgetOutcome {
@@ -93,6 +100,15 @@ export class SearchService {
 
   registerSource(source: RecallSource): void {
     this.sources.push(source);
+  }
+
+  /** A recall id in a registered source's own form. */
+  private parseSourceId(value: string): { sourceType: string; id: string } | null {
+    for (const source of this.sources) {
+      const id = source.parseId?.(value.trim());
+      if (id) return { sourceType: source.sourceType, id };
+    }
+    return null;
   }
 
   /**
@@ -175,7 +191,7 @@ export class SearchService {
     requiresConfirmation: boolean;
     wouldDelete: string | null;
   }> {
-    const parsed = parseRecallId(id);
+    const parsed = parseRecallId(id) ?? this.parseSourceId(id);
     if (!parsed) throw SearchException.recallItemNotFound();
     if (
       !FORGETTABLE_TYPES.has(parsed.sourceType) &&
@@ -191,7 +207,7 @@ export class SearchService {
     if (source) {
       const outcome = await source.forget(user, parsed.id, confirmed).catch(notFoundAsRecall);
       return {
-        id: recallId(parsed.sourceType, parsed.id),
+        id: source.recallIdOf?.(parsed.id) ?? recallId(parsed.sourceType, parsed.id),
         sourceType: parsed.sourceType,
         forgotten: outcome.forgotten,
         requiresConfirmation: !outcome.forgotten,

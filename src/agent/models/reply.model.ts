@@ -54,7 +54,7 @@ export class ReplyDeltaModel {
 
 @ObjectType('ContextItemRef', { description: 'A context item the model was given for a reply.' })
 export class ContextItemRefModel {
-  @Field({ description: 'FACT, MEMORY, PERIOD_SUMMARY, STORY, SUMMARY or TURN.' })
+  @Field({ description: 'FACT, MEMORY, PERIOD_SUMMARY, PROFILE, STORY, SUMMARY or TURN.' })
   sourceType: string;
 
   @Field(() => ID)

@@ -64,7 +64,7 @@ export class StoryProvenanceModel {
 
 @ObjectType('ItemProvenance', { description: 'Where a retrieved item came from.' })
 export class ProvenanceModel {
-  @Field({ description: 'FACT, MEMORY, PERIOD_SUMMARY, STORY, SUMMARY or TURN.' })
+  @Field({ description: 'FACT, MEMORY, PERIOD_SUMMARY, PROFILE, STORY, SUMMARY or TURN.' })
   sourceType: string;
 
   @Field(() => ID, { description: 'The fact, memory, summary or turn segment.' })
@@ -109,7 +109,7 @@ export class ProvenanceModel {
 
 @ObjectType('ContextItem', { description: 'A retrieved item as given to the model.' })
 export class ContextItemModel {
-  @Field({ description: 'FACT, MEMORY, PERIOD_SUMMARY, STORY, SUMMARY or TURN.' })
+  @Field({ description: 'FACT, MEMORY, PERIOD_SUMMARY, PROFILE, STORY, SUMMARY or TURN.' })
   sourceType: string;
 
   @Field(() => ID)

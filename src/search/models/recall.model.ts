@@ -2,15 +2,17 @@ import { Field, Float, ID, ObjectType } from '@nestjs/graphql';
 import { ProvenanceModel, ScoreComponentModel } from '../../context/models/context.model.js';
 
 @ObjectType('RecallItem', {
-  description: 'Something Keepsake remembers, from your memories, facts, summaries or turns.',
+  description:
+    'Something Keepsake remembers, from your memories, facts, summaries, turns, stories or (with your consent) your profile.',
 })
 export class RecallItemModel {
   @Field(() => ID, {
-    description: 'Stable: the source type and the source id (pass it to forgetRecallItem).',
+    description:
+      'Stable: the source type and the source id (pass it to forgetRecallItem); for your profile, `profile:<field>` (`profile:relationship:<legacyId>`).',
   })
   id: string;
 
-  @Field({ description: 'FACT, MEMORY, PERIOD_SUMMARY, STORY, SUMMARY or TURN.' })
+  @Field({ description: 'FACT, MEMORY, PERIOD_SUMMARY, PROFILE, STORY, SUMMARY or TURN.' })
   sourceType: string;
 
   @Field(() => ID)
@@ -27,7 +29,7 @@ export class RecallItemModel {
 
   @Field({
     description:
-      'Whether you can forget it from here: your memories, facts you wrote, your period summaries and your stories (after confirmation). Summaries and turns are part of the conversation log and cannot be forgotten one by one.',
+      'Whether you can forget it from here: your memories, facts you wrote, your period summaries, your profile’s entries and your stories (after confirmation). Summaries and turns are part of the conversation log and cannot be forgotten one by one.',
   })
   forgettable: boolean;
 
@@ -45,7 +47,7 @@ export class ForgetRecallItemPayload {
 
   @Field({
     description:
-      'A memory is forgotten (restorable for a while); a fact, a period summary or (confirmed) a story deleted.',
+      'A memory is forgotten (restorable for a while); a fact, a period summary, a profile entry or (confirmed) a story deleted.',
   })
   forgotten: boolean;
 

@@ -57,7 +57,7 @@ export class UpgradeTriggerModel {
 
 @ObjectType('SourceShare')
 export class SourceShareModel {
-  @Field({ description: 'FACT, MEMORY, PERIOD_SUMMARY, STORY, SUMMARY or TURN.' })
+  @Field({ description: 'FACT, MEMORY, PERIOD_SUMMARY, PROFILE, STORY, SUMMARY or TURN.' })
   sourceType: string;
 
   @Field(() => Int, { description: 'Items of this source given to the model.' })
