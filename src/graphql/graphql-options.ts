@@ -9,6 +9,7 @@ import { DocumentNode, parse } from 'graphql';
 import type { ServerOptions } from 'graphql-ws';
 import { Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
+import { upgradeAllowed } from '../console/origins.js';
 import { currentRequestId } from '../logging/request-context.storage.js';
 import { formatError, publicCodeOf } from './format-error.js';
 import { Loaders } from './loaders.js';
@@ -78,9 +79,18 @@ function operationLogPlugin(): ApolloServerPlugin<RequestContext> {
  * refused subscription carries the same codes, and no stack, as an HTTP request. Nest passes
  * every option through to graphql-ws but types only some of them, hence the cast.
  */
-function graphqlWsOptions(limits: QueryLimits): GraphQLWsSubscriptionsConfig {
-  const options: Pick<ServerOptions, 'onSubscribe' | 'onNext' | 'onError'> & { path: string } = {
+function graphqlWsOptions(
+  limits: QueryLimits,
+  corsOrigins: readonly string[],
+): GraphQLWsSubscriptionsConfig {
+  const options: Pick<ServerOptions, 'onConnect' | 'onSubscribe' | 'onNext' | 'onError'> & {
+    path: string;
+  } = {
     path: '/graphql',
+    // Browsers let any page open a WebSocket anywhere: a page from an origin CORS_ORIGINS does
+    // not list is refused here (4403), as its HTTP requests are by CORS.
+    onConnect: (ctx) =>
+      upgradeAllowed((ctx.extra as { request?: IncomingMessage }).request, corsOrigins),
     // The same limits as over HTTP (Apollo's plugins do not run here): depth, complexity, the
     // cost of searches and replies, introspection. A document that does not parse is left to
     // graphql-ws, which reports it.
@@ -143,7 +153,7 @@ export function graphqlOptions(config: AppConfig): ApolloDriverConfig {
     introspection: env.GRAPHQL_INTROSPECTION,
     graphiql: false,
     includeStacktraceInErrorResponses: false,
-    subscriptions: { 'graphql-ws': graphqlWsOptions(limits) },
+    subscriptions: { 'graphql-ws': graphqlWsOptions(limits, env.CORS_ORIGINS) },
     context: buildContext,
     formatError,
     plugins: [
