@@ -26,6 +26,8 @@ export function createApiClient(
   const client = new Client({
     url: graphqlPath,
     requestPolicy: 'cache-and-network',
+    // POST for queries too: Apollo refuses GETs without a CSRF header, and tokens stay out of URLs.
+    preferGetMethod: false,
     fetchOptions: () => ({ headers: { authorization: `Bearer ${token}` } }),
     exchanges: [
       mapExchange({

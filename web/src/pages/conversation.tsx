@@ -99,6 +99,12 @@ const TurnAdded = graphql(`
   }
 `);
 
+/** An id for an idempotent send; randomUUID needs a secure context, getRandomValues does not. */
+function messageId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
 type Turn = NonNullable<ConversationMessagesQuery['conversation']>['messages']['nodes'][number];
 
 export function ConversationPage() {
@@ -136,7 +142,11 @@ export function ConversationPage() {
   useSubscription({ query: TurnAdded, variables: { conversationId } }, onTurn);
 
   const turns = data?.conversation.messages.nodes ?? [];
-  useEffect(() => end.current?.scrollIntoView({ block: 'end' }), [turns.length, streaming?.text]);
+  // A block body: recent Chromium returns a promise from scrollIntoView, which React would
+  // take for the effect's cleanup.
+  useEffect(() => {
+    void end.current?.scrollIntoView({ block: 'end' });
+  }, [turns.length, streaming?.text]);
 
   async function submit(event: FormEvent) {
     event.preventDefault();
@@ -145,7 +155,7 @@ export function ConversationPage() {
     setDraft('');
     setPending(content);
     setStreaming(null);
-    await send({ input: { conversationId, content, clientMessageId: crypto.randomUUID() } });
+    await send({ input: { conversationId, content, clientMessageId: messageId() } });
     setPending(null);
     setStreaming(null);
     refetch({ requestPolicy: 'network-only' });

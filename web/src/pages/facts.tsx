@@ -14,6 +14,7 @@ import type {
 } from '../gql/graphql';
 import { CATEGORIES } from '../lib/facts';
 import { label, when } from '../lib/format';
+import { useLatest } from '../lib/use-latest';
 
 const FactsPageData = graphql(`
   query FactsPage($legacyId: ID!, $filter: FactFilter) {
@@ -140,9 +141,10 @@ export function FactsPage() {
   });
 
   // Other members' changes arrive live; the list is asked again so filters and order hold.
+  const latestRefetch = useLatest(refetch);
   const onChange = useCallback(
     (_prev: unknown, event: FactChangedSubscription) => {
-      refetch({ requestPolicy: 'network-only' });
+      latestRefetch.current({ requestPolicy: 'network-only' });
       const e = event.factChanged;
       setNotice(
         e.change === 'REMOVED'
@@ -151,7 +153,7 @@ export function FactsPage() {
       );
       return event;
     },
-    [refetch],
+    [latestRefetch],
   );
   useSubscription({ query: FactChanged, variables: { legacyId } }, onChange);
 

@@ -5,6 +5,7 @@ import { graphql } from '../gql';
 import type { MemoryExportFormat, MemoryType } from '../gql/graphql';
 import { download } from '../lib/download';
 import { errorMessage, label, when } from '../lib/format';
+import { useLatest } from '../lib/use-latest';
 
 const TYPES: MemoryType[] = ['EMOTION', 'FACT', 'GOAL', 'PATTERN', 'PREFERENCE', 'RELATIONSHIP'];
 
@@ -142,10 +143,15 @@ export function MemoriesPage() {
     },
   });
   const reload = useCallback(() => refetch({ requestPolicy: 'network-only' }), [refetch]);
-  useSubscription({ query: MemoryChangedFeed }, (_prev: unknown, event: unknown) => {
-    reload();
-    return event;
-  });
+  const latestReload = useLatest(reload);
+  const onMemoryChanged = useCallback(
+    (_prev: unknown, event: unknown) => {
+      latestReload.current();
+      return event;
+    },
+    [latestReload],
+  );
+  useSubscription({ query: MemoryChangedFeed }, onMemoryChanged);
 
   const [forgot, forget] = useMutation(ForgetMemory);
   const [restored, restore] = useMutation(RestoreMemory);
