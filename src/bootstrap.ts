@@ -27,7 +27,7 @@ export async function createApp(config: AppConfig): Promise<INestApplication> {
     res.setHeader('x-request-id', requestId);
     requestStorage.run({ requestId }, next);
   });
-  app.enableCors(corsOptions(config.env.CORS_ORIGINS));
+  app.enableCors(corsOptions(config.env.CORS_ORIGINS ?? []));
   app.useBodyParser('json', { limit: config.env.BODY_LIMIT });
   app.useGlobalPipes(createValidationPipe());
   // Exit with status 0 once the hooks have run, rather than re-raising the signal.

@@ -5,8 +5,8 @@ const load = (env: Record<string, string>) =>
   AppConfig.load({ JWT_SECRET: 'x'.repeat(32), ...env });
 
 describe('CORS_ORIGINS', () => {
-  it('is empty by default and reads a comma-separated list of origins', () => {
-    expect(load({}).env.CORS_ORIGINS).toEqual([]);
+  it('is unset by default and reads a comma-separated list of origins', () => {
+    expect(load({}).env.CORS_ORIGINS).toBeUndefined();
     expect(
       load({ CORS_ORIGINS: 'https://a.example, http://localhost:5173' }).env.CORS_ORIGINS,
     ).toEqual(['https://a.example', 'http://localhost:5173']);

@@ -27,7 +27,6 @@ export const consoleVariables = defineVariables({
   CORS_ORIGINS: {
     description:
       'Other origins whose frontends may call the API from a browser, comma-separated (https://a.example,https://b.example), over HTTP (CORS, with credentials) and graphql-ws alike. Unset: same origin only.',
-    default: '',
     parse: originList,
   },
   OIDC_ISSUER: {

@@ -153,7 +153,7 @@ export function graphqlOptions(config: AppConfig): ApolloDriverConfig {
     introspection: env.GRAPHQL_INTROSPECTION,
     graphiql: false,
     includeStacktraceInErrorResponses: false,
-    subscriptions: { 'graphql-ws': graphqlWsOptions(limits, env.CORS_ORIGINS) },
+    subscriptions: { 'graphql-ws': graphqlWsOptions(limits, env.CORS_ORIGINS ?? []) },
     context: buildContext,
     formatError,
     plugins: [
