@@ -12,7 +12,6 @@ export function userManager(oidc: NonNullable<ConsoleSettings['oidc']>): UserMan
     authority: oidc.issuer,
     client_id: oidc.clientId,
     redirect_uri: `${base}signed-in`,
-    post_logout_redirect_uri: `${base}sign-in`,
     response_type: 'code',
     scope: oidc.scopes,
     userStore: new WebStorageStateStore({ store: localStorage }),
