@@ -193,7 +193,7 @@ describe('The family console in a browser', () => {
     await factItem(memberPage, text).getByRole('button', { name: 'Edit' }).click();
     await memberPage.getByRole('textbox', { name: 'Fact', exact: true }).fill(edited);
     await memberPage.getByRole('button', { name: 'Save' }).click();
-    await factItem(memberPage, edited).waitFor();
+    await factItem(memberPage, edited).getByRole('button', { name: 'Edit' }).waitFor();
     await factItem(memberPage, edited).getByRole('button', { name: 'Delete' }).click();
     await factItem(memberPage, edited).waitFor({ state: 'detached' });
     await memberPage.getByLabel('Status').selectOption('DELETED');
@@ -302,6 +302,170 @@ describe('The family console in a browser', () => {
     await expectAccessible(ownerPage);
   }, 60_000);
 
+  it('lets the owner edit the legacy and its persona, set roles, and send and cancel invitations', async () => {
+    await ownerPage.goto(`${base}/app/legacies/${legacyId}`);
+    await ownerPage.getByLabel('Description').fill('Fisherman, joiner, choir tenor.');
+    await ownerPage
+      .getByLabel(/^Persona/)
+      .fill('You are Joe’s old friend from the yard. Speak plainly.');
+    await ownerPage.getByRole('button', { name: 'Save' }).click();
+    await ownerPage.getByText('Legacy saved.').waitFor();
+    await ownerPage
+      .getByRole('main')
+      .getByText('Fisherman, joiner, choir tenor.')
+      .first()
+      .waitFor();
+
+    await ownerPage.getByLabel('Role of Max').selectOption('ADMIN');
+    await ownerPage.getByText('Max is now admin.').waitFor();
+    await ownerPage.getByLabel('Role of Max').selectOption('MEMBER');
+    await ownerPage.getByText('Max is now member.').waitFor();
+
+    await ownerPage.getByLabel('Email').fill('uncle.bob@example.com');
+    await ownerPage.getByLabel('Role', { exact: true }).selectOption('ADMIN');
+    await ownerPage.getByRole('button', { name: 'Send invitation' }).click();
+    await ownerPage.getByText('uncle.bob@example.com as admin').waitFor();
+    await ownerPage
+      .getByRole('button', { name: 'Cancel invitation to uncle.bob@example.com' })
+      .click();
+    await ownerPage.getByText('Invitation to uncle.bob@example.com cancelled.').waitFor();
+    await ownerPage.getByText('uncle.bob@example.com as admin').waitFor({ state: 'detached' });
+    await expectAccessible(ownerPage);
+
+    // The member sees the persona, and may decline an invitation to another legacy.
+    await memberPage.goto(`${base}/app/legacies/${legacyId}`);
+    await memberPage
+      .getByText('You are Joe’s old friend from the yard.', { exact: false })
+      .waitFor();
+    const other = await t.gql<{ createLegacy: { id: string } }>(
+      'mutation { createLegacy(input: { name: "Aunt May" }) { id } }',
+      {},
+      owner,
+    );
+    await t.gql(
+      `mutation ($legacyId: ID!) { addLegacyMember(input: { legacyId: $legacyId, email: "max@example.com" }) { invitation { id } } }`,
+      { legacyId: other.data!.createLegacy.id },
+      owner,
+    );
+    await memberPage.goto(`${base}/app/`);
+    const invitation = memberPage.getByRole('listitem').filter({ hasText: 'Aunt May' });
+    await invitation.getByRole('button', { name: 'Decline' }).click();
+    await invitation.waitFor({ state: 'detached' });
+    expect(await memberPage.getByRole('link', { name: 'Aunt May' }).count()).toBe(0);
+  }, 90_000);
+
+  it('imports a conversation from a JSON file, with its progress', async () => {
+    await memberPage.goto(`${base}/app/legacies/${legacyId}/conversations`);
+    const file = {
+      title: 'Letters from 1975',
+      messages: [
+        {
+          role: 'user',
+          content: 'Dad wrote from the yard every week.',
+          occurredAt: '1975-03-01T09:00:00Z',
+        },
+        {
+          role: 'assistant',
+          content: 'What did he write about?',
+          occurredAt: '1975-03-01T09:01:00Z',
+        },
+        {
+          role: 'user',
+          content: 'Mostly boats, and the weather.',
+          occurredAt: '1975-03-01T09:02:00Z',
+        },
+      ],
+    };
+    await memberPage.getByLabel('Conversation file (JSON)').setInputFiles({
+      name: 'letters.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from(JSON.stringify(file)),
+    });
+    await memberPage.getByText('Imported 3 messages.').waitFor({ timeout: 15_000 });
+    expect(await memberPage.getByRole('progressbar').getAttribute('value')).toBe('3');
+    await memberPage.getByRole('link', { name: 'Open the imported conversation' }).click();
+    await memberPage.getByRole('heading', { name: 'Letters from 1975' }).waitFor();
+    await memberPage.getByText('Mostly boats, and the weather.').waitFor();
+
+    // A file that is not a conversation says why, and imports nothing.
+    await memberPage.goto(`${base}/app/legacies/${legacyId}/conversations`);
+    await memberPage.getByLabel('Conversation file (JSON)').setInputFiles({
+      name: 'bad.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from(
+        '{"messages":[{"role":"narrator","content":"x","occurredAt":"2020-01-01"}]}',
+      ),
+    });
+    await memberPage.getByText('Message 1: role must be "user" or "assistant".').waitFor();
+    await expectAccessible(memberPage);
+  }, 60_000);
+
+  it('pauses memory and imports memories from a file', async () => {
+    await memberPage.goto(`${base}/app/memories`);
+    const pause = memberPage.getByRole('switch', { name: /Pause memory/ });
+    await pause.click();
+    await memberPage.getByText('Paused: nothing new is remembered', { exact: false }).waitFor();
+    const me = await t.gql<{ me: { memoryPaused: boolean } }>(
+      '{ me { memoryPaused } }',
+      {},
+      member,
+    );
+    expect(me.data!.me.memoryPaused).toBe(true);
+    await pause.click();
+
+    await memberPage.getByLabel('Import memories (a JSON export)').setInputFiles({
+      name: 'memories.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from(
+        JSON.stringify({ memories: [{ content: 'I keep bees at the allotment.', type: 'FACT' }] }),
+      ),
+    });
+    await memberPage.getByText(/^Imported 1 memories/).waitFor({ timeout: 15_000 });
+    await memberPage
+      .getByRole('list', { name: 'Memories' })
+      .getByRole('listitem')
+      .filter({ hasText: 'I keep bees at the allotment.' })
+      .waitFor();
+    await memberPage.getByLabel('Type').selectOption('GOAL');
+    await memberPage.getByText('No memories match.').waitFor();
+    await expectAccessible(memberPage);
+  }, 60_000);
+
+  it('forgets a recalled memory', async () => {
+    await memberPage.goto(`${base}/app/legacies/${legacyId}/recall`);
+    await memberPage.getByLabel('What do you remember about…').fill('bees allotment');
+    await memberPage.getByRole('button', { name: 'Recall' }).click();
+    const item = memberPage
+      .getByRole('list', { name: 'Recalled' })
+      .getByRole('listitem')
+      .filter({ hasText: 'I keep bees at the allotment.' });
+    await item.getByRole('button', { name: /Forget/ }).click();
+    await memberPage.getByText('Forgotten: “I keep bees at the allotment.”').waitFor();
+    await item.waitFor({ state: 'detached' });
+    const left = await t.gql<{ memories: { nodes: { content: string }[] } }>(
+      '{ memories(first: 100) { nodes { content } } }',
+      {},
+      member,
+    );
+    expect(left.data!.memories.nodes.map((m) => m.content)).not.toContain(
+      'I keep bees at the allotment.',
+    );
+  }, 60_000);
+
+  it('is accessible at phone width', async () => {
+    const page = await ownerContext.newPage();
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const path of [`/app/legacies/${legacyId}/facts`, '/app/memories', '/app/']) {
+      await page.goto(`${base}${path}`);
+      await page.getByRole('heading', { level: 1 }).waitFor();
+      await page.waitForLoadState('networkidle');
+      expect(await seriousViolations(page)).toEqual([]);
+      // Nothing wider than the screen: no sideways scrolling.
+      expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    }
+    await page.close();
+  }, 60_000);
+
   it('writes screenshots of the main pages at desktop and phone width', async () => {
     for (const content of [
       'Joe worked as a joiner at the Harland yard for thirty years.',
@@ -340,6 +504,18 @@ describe('The family console in a browser', () => {
       `${base}/app/legacies/${legacyId}/conversations/${id}`,
       'conversation',
       'that summer.',
+    );
+    const memberFacts = await t.gql<{ facts: { nodes: { id: string; content: string }[] } }>(
+      'query ($legacyId: ID!) { facts(legacyId: $legacyId) { nodes { id content } } }',
+      { legacyId },
+      member,
+    );
+    const shed = memberFacts.data!.facts.nodes.find((f) => f.content.includes('boat shed'))!;
+    await screenshots(
+      memberContext,
+      `${base}/app/legacies/${legacyId}/facts/${shed.id}`,
+      'fact-history',
+      'Timeline',
     );
     const signedOut = await browser.newContext();
     await screenshots(signedOut, `${base}/app/sign-in`, 'sign-in', 'Development sign-in');

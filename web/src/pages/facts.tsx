@@ -406,7 +406,7 @@ function FactItem({
             Make private
           </button>
         )}
-        {fact.status === 'ACTIVE' && (mine || (moderator && shared)) && (
+        {fact.status === 'ACTIVE' && !editing && (mine || (moderator && shared)) && (
           <button
             type="button"
             className="danger"

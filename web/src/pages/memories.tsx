@@ -225,8 +225,13 @@ export function MemoriesPage() {
               checked={data.me.memoryPaused}
               onChange={(e) => void pause({ paused: e.target.checked })}
             />
-            Pause memory (nothing new is remembered and no memory is used in replies)
+            Pause memory
           </label>
+          <p className="muted">
+            {data.me.memoryPaused
+              ? 'Paused: nothing new is remembered and no memory is used in replies. “Remember this” still works.'
+              : 'On: Keepsake remembers from conversations where you allow it.'}
+          </p>
         </section>
       )}
 
