@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ensureConsoleBuilt } from '../support/console-build.js';
 import { FakeOpenAiServer, reply } from '../support/fake-openai/fake-openai.server.js';
-import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
+import { signToken, startTestApp, TestApp, TestUser } from '../support/test-app.js';
 import { DESKTOP, launchChromium, screenshots, seriousViolations } from './browser.js';
 
 /**
@@ -97,6 +97,13 @@ describe('The family console in a browser', () => {
     await page.goto(`${base}/app/memories`);
     await page.waitForURL('**/app/sign-in');
     await page.getByText('did not accept your sign-in').waitFor();
+    // A token that expires while the page is open: back to sign-in, saying why.
+    const shortLived = await signToken('browser-short', {}, { expiresIn: '4s' });
+    await page.getByLabel('Token').fill(shortLived);
+    await page.getByRole('button', { name: 'Sign in with this token' }).click();
+    await page.getByRole('heading', { name: 'Your legacies' }).waitFor();
+    await page.getByText('Your session has expired: sign in again.').waitFor({ timeout: 10_000 });
+    expect(page.url()).toMatch(/\/app\/sign-in$/);
     await page.evaluate('localStorage.clear()');
     await page.close();
   }, 60_000);

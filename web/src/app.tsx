@@ -55,6 +55,15 @@ export function App({ settings }: { settings: ConsoleSettings }) {
     return () => manager.events.removeUserLoaded(loaded);
   }, [manager, signIn]);
 
+  // An expired token would be refused anyway: back to sign-in when it expires, not at the next
+  // request. (An OIDC session is renewed before then, which replaces the session and this timer.)
+  useEffect(() => {
+    if (!session?.expiresAt) return;
+    const ms = Math.min(session.expiresAt * 1000 - Date.now(), 2 ** 31 - 1);
+    const timer = setTimeout(() => signOut('Your session has expired: sign in again.'), ms);
+    return () => clearTimeout(timer);
+  }, [session, signOut]);
+
   const api = useMemo(
     () =>
       session
