@@ -9,6 +9,9 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 390, height: 844 };
 
+/** Desktop size, and a fixed locale and time zone so pages (and screenshots) read the same anywhere. */
+export const CONTEXT = { viewport: DESKTOP, locale: 'en-GB', timezoneId: 'Europe/London' };
+
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(

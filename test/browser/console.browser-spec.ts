@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { ensureConsoleBuilt } from '../support/console-build.js';
 import { FakeOpenAiServer, reply } from '../support/fake-openai/fake-openai.server.js';
 import { signToken, startTestApp, TestApp, TestUser } from '../support/test-app.js';
-import { DESKTOP, launchChromium, screenshots, seriousViolations } from './browser.js';
+import { CONTEXT, launchChromium, screenshots, seriousViolations } from './browser.js';
 
 /**
  * The family console in Debian's Chromium, against the real service on an embedded database:
@@ -27,7 +26,6 @@ describe('The family console in a browser', () => {
   const REPLY = ['Grandpa ', 'caught ', 'a pike ', 'that summer.'];
 
   beforeAll(async () => {
-    ensureConsoleBuilt();
     fake = await FakeOpenAiServer.start();
     // The agent's replies stream slowly enough for the page to show them growing.
     fake.setHandler('chat', (request) =>
@@ -46,8 +44,8 @@ describe('The family console in a browser', () => {
     member = await t.user('browser-member', { email: 'max@example.com', name: 'Max' });
     carol = await t.user('browser-carol', { email: 'carol@example.com', name: 'Carol' });
     browser = await launchChromium();
-    ownerContext = await browser.newContext({ viewport: DESKTOP, acceptDownloads: true });
-    memberContext = await browser.newContext({ viewport: DESKTOP });
+    ownerContext = await browser.newContext({ ...CONTEXT, acceptDownloads: true });
+    memberContext = await browser.newContext(CONTEXT);
     // Uncaught errors in either page fail the last test.
     for (const context of [ownerContext, memberContext]) {
       context.on('weberror', (e) => pageErrors.push(e.error().stack ?? e.error().message));
@@ -524,7 +522,7 @@ describe('The family console in a browser', () => {
       'fact-history',
       'Timeline',
     );
-    const signedOut = await browser.newContext();
+    const signedOut = await browser.newContext(CONTEXT);
     await screenshots(signedOut, `${base}/app/sign-in`, 'sign-in', 'Development sign-in');
     await signedOut.close();
   }, 120_000);

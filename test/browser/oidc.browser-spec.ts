@@ -1,5 +1,4 @@
 import type { Browser } from 'playwright-core';
-import { ensureConsoleBuilt } from '../support/console-build.js';
 import { FakeOidcProvider } from '../support/fake-oidc.js';
 import { startTestApp, TestApp } from '../support/test-app.js';
 import { DESKTOP, launchChromium, seriousViolations } from './browser.js';
@@ -11,7 +10,6 @@ describe('The family console with OIDC_ISSUER', () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    ensureConsoleBuilt();
     provider = await FakeOidcProvider.start({
       clientId: 'family-console',
       audience: 'keepsake-api',

@@ -1,5 +1,4 @@
 import WebSocket from 'ws';
-import { ensureConsoleBuilt } from '../support/console-build.js';
 import { startTestApp, TestApp } from '../support/test-app.js';
 
 const FRONTEND = 'https://family.example';
@@ -37,7 +36,6 @@ describe('The family console under /app', () => {
   let base: string;
 
   beforeAll(async () => {
-    ensureConsoleBuilt();
     t = await startTestApp({ JOBS_WORKER: 'false', JOBS_SCHEDULER: 'false' });
     base = t.url.replace('/graphql', '');
   }, 120_000);
