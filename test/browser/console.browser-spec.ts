@@ -206,6 +206,14 @@ describe('The family console in a browser', () => {
     await factItem(memberPage, edited).getByRole('button', { name: 'Restore' }).click();
     await factItem(memberPage, edited).waitFor({ state: 'detached' });
     await memberPage.getByLabel('Status').selectOption('ACTIVE');
+    // Searchable, and filtered by category.
+    await memberPage.getByLabel('Search').fill('boat shed');
+    await memberPage.getByRole('button', { name: 'Search' }).click();
+    await factItem(memberPage, edited).waitFor();
+    await memberPage.getByLabel('Category').first().selectOption('HOBBY');
+    await memberPage.getByText('No facts match.').waitFor();
+    await memberPage.getByLabel('Category').first().selectOption('');
+    await factItem(memberPage, edited).waitFor();
     await factItem(memberPage, edited)
       .getByRole('link', { name: /History/ })
       .click();
