@@ -118,7 +118,12 @@ export function App({ settings }: { settings: ConsoleSettings }) {
             <SignedInPage manager={manager} onSignedIn={signIn} />
           </Route>
           <Route path="/sign-in">
-            <SignInPage manager={manager} notice={notice} onSignedIn={signIn} />
+            <SignInPage
+              manager={manager}
+              graphqlPath={settings.graphqlPath}
+              notice={notice}
+              onSignedIn={signIn}
+            />
           </Route>
           <Route>
             <Redirect to="/sign-in" replace />

@@ -16,11 +16,12 @@ const WhoAmI = graphql(`
 
 interface Props {
   manager: UserManager | null;
+  graphqlPath: string;
   notice?: string | null;
   onSignedIn: (token: string, kind: SessionKind) => void;
 }
 
-export function SignInPage({ manager, notice, onSignedIn }: Props) {
+export function SignInPage({ manager, graphqlPath, notice, onSignedIn }: Props) {
   const [token, setToken] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -31,7 +32,7 @@ export function SignInPage({ manager, notice, onSignedIn }: Props) {
     setError(null);
     const trimmed = token.trim().replace(/^Bearer\s+/i, '');
     // Checked against the API before it is kept: a bad token stays on this page.
-    const { client, ws } = createApiClient('/graphql', trimmed, () => undefined);
+    const { client, ws } = createApiClient(graphqlPath, trimmed, () => undefined);
     const result = await client.query(WhoAmI, {}, { requestPolicy: 'network-only' }).toPromise();
     void ws.dispose();
     setBusy(false);
@@ -86,7 +87,7 @@ export function SignInPage({ manager, notice, onSignedIn }: Props) {
 }
 
 /** The provider redirects here with the authorization code; oidc-client-ts trades it (PKCE). */
-export function SignedInPage({ manager, onSignedIn }: Omit<Props, 'notice'>) {
+export function SignedInPage({ manager, onSignedIn }: Omit<Props, 'notice' | 'graphqlPath'>) {
   const [error, setError] = useState<string | null>(null);
   const started = useRef(false);
   useEffect(() => {
