@@ -10,6 +10,9 @@ RUN npm install --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json nest-cli.json ormconfig.ts ./
 COPY src ./src
 COPY migrations ./migrations
+# The family console: its typed operations come from schema.gql, Vite builds it into dist/web.
+COPY schema.gql ./
+COPY web ./web
 RUN npm run build
 
 FROM node:20-bookworm-slim AS runtime

@@ -11,6 +11,7 @@ export default {
     '<rootDir>/src/**/*.spec.ts',
     '<rootDir>/test/**/*.spec.ts',
     '<rootDir>/test/**/*.e2e-spec.ts',
+    '<rootDir>/test/**/*.browser-spec.ts',
   ],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   globalSetup: '<rootDir>/test/support/global-setup.mjs',

@@ -7,6 +7,7 @@ import { AgentModule } from './agent/agent.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
+import { ConsoleModule } from './console/console.module.js';
 import { ContextQueriesModule } from './context/context-queries.module.js';
 import { ContextModule } from './context/context.module.js';
 import { ConversationsModule } from './conversations/conversations.module.js';
@@ -66,6 +67,7 @@ export class AppModule {
         ContextQueriesModule,
         AuditModule,
         SignalsModule,
+        ConsoleModule,
         GraphQLModule.forRoot<ApolloDriverConfig>({
           driver: ApolloDriver,
           ...graphqlOptions(config, metrics),

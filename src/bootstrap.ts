@@ -8,6 +8,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { WebSocketServer } from 'ws';
 import { AppModule } from './app.module.js';
 import { AppConfig } from './config/app-config.js';
+import { corsOptions } from './console/cors.js';
 import { createValidationPipe } from './common/validation/validation.pipe.js';
 import { JsonLogger } from './logging/json-logger.js';
 import { requestStorage } from './logging/request-context.storage.js';
@@ -26,6 +27,7 @@ export async function createApp(config: AppConfig): Promise<INestApplication> {
     res.setHeader('x-request-id', requestId);
     requestStorage.run({ requestId }, next);
   });
+  app.enableCors(corsOptions(config.env.CORS_ORIGINS ?? []));
   app.useBodyParser('json', { limit: config.env.BODY_LIMIT });
   app.useGlobalPipes(createValidationPipe());
   // Exit with status 0 once the hooks have run, rather than re-raising the signal.

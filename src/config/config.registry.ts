@@ -1,4 +1,5 @@
 import { agentVariables } from '../agent/agent.config.js';
+import { consoleVariables, validateConsoleConfig } from '../console/console.config.js';
 import { contextVariables } from '../context/context.config.js';
 import { conversationsVariables } from '../conversations/conversations.config.js';
 import { databaseVariables } from '../database/database.config.js';
@@ -41,12 +42,14 @@ export const ALL_VARIABLES = {
   ...llmVariables,
   ...signalsVariables,
   ...metricsVariables,
+  ...consoleVariables,
 };
 
 /** Checks that span several variables, run after each variable parsed on its own. */
 export const CROSS_CHECKS: ((env: never) => string[])[] = [
   validateLlmConfig,
   validateIdentityConfig,
+  validateConsoleConfig,
   (env: { EVENT_BUS: string; DATABASE_URL?: string }) =>
     env.EVENT_BUS === 'postgres' && !env.DATABASE_URL
       ? ['EVENT_BUS=postgres needs DATABASE_URL']

@@ -9,6 +9,7 @@ import { DocumentNode, ExecutionResult, Kind, OperationDefinitionNode, parse } f
 import type { ServerOptions } from 'graphql-ws';
 import { Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
+import { upgradeAllowed } from '../console/origins.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import { currentRequestId } from '../logging/request-context.storage.js';
 import { formatError, publicCodeOf } from './format-error.js';
@@ -155,12 +156,20 @@ function countedStream<T>(
  */
 function graphqlWsOptions(
   limits: QueryLimits,
+  corsOrigins: readonly string[],
   metrics: ServiceMetrics | null,
 ): GraphQLWsSubscriptionsConfig {
-  const options: Pick<ServerOptions, 'onSubscribe' | 'onNext' | 'onError' | 'onOperation'> & {
+  const options: Pick<
+    ServerOptions,
+    'onConnect' | 'onSubscribe' | 'onNext' | 'onError' | 'onOperation'
+  > & {
     path: string;
   } = {
     path: '/graphql',
+    // Browsers let any page open a WebSocket anywhere: a page from an origin CORS_ORIGINS does
+    // not list is refused here (4403), as its HTTP requests are by CORS.
+    onConnect: (ctx) =>
+      upgradeAllowed((ctx.extra as { request?: IncomingMessage }).request, corsOrigins),
     // The same limits as over HTTP (Apollo's plugins do not run here): depth, complexity, the
     // cost of searches and replies, introspection. A document that does not parse is left to
     // graphql-ws, which reports it.
@@ -246,7 +255,9 @@ export function graphqlOptions(
     introspection: env.GRAPHQL_INTROSPECTION,
     graphiql: false,
     includeStacktraceInErrorResponses: false,
-    subscriptions: { 'graphql-ws': graphqlWsOptions(limits, metrics) },
+    subscriptions: {
+      'graphql-ws': graphqlWsOptions(limits, env.CORS_ORIGINS ?? [], metrics),
+    },
     context: buildContext,
     formatError,
     plugins: [

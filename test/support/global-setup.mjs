@@ -1,5 +1,6 @@
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { ensureConsoleBuilt } from './console-build.mjs';
 import { dropRunDatabases } from './server-databases.mjs';
 
 const ROOT = resolve('.test-dbs');
@@ -23,6 +24,8 @@ export default async function globalSetup() {
   }
   // On a real server (TEST_DATABASE_URL), the databases of runs that are no longer alive.
   await dropRunDatabases((pid) => !alive(pid));
+  // The console's files, for the tests that load /app (once, before the workers start).
+  ensureConsoleBuilt();
   // Jest starts its workers after this, and they inherit the variable.
   process.env.KEEPSAKE_TEST_DB_ROOT = join(ROOT, `run-${process.pid}`);
 }

@@ -1,0 +1,69 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+/** Debian's Chromium (test/support/with-chromium.sh installs it); no browser is downloaded. */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+export const DESKTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 390, height: 844 };
+
+/** Desktop size, and a fixed locale and time zone so pages (and screenshots) read the same anywhere. */
+export const CONTEXT = { viewport: DESKTOP, locale: 'en-GB', timezoneId: 'Europe/London' };
+
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `${CHROMIUM} is missing: run \`bash test/support/with-chromium.sh\` (apt-get install chromium).`,
+    );
+  }
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+/** Serious and critical axe violations on the page as it is now, as readable lines. */
+export async function seriousViolations(page: Page): Promise<string[]> {
+  const results = await new AxeBuilder({ page })
+    .withTags(['wcag2a', 'wcag2aa', 'wcag21aa'])
+    .analyze();
+  return results.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
+}
+
+const SHOTS = resolve('docs/screenshots');
+
+/** Writes docs/screenshots/<name>-desktop.png and -phone.png (linked from the README). */
+export async function screenshots(
+  context: BrowserContext,
+  url: string,
+  name: string,
+  ready: string,
+) {
+  mkdirSync(SHOTS, { recursive: true });
+  for (const [suffix, viewport] of [
+    ['desktop', DESKTOP],
+    ['phone', PHONE],
+  ] as const) {
+    const page = await context.newPage();
+    await page.setViewportSize(viewport);
+    await page.goto(url);
+    await page.getByText(ready, { exact: false }).first().waitFor();
+    // Let the live queries settle so the image shows the page, not its loading state.
+    await page.waitForLoadState('networkidle');
+    await page.screenshot({ path: join(SHOTS, `${name}-${suffix}.png`), fullPage: true });
+    await page.close();
+  }
+}

@@ -1,0 +1,175 @@
+import { useCallback, useEffect, useMemo, useState } from 'react';
+import { Provider } from 'urql';
+import { Link, Redirect, Route, Router, Switch, useLocation } from 'wouter';
+import { createApiClient } from './lib/client';
+import { userManager } from './lib/oidc';
+import {
+  clearSession,
+  isExpired,
+  readSession,
+  saveSession,
+  type Session,
+  type SessionKind,
+} from './lib/session';
+import type { ConsoleSettings } from './lib/settings';
+import { ConversationPage } from './pages/conversation';
+import { ConversationsPage } from './pages/conversations';
+import { FactPage } from './pages/fact';
+import { FactsPage } from './pages/facts';
+import { HomePage } from './pages/home';
+import { LegacyPage } from './pages/legacy';
+import { MemoriesPage } from './pages/memories';
+import { RecallPage } from './pages/recall';
+import { SignInPage, SignedInPage } from './pages/sign-in';
+
+function initialSession(): { session: Session | null; notice: string | null } {
+  const session = readSession();
+  if (session && isExpired(session)) {
+    clearSession();
+    return { session: null, notice: 'Your session has expired: sign in again.' };
+  }
+  return { session, notice: null };
+}
+
+export function App({ settings }: { settings: ConsoleSettings }) {
+  const [{ session, notice }, setState] = useState(initialSession);
+  const manager = useMemo(() => (settings.oidc ? userManager(settings.oidc) : null), [settings]);
+
+  const signIn = useCallback((token: string, kind: SessionKind) => {
+    setState({ session: saveSession(token, kind), notice: null });
+  }, []);
+  const signOut = useCallback(
+    (reason: string | null) => {
+      clearSession();
+      void manager?.removeUser();
+      setState({ session: null, notice: reason });
+    },
+    [manager],
+  );
+
+  // The provider renews its token in the background: the console follows.
+  useEffect(() => {
+    if (!manager) return;
+    const loaded = (user: { access_token: string }) => signIn(user.access_token, 'oidc');
+    manager.events.addUserLoaded(loaded);
+    return () => manager.events.removeUserLoaded(loaded);
+  }, [manager, signIn]);
+
+  // An expired token would be refused anyway: back to sign-in when it expires, not at the next
+  // request. (An OIDC session is renewed before then, which replaces the session and this timer.)
+  useEffect(() => {
+    if (!session?.expiresAt) return;
+    const ms = Math.min(session.expiresAt * 1000 - Date.now(), 2 ** 31 - 1);
+    const timer = setTimeout(() => signOut('Your session has expired: sign in again.'), ms);
+    return () => clearTimeout(timer);
+  }, [session, signOut]);
+
+  const api = useMemo(
+    () =>
+      session
+        ? createApiClient(settings.graphqlPath, session.token, () =>
+            signOut('The service did not accept your sign-in (expired or invalid token).'),
+          )
+        : null,
+    [session, settings.graphqlPath, signOut],
+  );
+  useEffect(() => () => void api?.ws.dispose(), [api]);
+
+  return (
+    <Router base={import.meta.env.BASE_URL.replace(/\/$/, '')}>
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      {api && session ? (
+        <Provider value={api.client}>
+          <Shell session={session} onSignOut={() => signOut(null)}>
+            <Switch>
+              <Route path="/" component={HomePage} />
+              <Route path="/legacies/:legacyId" component={LegacyPage} />
+              <Route path="/legacies/:legacyId/facts" component={FactsPage} />
+              <Route path="/legacies/:legacyId/facts/:factId" component={FactPage} />
+              <Route path="/legacies/:legacyId/conversations" component={ConversationsPage} />
+              <Route
+                path="/legacies/:legacyId/conversations/:conversationId"
+                component={ConversationPage}
+              />
+              <Route path="/legacies/:legacyId/recall" component={RecallPage} />
+              <Route path="/memories" component={MemoriesPage} />
+              <Route path="/sign-in">
+                <Redirect to="/" replace />
+              </Route>
+              <Route path="/signed-in">
+                <Redirect to="/" replace />
+              </Route>
+              <Route>
+                <main id="main" className="page">
+                  <h1>Page not found</h1>
+                  <p>
+                    <Link href="/">Back to your legacies</Link>
+                  </p>
+                </main>
+              </Route>
+            </Switch>
+          </Shell>
+        </Provider>
+      ) : (
+        <Switch>
+          <Route path="/signed-in">
+            <SignedInPage manager={manager} onSignedIn={signIn} />
+          </Route>
+          <Route path="/sign-in">
+            <SignInPage
+              manager={manager}
+              graphqlPath={settings.graphqlPath}
+              notice={notice}
+              onSignedIn={signIn}
+            />
+          </Route>
+          <Route>
+            <Redirect to="/sign-in" replace />
+          </Route>
+        </Switch>
+      )}
+    </Router>
+  );
+}
+
+function Shell({
+  session,
+  onSignOut,
+  children,
+}: {
+  session: Session;
+  onSignOut: () => void;
+  children: React.ReactNode;
+}) {
+  const [location] = useLocation();
+  const current = (path: string) =>
+    (path === '/' ? location === '/' || location.startsWith('/legacies') : location === path)
+      ? 'page'
+      : undefined;
+  return (
+    <>
+      <header className="top">
+        <p className="brand">Keepsake</p>
+        <nav aria-label="Main">
+          <Link href="/" aria-current={current('/')}>
+            Legacies
+          </Link>
+          <Link href="/memories" aria-current={current('/memories')}>
+            Memories
+          </Link>
+        </nav>
+        {session.kind === 'development' && (
+          <p className="dev-badge" title="Signed in with a pasted development token">
+            Development sign-in
+          </p>
+        )}
+        <button type="button" className="link-button" onClick={onSignOut}>
+          Sign out
+        </button>
+      </header>
+      {children}
+    </>
+  );
+}

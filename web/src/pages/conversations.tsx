@@ -1,0 +1,202 @@
+import { useState, type ChangeEvent, type FormEvent } from 'react';
+import { useMutation, useQuery } from 'urql';
+import { Link, useLocation, useParams } from 'wouter';
+import { LegacyNav } from '../components/legacy-nav';
+import { ErrorNote, StatusNote } from '../components/status';
+import { graphql } from '../gql';
+import { parseConversationFile } from '../lib/conversation-file';
+import { errorMessage, when } from '../lib/format';
+
+const ConversationList = graphql(`
+  query ConversationList($legacyId: ID!) {
+    me {
+      id
+      rememberByDefault
+    }
+    legacy(id: $legacyId) {
+      id
+      name
+    }
+    conversations(legacyId: $legacyId, first: 50) {
+      nodes {
+        id
+        title
+        messageCount
+        remember
+        lastActivityAt
+      }
+    }
+  }
+`);
+
+const StartConversation = graphql(`
+  mutation StartConversation($input: StartConversationInput!) {
+    startConversation(input: $input) {
+      id
+    }
+  }
+`);
+
+const ImportConversation = graphql(`
+  mutation ImportConversation($input: ImportConversationInput!) {
+    importConversation(input: $input) {
+      importedCount
+      conversation {
+        id
+        title
+      }
+    }
+  }
+`);
+
+export function ConversationsPage() {
+  const { legacyId } = useParams<{ legacyId: string }>();
+  const [{ data, error }, refetch] = useQuery({ query: ConversationList, variables: { legacyId } });
+  const [started, start] = useMutation(StartConversation);
+  const [, navigate] = useLocation();
+  const [title, setTitle] = useState('');
+  const [remember, setRemember] = useState<boolean | null>(null);
+  const rememberOn = remember ?? data?.me.rememberByDefault ?? false;
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    const result = await start({
+      input: { legacyId, title: title.trim() || null, remember: rememberOn },
+    });
+    if (result.data)
+      navigate(`/legacies/${legacyId}/conversations/${result.data.startConversation.id}`);
+  }
+
+  return (
+    <main id="main" className="page">
+      <h1>Conversations{data ? ` about ${data.legacy.name}` : ''}</h1>
+      <LegacyNav legacyId={legacyId} name={data?.legacy.name} />
+      <ErrorNote error={error} />
+      <section className="card" aria-labelledby="start-heading">
+        <h2 id="start-heading">Start a conversation</h2>
+        <form className="form" onSubmit={(e) => void submit(e)}>
+          <label htmlFor="conversation-title">Title (optional)</label>
+          <input id="conversation-title" value={title} onChange={(e) => setTitle(e.target.value)} />
+          <label className="check">
+            <input
+              type="checkbox"
+              role="switch"
+              checked={rememberOn}
+              onChange={(e) => setRemember(e.target.checked)}
+            />
+            Remember things I say in it
+          </label>
+          <ErrorNote error={started.error} />
+          <button type="submit" className="primary">
+            Start
+          </button>
+        </form>
+      </section>
+
+      <section aria-labelledby="list-heading">
+        <h2 id="list-heading">Your conversations</h2>
+        {data && data.conversations.nodes.length === 0 && <p>No conversations yet.</p>}
+        <ul className="list">
+          {data?.conversations.nodes.map((c) => (
+            <li key={c.id} className="row">
+              <Link href={`/legacies/${legacyId}/conversations/${c.id}`}>
+                {c.title ?? 'Untitled conversation'}
+              </Link>
+              <span className="muted">
+                {c.messageCount} turns · {c.remember ? 'remembering' : 'not remembering'} ·{' '}
+                {when(c.lastActivityAt)}
+              </span>
+            </li>
+          ))}
+        </ul>
+      </section>
+
+      <ImportForm
+        legacyId={legacyId}
+        onImported={() => refetch({ requestPolicy: 'network-only' })}
+      />
+    </main>
+  );
+}
+
+type Stage = { step: number; text: string } | null;
+
+function ImportForm({ legacyId, onImported }: { legacyId: string; onImported: () => void }) {
+  const [imported, importConversation] = useMutation(ImportConversation);
+  const [stage, setStage] = useState<Stage>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+
+  async function pick(event: ChangeEvent<HTMLInputElement>) {
+    const file = event.target.files?.[0];
+    event.target.value = '';
+    if (!file) return;
+    setProblem(null);
+    setStage({ step: 1, text: `Reading ${file.name}…` });
+    let parsed;
+    try {
+      parsed = parseConversationFile(await file.text());
+    } catch (err) {
+      setStage(null);
+      setProblem((err as Error).message);
+      return;
+    }
+    setStage({ step: 2, text: `Importing ${parsed.messages.length} messages…` });
+    const result = await importConversation({
+      input: {
+        legacyId,
+        title: parsed.title ?? file.name.replace(/\.json$/i, ''),
+        messages: parsed.messages,
+      },
+    });
+    if (result.error) {
+      setStage(null);
+      setProblem(errorMessage(result.error));
+      return;
+    }
+    setStage({
+      step: 3,
+      text: `Imported ${result.data!.importConversation.importedCount} messages.`,
+    });
+    onImported();
+  }
+
+  return (
+    <section className="card" aria-labelledby="import-heading">
+      <h2 id="import-heading">Import a conversation</h2>
+      <p>
+        A JSON file:{' '}
+        <code>
+          {
+            '{ "title": "…", "messages": [{ "role": "user", "content": "…", "occurredAt": "2020-05-01T10:00:00Z" }] }'
+          }
+        </code>
+      </p>
+      <label htmlFor="import-file">Conversation file (JSON)</label>
+      <input
+        id="import-file"
+        type="file"
+        accept="application/json,.json"
+        onChange={(e) => void pick(e)}
+      />
+      {stage && (
+        <>
+          <label htmlFor="import-progress" className="sr-only">
+            Import progress
+          </label>
+          <progress id="import-progress" max={3} value={stage.step} />
+          <StatusNote>{stage.text}</StatusNote>
+        </>
+      )}
+      {imported.data && stage?.step === 3 && (
+        <p>
+          <Link
+            href={`/legacies/${legacyId}/conversations/${imported.data.importConversation.conversation.id}`}
+          >
+            Open the imported conversation
+          </Link>
+        </p>
+      )}
+      <ErrorNote error={problem} />
+    </section>
+  );
+}

@@ -1,0 +1,176 @@
+import { useState, type FormEvent } from 'react';
+import { useMutation, useQuery } from 'urql';
+import { Link, useLocation } from 'wouter';
+import { ErrorNote } from '../components/status';
+import { graphql } from '../gql';
+import { label, when } from '../lib/format';
+
+const HomeData = graphql(`
+  query HomeData {
+    me {
+      id
+      displayName
+      email
+    }
+    legacies(first: 100) {
+      nodes {
+        id
+        name
+        description
+        bornOn
+        diedOn
+        viewerRole
+      }
+    }
+    myInvitations {
+      id
+      legacyId
+      legacyName
+      role
+      invitedByName
+      expiresAt
+    }
+  }
+`);
+
+const CreateLegacy = graphql(`
+  mutation CreateLegacy($input: CreateLegacyInput!) {
+    createLegacy(input: $input) {
+      id
+      name
+    }
+  }
+`);
+
+const AcceptInvitation = graphql(`
+  mutation AcceptInvitation($id: ID!) {
+    acceptInvitation(id: $id) {
+      id
+      name
+    }
+  }
+`);
+
+const DeclineInvitation = graphql(`
+  mutation DeclineInvitation($id: ID!) {
+    declineInvitation(id: $id)
+  }
+`);
+
+export function HomePage() {
+  const [{ data, error, fetching }, refetch] = useQuery({ query: HomeData });
+  const [created, createLegacy] = useMutation(CreateLegacy);
+  const [accepted, accept] = useMutation(AcceptInvitation);
+  const [declined, decline] = useMutation(DeclineInvitation);
+  const [, navigate] = useLocation();
+  const [name, setName] = useState('');
+  const [description, setDescription] = useState('');
+
+  async function create(event: FormEvent) {
+    event.preventDefault();
+    const result = await createLegacy({
+      input: { name: name.trim(), description: description.trim() || null },
+    });
+    if (result.data) navigate(`/legacies/${result.data.createLegacy.id}`);
+  }
+
+  async function answer(id: string, yes: boolean) {
+    if (yes) {
+      const result = await accept({ id });
+      if (result.data) navigate(`/legacies/${result.data.acceptInvitation.id}`);
+    } else {
+      await decline({ id });
+      refetch({ requestPolicy: 'network-only' });
+    }
+  }
+
+  return (
+    <main id="main" className="page">
+      <h1>Your legacies</h1>
+      {data?.me && (
+        <p className="muted">Signed in as {data.me.displayName ?? data.me.email ?? data.me.id}</p>
+      )}
+      <ErrorNote error={error} />
+      {fetching && !data && <p>Loading…</p>}
+
+      {data && data.myInvitations.length > 0 && (
+        <section aria-labelledby="invitations-heading" className="card">
+          <h2 id="invitations-heading">Invitations for you</h2>
+          <ul className="list">
+            {data.myInvitations.map((inv) => (
+              <li key={inv.id} className="row">
+                <span>
+                  <strong>{inv.legacyName}</strong> as {label(inv.role)}
+                  {inv.invitedByName && <> from {inv.invitedByName}</>}
+                  <span className="muted"> · until {when(inv.expiresAt)}</span>
+                </span>
+                <span className="actions">
+                  <button type="button" onClick={() => void answer(inv.id, true)}>
+                    Accept
+                  </button>
+                  <button type="button" onClick={() => void answer(inv.id, false)}>
+                    Decline
+                  </button>
+                </span>
+              </li>
+            ))}
+          </ul>
+          <ErrorNote error={accepted.error ?? declined.error} />
+        </section>
+      )}
+
+      {data && (
+        <section aria-labelledby="legacies-heading">
+          <h2 id="legacies-heading">Legacies</h2>
+          {data.legacies.nodes.length === 0 ? (
+            <p>You are not a member of any legacy yet: create one, or accept an invitation.</p>
+          ) : (
+            <ul className="cards">
+              {data.legacies.nodes.map((legacy) => (
+                <li key={legacy.id} className="card">
+                  <h3>
+                    <Link href={`/legacies/${legacy.id}`}>{legacy.name}</Link>
+                  </h3>
+                  {legacy.description && <p>{legacy.description}</p>}
+                  <p className="muted">
+                    {[legacy.bornOn, legacy.diedOn].filter(Boolean).join(' – ')}
+                    {legacy.bornOn || legacy.diedOn ? ' · ' : ''}
+                    You are {label(legacy.viewerRole).toLowerCase()}
+                  </p>
+                  <p className="actions">
+                    <Link href={`/legacies/${legacy.id}/facts`}>Facts</Link>
+                    <Link href={`/legacies/${legacy.id}/conversations`}>Conversations</Link>
+                  </p>
+                </li>
+              ))}
+            </ul>
+          )}
+        </section>
+      )}
+
+      <section aria-labelledby="create-heading" className="card">
+        <h2 id="create-heading">Create a legacy</h2>
+        <form onSubmit={(e) => void create(e)} className="form">
+          <label htmlFor="legacy-name">Name</label>
+          <input
+            id="legacy-name"
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            required
+            maxLength={200}
+          />
+          <label htmlFor="legacy-description">Description</label>
+          <input
+            id="legacy-description"
+            value={description}
+            onChange={(e) => setDescription(e.target.value)}
+          />
+          <ErrorNote error={created.error} />
+          <button type="submit" className="primary" disabled={created.fetching}>
+            Create legacy
+          </button>
+        </form>
+      </section>
+    </main>
+  );
+}
