@@ -29,7 +29,7 @@ import PDFDocument from 'pdfkit';
 import { DataSource } from 'typeorm';
 import { createApp } from '../src/bootstrap.js';
 import { AppConfig } from '../src/config/app-config.js';
-import { STORY_INDEX_JOB } from '../src/stories/stories.service.js';
+import { STORY_INDEX_JOB } from '../src/stories/story-jobs.js';
 import { FakeOpenAiServer } from '../test/support/fake-openai/fake-openai.server.js';
 import { BENCH_LIMITS, JWT_SECRET, table, token } from './support.js';
 

@@ -17,7 +17,9 @@ import { QuotasModule } from '../quotas/quotas.module.js';
 import { DocumentUploadGuard } from './document-upload.guard.js';
 import { StoriesController } from './stories.controller.js';
 import { StoriesResolver } from './stories.resolver.js';
-import { STORY_INDEX_JOB, StoriesService } from './stories.service.js';
+import { StoriesService } from './stories.service.js';
+import { StoryIndexerService } from './story-indexer.service.js';
+import { STORY_INDEX_JOB } from './story-jobs.js';
 import { STORY_KIND, StoryRepository } from './story.repository.js';
 import {
   STORY_EXTRACT_JOB,
@@ -53,6 +55,7 @@ import {
     StoryRepository,
     StoryFactsService,
     StoriesService,
+    StoryIndexerService,
     StoriesContextProvider,
     StoriesResolver,
     DocumentUploadGuard,
@@ -61,7 +64,7 @@ import {
 })
 export class StoriesModule implements OnModuleInit {
   constructor(
-    private readonly stories: StoriesService,
+    private readonly indexer: StoryIndexerService,
     private readonly storyFacts: StoryFactsService,
     private readonly contextProvider: StoriesContextProvider,
     private readonly jobs: JobsService,
@@ -82,10 +85,10 @@ export class StoriesModule implements OnModuleInit {
     });
     this.jobs.register<{ storyId: string }>(STORY_INDEX_JOB, async (payload, { job }) => {
       try {
-        await this.stories.index(payload.storyId);
+        await this.indexer.index(payload.storyId);
       } catch (err) {
         if (!(err instanceof JobDeferred) && job.attempts >= job.maxAttempts)
-          await this.stories.indexFailed(payload.storyId, err);
+          await this.indexer.indexFailed(payload.storyId, err);
         throw err;
       }
     });

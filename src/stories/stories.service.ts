@@ -1,4 +1,3 @@
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import {
@@ -9,7 +8,6 @@ import {
   toConnection,
 } from '../common/pagination/connection.js';
 import { AppConfig } from '../config/app-config.js';
-import { EmbeddingService } from '../embeddings/embedding.service.js';
 import { FactEvent, FactEventsService } from '../facts/fact-events.service.js';
 import type { UserEntity } from '../identity/user.entity.js';
 import { JobDeferred } from '../jobs/jobs.exception.js';
@@ -21,7 +19,7 @@ import { QuotasService } from '../quotas/quotas.service.js';
 import { RateLimitService } from '../rate-limit/rate-limit.service.js';
 import { DocumentParseError, parseDocument } from './parsing/document-parser.js';
 import { STORY_EXTRACT_JOB, StoryFactsService } from './story-facts.service.js';
-import { chunkStoryInSteps, StoryChunk } from './story-chunker.js';
+import { STORY_INDEX_JOB } from './story-jobs.js';
 import { StoryEntity, StoryPage } from './story.entity.js';
 import {
   StoryChange,
@@ -31,11 +29,9 @@ import {
   StoryVisibility,
 } from './story.enums.js';
 import { StoryErrorCode, StoryException } from './story.exception.js';
-import { STORY_KIND, StoryListFilter, StoryRepository } from './story.repository.js';
+import { StoryListFilter, StoryRepository } from './story.repository.js';
 import { canSeeStory, mayModerate } from './story-visibility.js';
 
-export const STORY_INDEX_JOB = 'stories:index';
-const EMBED_BATCH = 32;
 const TITLE_MAX = 300;
 /** Model calls extractStory makes while its caller waits (8 passages each). */
 const INLINE_EXTRACT_CALLS = 2;
@@ -86,7 +82,6 @@ export class StoriesService {
     private readonly dataSource: DataSource,
     private readonly repo: StoryRepository,
     private readonly legacies: LegaciesService,
-    private readonly embeddings: EmbeddingService,
     private readonly jobs: JobsService,
     private readonly bus: EventBus,
     private readonly facts: StoryFactsService,
@@ -426,7 +421,8 @@ export class StoriesService {
 
   // ---- events ---------------------------------------------------------------------------
 
-  private async publish(story: StoryEntity, change: StoryChange, sharedBefore: boolean) {
+  /** Tells storyChanged subscribers; a failed publish never fails the change. */
+  async publish(story: StoryEntity, change: StoryChange, sharedBefore: boolean) {
     const event: StoryEvent = {
       storyId: story.id,
       legacyId: story.legacyId,
@@ -472,101 +468,10 @@ export class StoriesService {
     return { change: event.change, storyId: story.id, story };
   }
 
-  // ---- indexing -------------------------------------------------------------------------
-
-  /**
-   * The index job: split the text into chunks (if not done), then embed those without a vector
-   * in batches, counting progress on the story; READY when every chunk has one. Idempotent: a
-   * second run finds nothing to do.
-   */
-  async index(storyId: string): Promise<void> {
-    const story = await this.repo.findById(storyId);
-    if (!story || story.status === StoryStatus.FAILED) return;
-    if ((await this.repo.chunkCount(storyId)) === 0) {
-      const text = await this.repo.text(storyId);
-      if (!text) return;
-      const chunks = await this.chunks(text.pages);
-      if (chunks.length === 0) {
-        const failed = await this.repo.fail(storyId, 'No text could be read from it.');
-        if (failed)
-          await this.publish(
-            failed,
-            StoryChange.FAILED,
-            failed.visibility === StoryVisibility.SHARED,
-          );
-        return;
-      }
-      const written = await this.dataSource.transaction(async (m) => {
-        if (!(await this.repo.lock(m, storyId))) return false;
-        // Its text edited since it was read: the edit's own job indexes the new text.
-        if ((await this.repo.textDigest(m, storyId)) !== text.digest) return false;
-        await this.repo.replaceChunks(m, story, chunks);
-        return true;
-      });
-      if (!written) return;
-    }
-    const model = (await this.embeddings.searchModel()).model;
-    // A cursor over the passages: each batch starts after the last, never rescanning the start.
-    let after = -1;
-    for (;;) {
-      const batch = await this.repo.chunksWithoutVector(storyId, model, EMBED_BATCH, after);
-      if (batch.length === 0) break;
-      after = batch[batch.length - 1].ordinal;
-      const embedded = await this.embeddings.embedForStorage(batch.map((c) => c.text));
-      if (!embedded.some((e) => e.model === model)) {
-        throw new JobDeferred(60_000, 'embeddings unavailable: the story waits to be indexed');
-      }
-      // Under the story's lock: a story deleted while its passages were embedded leaves no vector.
-      const stored = await this.dataSource.transaction(async (m) => {
-        if (!(await this.repo.lock(m, storyId))) return false;
-        const alive = new Set(
-          await this.repo.existingChunkIds(
-            m,
-            batch.map((c) => c.id),
-          ),
-        );
-        const kept = batch.filter((c) => alive.has(c.id));
-        await this.embeddings.store(
-          STORY_KIND,
-          kept.map((c) => ({ id: c.id, legacyId: c.legacyId, userId: c.authorId })),
-          embedded.map((e) => ({
-            ...e,
-            vectors: e.vectors.filter((_, i) => alive.has(batch[i].id)),
-          })),
-          m,
-        );
-        await this.repo.addProgress(m, storyId, kept.length);
-        return true;
-      });
-      if (!stored) return;
-    }
-    const done = await this.repo.recordProgress(storyId, model);
-    if (done?.status === StoryStatus.READY && story.status !== StoryStatus.READY) {
-      await this.publish(done, StoryChange.READY, done.visibility === StoryVisibility.SHARED);
-    }
-  }
-
-  /**
-   * The index job's last attempt failed: the story is FAILED with the reason, rather than
-   * PROCESSING for ever (its author can upload it again or delete it).
-   */
-  async indexFailed(storyId: string, err: unknown): Promise<void> {
-    const reason = `Indexing failed: ${err instanceof Error ? err.message : String(err)}`;
-    const failed = await this.repo.fail(storyId, reason.slice(0, 500));
-    if (failed) {
-      await this.publish(failed, StoryChange.FAILED, failed.visibility === StoryVisibility.SHARED);
-    }
-  }
-
   /** Pages of a story the viewer may see. */
   async pages(user: UserEntity, id: string, from: number, count: number): Promise<StoryPage[]> {
     const story = await this.get(user, id);
     return this.repo.pageRange(story.id, from, count);
-  }
-
-  /** Chunks in steps of bounded length, yielding between them: a long document never stalls. */
-  private chunks(pages: StoryPage[]): Promise<StoryChunk[]> {
-    return chunkStoryInSteps(pages, this.config.env.STORY_CHUNK_TOKENS, () => yieldToLoop());
   }
 
   // ---- validation -----------------------------------------------------------------------

@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import { BackfillProgress, BackfillRunner } from '../../src/backfill/backfill.runner.js';
 import { JobsService } from '../../src/jobs/jobs.service.js';
 import { MemoryExtractionService } from '../../src/memories/memory-extraction.service.js';
-import { STORY_INDEX_JOB } from '../../src/stories/stories.service.js';
+import { STORY_INDEX_JOB } from '../../src/stories/story-jobs.js';
 import { StoryFactsService } from '../../src/stories/story-facts.service.js';
 import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
 
