@@ -3,6 +3,7 @@ import { AppConfig } from '../config/app-config.js';
 import { ContextAssemblerService } from '../context/context-assembler.service.js';
 import type { AssembledContext } from '../context/context.types.js';
 import type { ConversationEntity } from '../conversations/conversation.entity.js';
+import type { ConversationView } from '../conversations/conversation-access.service.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { MessageRole } from '../conversations/message-role.enum.js';
 import type { MessageEntity } from '../conversations/message.entity.js';
@@ -20,6 +21,10 @@ import { ContextItemRef, MemoryActionRecord } from './assistant-reply.entity.js'
 import { AssistantReplyRepository } from './assistant-reply.repository.js';
 import { ChatMemoryService, CommandReply, MemoryToolSession } from './chat-memory.service.js';
 import { failedText, languageOf } from './memory-reply-text.js';
+
+/** Told to the model in a conversation several members hold together. */
+const TOGETHER_NOTE =
+  'Several members of the family take part in this conversation and all of them read your reply. Answer the member who wrote the last message. Do not repeat what is private to them (their memories, their profile, facts only they know) unless they ask for it in this message.';
 
 /** What assistantReplyDelta subscribers receive: chunks in order, then one `done` event. */
 export interface ReplyDelta {
@@ -70,7 +75,7 @@ export class AgentReplyService {
 
   async replyTo(
     user: UserEntity,
-    conversation: ConversationEntity,
+    conversation: ConversationView,
     userMessage: MessageEntity,
   ): Promise<MessageEntity | null> {
     const clientMessageId = replyClientMessageId(userMessage.id);
@@ -96,9 +101,11 @@ export class AgentReplyService {
         );
     };
 
-    const chatTurn = { user, conversation, message: userMessage };
+    const chatTurn = { user, conversation, message: userMessage, together: conversation.together };
+    // Not in a together conversation: what a tool finds of one participant's memories would be
+    // read by all. There the patterns handle commands, and say nothing of their contents.
     const session: MemoryToolSession | null =
-      this.llm.acceptsTools && this.config.env.AGENT_MEMORY_TOOLS === 'on'
+      this.llm.acceptsTools && this.config.env.AGENT_MEMORY_TOOLS === 'on' && !conversation.together
         ? this.chatMemory.toolsFor(chatTurn)
         : null;
     // Without memory tools (no model, tools off or refused by the server), a command is
@@ -130,7 +137,9 @@ export class AgentReplyService {
       context = await this.assemble(user, conversation, userMessage);
       reply = await this.llm.reply(
         {
-          system: context.system,
+          system: conversation.together
+            ? this.togetherSystem(context, conversation.id)
+            : context.system,
           messages: context.recent.map((m) => ({ role: m.role, content: m.content })),
           tools: session?.tools,
         },
@@ -211,6 +220,30 @@ export class AgentReplyService {
     emit({ text: '', done: true, messageId: message.id, isError: !ok });
     await published;
     return message;
+  }
+
+  /**
+   * The prompt for a reply everyone in a together conversation reads. A model is told so, and
+   * keeps the writer's memories, profile and private facts for when they ask. The offline
+   * notice, which lists what it was given word for word, lists only what the conversation
+   * itself shows everyone: its own summaries and turns.
+   */
+  private togetherSystem(context: AssembledContext, conversationId: string): string {
+    if (this.llm.generates) return `${context.system}\n\n${TOGETHER_NOTE}`;
+    const shared = context.sections
+      .filter((s) => s.name === 'summaries' || s.name === 'turns')
+      .map((s) => ({
+        ...s,
+        items: s.items.filter((i) => i.provenance.conversationId === conversationId),
+      }))
+      .filter((s) => s.items.length > 0);
+    return [
+      context.persona,
+      ...shared.map(
+        (s) =>
+          `## ${s.name === 'summaries' ? 'Earlier in this conversation' : 'Said before'}\n${s.items.map((i) => i.text).join('\n')}`,
+      ),
+    ].join('\n\n');
   }
 
   /** Stores the reply to a memory command (or the notice that it failed), streamed like any. */

@@ -12,6 +12,7 @@ import {
   forgottenText,
   languageOf,
   notSavedText,
+  privateCommandText,
   recalledText,
   savedText,
 } from './memory-reply-text.js';
@@ -58,6 +59,22 @@ export class ChatMemoryService {
 
   /** Carries out a command the parser recognised and says what was done. */
   async runIntent(turn: ChatTurn, intent: MemoryIntent): Promise<CommandReply> {
+    const reply = await this.carryOut(turn, intent);
+    if (!turn.together) return reply;
+    const lang = languageOf(turn.message.content);
+    const done = reply.actions[0];
+    const text =
+      done?.action === 'SAVED'
+        ? privateCommandText(lang, 'SAVED', 1)
+        : done?.action === 'FORGOTTEN'
+          ? privateCommandText(lang, 'FORGOTTEN', done.memoryIds.length)
+          : intent.kind === 'LOOKUP'
+            ? privateCommandText(lang, 'LOOKUP', 0)
+            : reply.text;
+    return { ...reply, text };
+  }
+
+  private async carryOut(turn: ChatTurn, intent: MemoryIntent): Promise<CommandReply> {
     const lang = languageOf(turn.message.content);
     switch (intent.kind) {
       case 'SAVE': {

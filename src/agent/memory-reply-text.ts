@@ -125,3 +125,29 @@ export function failedText(lang: ReplyLanguage): string {
     ? '抱歉，刚才没能处理你的记忆请求，请稍后再试。'
     : "I'm sorry, I couldn't carry out that memory request just now. Please try again in a moment.";
 }
+
+/**
+ * What a command did, said in a together conversation: every participant reads the reply, so it
+ * names no memory and nothing recalled (the speaker finds them, with Undo, in `memoryActions`
+ * and on their memories page).
+ */
+export function privateCommandText(
+  lang: ReplyLanguage,
+  kind: 'SAVED' | 'FORGOTTEN' | 'LOOKUP',
+  count: number,
+): string {
+  if (lang === 'zh') {
+    if (kind === 'SAVED') return '好的，我已经记下了（只有你能在“记忆”里看到它）。';
+    if (kind === 'FORGOTTEN')
+      return count === 0
+        ? '没有找到可以忘记的记忆。'
+        : `我已经忘记了 ${count} 条记忆；你可以在“记忆”里查看并恢复。`;
+    return '这个对话里还有其他人，所以我不在这里说出我记得的关于你的内容；请在你自己的对话或“回忆”页面里问我。';
+  }
+  if (kind === 'SAVED') return 'Saved to your memories (only you see them, on your memories page).';
+  if (kind === 'FORGOTTEN')
+    return count === 0
+      ? 'I found no memory to forget.'
+      : `I've forgotten ${count === 1 ? 'one memory' : `${count} memories`} of yours; you can see and restore ${count === 1 ? 'it' : 'them'} on your memories page.`;
+  return 'Others take part in this conversation, so what I remember about you stays off it: ask me in a conversation of your own, or on your recall page.';
+}

@@ -13,6 +13,8 @@ import { ConversationRepository } from './conversation.repository.js';
 /** A conversation as one participant may use it. */
 export interface ConversationView extends ConversationEntity {
   viewer: ParticipantRow;
+  /** Others take or took part in it: what one participant is told, all of them read. */
+  together: boolean;
 }
 
 /**
@@ -39,7 +41,8 @@ export class ConversationAccessService {
     await this.legacies.requireMember(user.id, conversation.legacyId).catch(() => {
       throw ConversationException.notFound();
     });
-    return { ...conversation, viewer };
+    const together = (await this.participants.count(id)) > 1;
+    return { ...conversation, viewer, together };
   }
 
   /** The conversation for a current participant: sending, replies, switches, live events. */
@@ -49,21 +52,36 @@ export class ConversationAccessService {
     return view;
   }
 
+  /** Inside a turn's transaction, after the conversation's lock: whether they still take part. */
+  async stillParticipating(
+    manager: EntityManager,
+    conversationId: string,
+    userId: string,
+  ): Promise<boolean> {
+    const row = await this.participants.find(conversationId, userId, manager);
+    return row !== null && row.leftAt === null;
+  }
+
   /** The first turn index a participant may not read (null: they may read every turn). */
   readableUntil(view: ConversationView): number | null {
     return view.viewer.leftAtTurn;
   }
 
   /** Members of the legacy who are not the starter, each once; NOT_A_MEMBER otherwise. */
-  async requireMembers(legacyId: string, userIds: readonly string[]): Promise<string[]> {
-    const unique = [...new Set(userIds)];
+  async requireMembers(
+    legacyId: string,
+    userIds: readonly string[],
+    field = 'participantIds',
+  ): Promise<string[]> {
+    // Ids as the database writes them: an upper-case spelling is the same user.
+    const unique = [...new Set(userIds.map((id) => id.toLowerCase()))];
     const members = await this.legacies.membersAmong(legacyId, unique);
     const missing = unique.find((id) => !members.has(id));
     if (missing) {
       throw new ConversationException(
         ConversationErrorCode.NOT_A_MEMBER,
         `${missing} is not a member of this legacy: only members can take part.`,
-        'participantIds',
+        field,
       );
     }
     return unique;
@@ -95,7 +113,7 @@ export class ConversationAccessService {
   /** addConversationParticipant: a current participant brings in another member. */
   async add(user: UserEntity, conversationId: string, userId: string): Promise<ConversationView> {
     const view = await this.participating(user, conversationId);
-    const [invitee] = await this.requireMembers(view.legacyId, [userId]);
+    const [invitee] = await this.requireMembers(view.legacyId, [userId], 'userId');
     await this.dataSource.transaction(async (m) => {
       // New participants start with memory off: their own switch is theirs to turn on.
       await this.addAll(m, conversationId, [invitee], user.id, () => false);

@@ -39,6 +39,14 @@ export class ConversationParticipantRepository {
     return rows[0] ?? null;
   }
 
+  async count(conversationId: string): Promise<number> {
+    const rows: { n: number }[] = await this.m().query(
+      `SELECT count(*)::int AS n FROM conversation_participants WHERE conversation_id = $1`,
+      [conversationId],
+    );
+    return rows[0]?.n ?? 0;
+  }
+
   /** Everyone who takes or took part in these conversations, in the order they joined. */
   forConversations(ids: readonly string[]): Promise<ParticipantRow[]> {
     if (ids.length === 0) return Promise.resolve([]);
@@ -62,7 +70,8 @@ export class ConversationParticipantRepository {
         `INSERT INTO conversation_participants AS p (conversation_id, user_id, remember, added_by)
          VALUES ($1, $2, $3, $4)
          ON CONFLICT (conversation_id, user_id) DO UPDATE
-           SET left_at = NULL, left_at_turn = NULL, added_by = EXCLUDED.added_by, joined_at = now()
+           SET left_at = NULL, left_at_turn = NULL, added_by = EXCLUDED.added_by, joined_at = now(),
+               remember = EXCLUDED.remember
            WHERE p.left_at IS NOT NULL
          RETURNING p.user_id AS "userId"`,
         [row.conversationId, row.userId, row.remember, row.addedBy],

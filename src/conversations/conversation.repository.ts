@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { ConversationEntity } from './conversation.entity.js';
+import { SqlParams } from '../database/sql-params.js';
 import { isMemberSql } from '../legacies/membership-sql.js';
 
 @Injectable()
@@ -63,52 +64,67 @@ export class ConversationRepository {
     return Number(result[0].start);
   }
 
-  /** The conversations a user takes or took part in, in a legacy, most recently active first. */
+  /**
+   * The conversations a user takes or took part in, in a legacy, most recently active first.
+   * For one they left, its activity is counted up to when they left (order and cursor too).
+   */
   pageForParticipant(
     legacyId: string,
     userId: string,
     limit: number,
     after?: { lastActivityAt: string; id: string },
   ): Promise<ConversationEntity[]> {
-    const qb = this.repo()
-      .createQueryBuilder('c')
-      .where('c.legacy_id = :legacyId', { legacyId })
-      .andWhere(
-        `EXISTS (SELECT 1 FROM conversation_participants p
-                  WHERE p.conversation_id = c.id AND p.user_id = :userId)`,
-        { userId },
-      );
-    if (after) {
-      qb.andWhere('(c.last_activity_at, c.id) < (:lastActivityAt::timestamptz, :id::uuid)', after);
-    }
-    return qb
-      .orderBy('c.last_activity_at', 'DESC')
-      .addOrderBy('c.id', 'DESC')
-      .limit(limit)
-      .getMany();
+    const p = new SqlParams(legacyId, userId);
+    const activity = `LEAST(c.last_activity_at, coalesce(pt.left_at, c.last_activity_at))`;
+    const cursor = after
+      ? `AND (${activity}, c.id) < (${p.add(after.lastActivityAt)}::timestamptz, ${p.add(after.id)}::uuid)`
+      : '';
+    return this.dataSource
+      .query(
+        `SELECT c.id, c.legacy_id AS "legacyId", c.user_id AS "userId", c.title, c.imported,
+              c.next_turn_index AS "nextTurnIndex", ${activity} AS "lastActivityAt",
+              c.created_at AS "createdAt", c.updated_at AS "updatedAt"
+         FROM conversations c
+         JOIN conversation_participants pt ON pt.conversation_id = c.id AND pt.user_id = $2
+        WHERE c.legacy_id = $1 ${cursor}
+        ORDER BY ${activity} DESC, c.id DESC
+        LIMIT ${p.add(limit)}`,
+        p.values,
+      )
+      .then(reviveDates);
   }
 
   /**
    * The user's conversations in legacies they are no longer a member of, most recently active
-   * first: theirs to find and delete.
+   * first: theirs to find and delete. Counted up to when their part ended (a together
+   * conversation others went on with).
    */
   pageLeftBehind(
     userId: string,
     limit: number,
     after?: { lastActivityAt: string; id: string },
   ): Promise<ConversationEntity[]> {
-    const qb = this.repo()
-      .createQueryBuilder('c')
-      .where('c.user_id = :userId', { userId })
-      .andWhere(`NOT ${isMemberSql('c.legacy_id', 'c.user_id')}`);
-    if (after) {
-      qb.andWhere('(c.last_activity_at, c.id) < (:lastActivityAt::timestamptz, :id::uuid)', after);
-    }
-    return qb
-      .orderBy('c.last_activity_at', 'DESC')
-      .addOrderBy('c.id', 'DESC')
-      .limit(limit)
-      .getMany();
+    const p = new SqlParams(userId);
+    const activity = `LEAST(c.last_activity_at, coalesce(pt.left_at, c.last_activity_at))`;
+    const cursor = after
+      ? `AND (${activity}, c.id) < (${p.add(after.lastActivityAt)}::timestamptz, ${p.add(after.id)}::uuid)`
+      : '';
+    return this.dataSource
+      .query(
+        `SELECT c.id, c.legacy_id AS "legacyId", c.user_id AS "userId", c.title, c.imported,
+                LEAST(c.next_turn_index, coalesce(pt.left_at_turn, c.next_turn_index))
+                  AS "nextTurnIndex",
+                ${activity} AS "lastActivityAt", c.created_at AS "createdAt",
+                c.updated_at AS "updatedAt"
+           FROM conversations c
+           LEFT JOIN conversation_participants pt
+                  ON pt.conversation_id = c.id AND pt.user_id = c.user_id
+          WHERE c.user_id = $1 AND NOT ${isMemberSql('c.legacy_id', 'c.user_id')} ${cursor}
+          ORDER BY ${activity} DESC, c.id DESC
+          LIMIT ${p.add(limit)}`,
+        p.values,
+      )
+      .then(reviveDates);
   }
 
   /** Of these conversations, the ones that still exist, locked against deletion until commit. */
@@ -125,4 +141,14 @@ export class ConversationRepository {
   async delete(id: string, manager?: EntityManager): Promise<void> {
     await this.repo(manager).delete({ id });
   }
+}
+
+/** Raw rows carry dates as the driver gives them. */
+function reviveDates(rows: ConversationEntity[]): ConversationEntity[] {
+  return rows.map((r) => ({
+    ...r,
+    lastActivityAt: new Date(r.lastActivityAt),
+    createdAt: new Date(r.createdAt),
+    updatedAt: new Date(r.updatedAt),
+  }));
 }

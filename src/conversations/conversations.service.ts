@@ -13,7 +13,7 @@ import type { SessionBounds } from '../graphql/session-bound.js';
 import { UserEntity } from '../identity/user.entity.js';
 import { LegaciesService } from '../legacies/legacies.service.js';
 import { countTokens } from '../llm/tokenizer.js';
-import { EventBus, topics } from '../pubsub/event-bus.js';
+import { EventBus, RevocationEvent, topics } from '../pubsub/event-bus.js';
 import { QuotasService } from '../quotas/quotas.service.js';
 import { ConversationAccessService, ConversationView } from './conversation-access.service.js';
 import { ConversationErrorCode, ConversationException } from './conversation.exception.js';
@@ -100,7 +100,7 @@ export class ConversationsService {
     const title = this.title(input.title);
     const others = await this.access.requireMembers(
       input.legacyId,
-      (input.participantIds ?? []).filter((id) => id !== user.id),
+      (input.participantIds ?? []).filter((id) => id.toLowerCase() !== user.id),
     );
     const created = await this.dataSource.transaction(async (m) => {
       await this.countConversation(m, user);
@@ -133,8 +133,14 @@ export class ConversationsService {
     return this.access.add(user, conversationId, userId);
   }
 
-  leave(user: UserEntity, conversationId: string) {
-    return this.access.leave(user, conversationId);
+  async leave(user: UserEntity, conversationId: string): Promise<ConversationView> {
+    const view = await this.access.leave(user, conversationId);
+    // Their subscriptions re-check now (and end), not at the next event.
+    const event: RevocationEvent = { userId: user.id };
+    await this.bus.publish(topics.conversationLeft(conversationId), event).catch((err: unknown) => {
+      this.logger.warn({ msg: 'leave not published', error: String(err) });
+    });
+    return view;
   }
 
   participantsOf(ids: readonly string[]) {
@@ -150,6 +156,7 @@ export class ConversationsService {
       check: () => this.access.participating(user, conversation.id),
       revokedBy: [
         topics.conversationDeleted(conversation.id),
+        topics.conversationLeft(conversation.id),
         topics.legacyAccessRevoked(conversation.legacyId),
       ],
     };
@@ -178,12 +185,12 @@ export class ConversationsService {
       request.limit + 1,
       after,
     );
+    const participants = await this.access.participantsOf(rows.map((r) => r.id));
     const mine = new Map(
-      (await this.access.participantsOf(rows.map((r) => r.id)))
-        .filter((p) => p.userId === user.id)
-        .map((p) => [p.conversationId, p]),
+      participants.filter((p) => p.userId === user.id).map((p) => [p.conversationId, p]),
     );
-    const views = rows.map((r) => ({ ...r, viewer: mine.get(r.id)! }));
+    const count = (id: string) => participants.filter((p) => p.conversationId === id).length;
+    const views = rows.map((r) => ({ ...r, viewer: mine.get(r.id)!, together: count(r.id) > 1 }));
     return toConnection(views, request, (c) =>
       encodeCursor([c.lastActivityAt.toISOString(), c.id]),
     );
@@ -294,12 +301,19 @@ export class ConversationsService {
     const clientMessageId = this.clientMessageId(turn.clientMessageId);
     if (clientMessageId) {
       const existing = await this.messages.findByClientId(conversation.id, clientMessageId);
-      if (existing) return { message: this.sameTurn(existing, turn.role, content), created: false };
+      if (existing) return { message: this.sameTurn(existing, turn, content), created: false };
     }
     let message: MessageEntity;
     try {
       message = await this.dataSource.transaction(async (m) => {
         const turnIndex = await this.conversations.reserveTurns(m, conversation.id, 1);
+        // Under the conversation's lock, which leaveConversation takes too: a turn sent while
+        // its writer left is refused, never stored past their boundary.
+        if (
+          turn.role === MessageRole.USER &&
+          !(await this.access.stillParticipating(m, conversation.id, turn.authorId))
+        )
+          throw ConversationException.notFound();
         const stored = await this.messages.insert(m, {
           conversationId: conversation.id,
           legacyId: conversation.legacyId,
@@ -324,8 +338,7 @@ export class ConversationsService {
       // A concurrent send with the same clientMessageId won the race.
       if (clientMessageId && isUniqueViolation(err)) {
         const existing = await this.messages.findByClientId(conversation.id, clientMessageId);
-        if (existing)
-          return { message: this.sameTurn(existing, turn.role, content), created: false };
+        if (existing) return { message: this.sameTurn(existing, turn, content), created: false };
       }
       throw err;
     }
@@ -415,8 +428,13 @@ export class ConversationsService {
     }
   }
 
-  private sameTurn(existing: MessageEntity, role: MessageRole, content: string): MessageEntity {
-    if (existing.content !== content || existing.role !== role) {
+  /** The stored turn a retried send names, if it is the same turn by the same participant. */
+  private sameTurn(existing: MessageEntity, turn: AppendTurn, content: string): MessageEntity {
+    if (
+      existing.content !== content ||
+      existing.role !== turn.role ||
+      existing.userId !== turn.authorId
+    ) {
       throw new ConversationException(
         ConversationErrorCode.CLIENT_MESSAGE_ID_REUSED,
         'This clientMessageId was already used for a different message.',

@@ -43,6 +43,8 @@ export interface ChatTurn {
   user: UserEntity;
   conversation: ConversationEntity;
   message: MessageEntity;
+  /** Others take part in the conversation and read the reply: it names no memory. */
+  together?: boolean;
 }
 
 /**

@@ -17,6 +17,8 @@ export const topics = {
   /** A member was removed or left (userId), or the legacy was deleted (userId null). */
   legacyAccessRevoked: (legacyId: string) => `legacy:${legacyId}:access-revoked`,
   conversationDeleted: (conversationId: string) => `conversation:${conversationId}:deleted`,
+  /** A participant left a together conversation (userId): their subscriptions on it end. */
+  conversationLeft: (conversationId: string) => `conversation:${conversationId}:left`,
 };
 
 /** Published on the revocation topics: subscriptions that may be affected re-check access. */

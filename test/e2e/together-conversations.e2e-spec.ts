@@ -253,4 +253,87 @@ describe('together conversations', () => {
     // Dee joined before Cai left; the one who left sees who took part then.
     expect(after.conversation.participants.map((p) => p.userId)).toContain(deeId);
   });
+
+  it("keeps one participant's memories out of what the others read: notices and memory commands", async () => {
+    await ok(
+      'mutation($i: RememberThisInput!) { rememberThis(input: $i) { memory { id } } }',
+      { i: { content: 'I keep three beehives behind the allotment shed.', legacyId } },
+      ana,
+    );
+    const benSees = subscribe<{ messageAdded: { content: string; role: string } }>(
+      t.ws(ben),
+      'subscription($id: ID!) { messageAdded(conversationId: $id) { content role } }',
+      { id: conversationId },
+    );
+    await benSees.ready;
+    // The offline notice lists what it was given: only what the conversation shows everyone.
+    await send(ana, 'Tell me about the beehives behind the shed.');
+    await send(ana, 'Please remember that I am allergic to penicillin.');
+    await send(ana, 'What do you remember about the beehives?');
+    await benSees.waitFor(6);
+    const replies = benSees.events
+      .map((e) => e.data!.messageAdded)
+      .filter((m) => m.role === 'ASSISTANT')
+      .map((m) => m.content)
+      .join('\n');
+    expect(replies).not.toMatch(/three beehives|allotment/);
+    expect(replies).not.toMatch(/penicillin/);
+    expect(replies).toMatch(/only you see them/);
+    // The command was carried out for Ana all the same.
+    expect((await memories(ana)).join(' ')).toMatch(/penicillin/);
+    expect((await memories(ben)).join(' ')).not.toMatch(/penicillin|beehives/);
+  });
+
+  it("refuses another participant's clientMessageId, and the agent's own ids", async () => {
+    const i = { conversationId, content: 'A message with an id.', clientMessageId: 'ana-1' };
+    await ok(
+      'mutation($i: SendMessageInput!) { sendMessage(input: $i) { message { id } } }',
+      { i },
+      ana,
+    );
+    const replayed = await t.gql(
+      'mutation($i: SendMessageInput!) { sendMessage(input: $i) { message { id } } }',
+      { i },
+      ben,
+    );
+    expect(replayed.errors![0].extensions).toMatchObject({
+      code: 'CONFLICT',
+      reason: 'CLIENT_MESSAGE_ID_REUSED',
+    });
+    const reserved = await t.gql(
+      'mutation($i: SendMessageInput!) { sendMessage(input: $i) { message { id } } }',
+      { i: { conversationId, content: 'Sneaky.', clientMessageId: 'reply:anything' } },
+      ben,
+    );
+    expect(reserved.errors![0].extensions).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      field: 'clientMessageId',
+    });
+  });
+
+  it('ends a participation when its member leaves the legacy: coming back shows nothing said meanwhile', async () => {
+    const eve = await t.user('together-eve', { email: 'eve@together.example.com' });
+    await joinLegacy(t, ana, legacyId, eve);
+    const eveId = (await ok<{ me: { id: string } }>('{ me { id } }', {}, eve)).me.id;
+    await ok(
+      'mutation($i: AddConversationParticipantInput!) { addConversationParticipant(input: $i) { id } }',
+      { i: { conversationId, userId: eveId.toUpperCase() } },
+      ana,
+    );
+    await ok('mutation($l: ID!) { leaveLegacy(legacyId: $l) }', { l: legacyId }, eve);
+    await send(ana, 'Said while Eve was away from the family.');
+    await joinLegacy(t, ana, legacyId, eve);
+    const { conversation } = await ok<{
+      conversation: {
+        readableUntilTurn: number | null;
+        messages: { nodes: { content: string }[] };
+      };
+    }>(
+      'query($id: ID!) { conversation(id: $id) { readableUntilTurn messages(first: 100) { nodes { content } } } }',
+      { id: conversationId },
+      eve,
+    );
+    expect(conversation.readableUntilTurn).not.toBeNull();
+    expect(JSON.stringify(conversation)).not.toContain('while Eve was away');
+  });
 });

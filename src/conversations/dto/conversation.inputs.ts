@@ -11,6 +11,7 @@ import {
   IsOptional,
   IsString,
   IsUUID,
+  Matches,
   MaxLength,
   ValidateNested,
 } from 'class-validator';
@@ -73,10 +74,14 @@ export abstract class TurnInput {
 
   @Field(() => String, {
     nullable: true,
-    description: 'Makes the send idempotent: the same id returns the same message.',
+    description:
+      'Makes the send idempotent: the same id (yours, in this conversation) returns the same message. Ids starting with "reply:" are the agent\'s.',
   })
   @IsOptional()
   @IsString()
+  @Matches(/^(?!reply:)/, {
+    message: 'clientMessageId may not start with "reply:" (the agent\'s own ids).',
+  })
   clientMessageId?: string;
 }
 
