@@ -311,8 +311,9 @@ export class SummariesService {
         rangeStart: sources[0].turnIndex,
         rangeEnd: sources[sources.length - 1].turnIndex,
         messageIds: sources.map((t) => t.id),
-        // The member whose turn first said it.
-        authorId: sources.find((t) => t.role === MessageRole.USER)!.userId,
+        // The member whose turn stated it: of its turns, the last a member said (a question
+        // asked by one and answered by another is the answerer's fact).
+        authorId: sources.filter((t) => t.role === MessageRole.USER).pop()!.userId,
         occurredAt: new Date(Math.max(...sources.map((t) => new Date(t.occurredAt).getTime()))),
       });
     }
