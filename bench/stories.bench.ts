@@ -31,7 +31,7 @@ import { createApp } from '../src/bootstrap.js';
 import { AppConfig } from '../src/config/app-config.js';
 import { STORY_INDEX_JOB } from '../src/stories/story-jobs.js';
 import { FakeOpenAiServer } from '../test/support/fake-openai/fake-openai.server.js';
-import { BENCH_LIMITS, JWT_SECRET, table, token } from './support.js';
+import { BENCH_LIMITS, JWT_SECRET, rng, table, token } from './support.js';
 
 const MAX_PAGES = 2000; // DOCUMENT_MAX_PAGES's default
 const POLL_MS = 100;
@@ -63,18 +63,6 @@ function options() {
 }
 
 // ---- the memoir ---------------------------------------------------------------------------
-
-/** mulberry32: a small seeded generator, so every run writes the same memoir. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const PEOPLE = [
   'Grandma Rose',
@@ -159,7 +147,7 @@ const CHAPTERS = [
 ];
 
 function memoir(pageCount: number): { chapters: (string | null)[]; pages: string[][] } {
-  const random = seeded(1931);
+  const random = rng(1931);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)];
   const cap = (s: string) => s[0].toUpperCase() + s.slice(1);
   const sentence = (year: number): string => {

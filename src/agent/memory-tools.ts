@@ -1,3 +1,4 @@
+import { isUuid } from '../common/validation/uuid.js';
 import { JsonSchema, validateJson } from '../llm/json-schema-lite.js';
 import type { ReplyTool } from '../llm/language-model.js';
 
@@ -7,7 +8,6 @@ export type MemoryToolCall =
   | { name: 'memory_forget'; query: string | null; memoryIds: string[]; previousTurn: boolean }
   | { name: 'memory_lookup'; query: string };
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const QUERY_MAX = 500;
 
 const SAVE: JsonSchema = {
@@ -122,7 +122,7 @@ export function parseMemoryToolCall(name: string, argumentsJson: string): Parsed
       error: 'Invalid arguments: give exactly one of query, memoryIds or previousTurn.',
     };
   }
-  const bad = memoryIds.find((id) => !UUID.test(id));
+  const bad = memoryIds.find((id) => !isUuid(id));
   if (bad !== undefined) {
     return { ok: false, error: `Invalid arguments: ${JSON.stringify(bad)} is not a memory id.` };
   }

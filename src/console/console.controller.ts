@@ -18,7 +18,19 @@ export interface ConsoleSettings {
 export class ConsoleController {
   private readonly root = findWebRoot();
 
-  constructor(private readonly config: AppConfig) {}
+  constructor(private readonly config: AppConfig) {
+    const issuer = config.env.OIDC_ISSUER;
+    const connect = ["'self'", 'ws:', 'wss:', ...(issuer ? [new URL(issuer).origin] : [])];
+    this.csp = [
+      "default-src 'self'",
+      `connect-src ${connect.join(' ')}`,
+      "img-src 'self' data:",
+      "style-src 'self'",
+      "frame-ancestors 'none'",
+      "base-uri 'none'",
+      "form-action 'self'",
+    ].join('; ');
+  }
 
   @Get('config.json')
   @Header('cache-control', 'no-store')
@@ -76,21 +88,10 @@ export class ConsoleController {
   }
 
   /** The console runs only its own scripts and talks only to this service and the OIDC provider. */
+  private readonly csp: string;
+
   private securityHeaders(res: Response): void {
-    const issuer = this.config.env.OIDC_ISSUER;
-    const connect = ["'self'", 'ws:', 'wss:', ...(issuer ? [new URL(issuer).origin] : [])];
-    res.setHeader(
-      'content-security-policy',
-      [
-        "default-src 'self'",
-        `connect-src ${connect.join(' ')}`,
-        "img-src 'self' data:",
-        "style-src 'self'",
-        "frame-ancestors 'none'",
-        "base-uri 'none'",
-        "form-action 'self'",
-      ].join('; '),
-    );
+    res.setHeader('content-security-policy', this.csp);
     res.setHeader('x-content-type-options', 'nosniff');
     res.setHeader('referrer-policy', 'no-referrer');
   }

@@ -36,13 +36,12 @@ export class ConversationAccessService {
   async readable(user: UserEntity, id: string): Promise<ConversationView> {
     const conversation = await this.conversations.findById(id);
     if (!conversation) throw ConversationException.notFound();
-    const viewer = await this.participants.find(id, user.id);
-    if (!viewer) throw ConversationException.notFound();
+    const found = await this.participants.findWithCount(id, user.id);
+    if (!found) throw ConversationException.notFound();
     await this.legacies.requireMember(user.id, conversation.legacyId).catch(() => {
       throw ConversationException.notFound();
     });
-    const together = (await this.participants.count(id)) > 1;
-    return { ...conversation, viewer, together };
+    return { ...conversation, viewer: found.row, together: found.participants > 1 };
   }
 
   /** The conversation for a current participant: sending, replies, switches, live events. */

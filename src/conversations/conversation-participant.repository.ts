@@ -39,12 +39,21 @@ export class ConversationParticipantRepository {
     return rows[0] ?? null;
   }
 
-  async count(conversationId: string): Promise<number> {
-    const rows: { n: number }[] = await this.m().query(
-      `SELECT count(*)::int AS n FROM conversation_participants WHERE conversation_id = $1`,
-      [conversationId],
+  /** A participation, with how many take or took part in its conversation (one query). */
+  async findWithCount(
+    conversationId: string,
+    userId: string,
+  ): Promise<{ row: ParticipantRow; participants: number } | null> {
+    const rows: (ParticipantRow & { participants: number })[] = await this.m().query(
+      `SELECT ${COLUMNS},
+              (SELECT count(*)::int FROM conversation_participants o
+                WHERE o.conversation_id = $1) AS participants
+         FROM conversation_participants WHERE conversation_id = $1 AND user_id = $2`,
+      [conversationId, userId],
     );
-    return rows[0]?.n ?? 0;
+    if (!rows[0]) return null;
+    const { participants, ...row } = rows[0];
+    return { row, participants };
   }
 
   /** Everyone who takes or took part in these conversations, in the order they joined. */

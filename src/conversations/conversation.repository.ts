@@ -75,23 +75,13 @@ export class ConversationRepository {
     after?: { lastActivityAt: string; id: string },
   ): Promise<ConversationEntity[]> {
     const p = new SqlParams(legacyId, userId);
-    const activity = `LEAST(c.last_activity_at, coalesce(pt.left_at, c.last_activity_at))`;
-    const cursor = after
-      ? `AND (${activity}, c.id) < (${p.add(after.lastActivityAt)}::timestamptz, ${p.add(after.id)}::uuid)`
-      : '';
-    return this.dataSource
-      .query(
-        `SELECT c.id, c.legacy_id AS "legacyId", c.user_id AS "userId", c.title, c.imported,
-              c.next_turn_index AS "nextTurnIndex", ${activity} AS "lastActivityAt",
-              c.created_at AS "createdAt", c.updated_at AS "updatedAt"
-         FROM conversations c
-         JOIN conversation_participants pt ON pt.conversation_id = c.id AND pt.user_id = $2
-        WHERE c.legacy_id = $1 ${cursor}
-        ORDER BY ${activity} DESC, c.id DESC
-        LIMIT ${p.add(limit)}`,
-        p.values,
-      )
-      .then(reviveDates);
+    return this.pageAsSeen(
+      p,
+      `JOIN conversation_participants pt ON pt.conversation_id = c.id AND pt.user_id = $2`,
+      'c.legacy_id = $1',
+      limit,
+      after,
+    );
   }
 
   /**
@@ -105,6 +95,27 @@ export class ConversationRepository {
     after?: { lastActivityAt: string; id: string },
   ): Promise<ConversationEntity[]> {
     const p = new SqlParams(userId);
+    return this.pageAsSeen(
+      p,
+      `LEFT JOIN conversation_participants pt
+              ON pt.conversation_id = c.id AND pt.user_id = c.user_id`,
+      `c.user_id = $1 AND NOT ${isMemberSql('c.legacy_id', 'c.user_id')}`,
+      limit,
+      after,
+    );
+  }
+
+  /**
+   * A page of conversations as the participant `pt` sees them: turns and activity counted up to
+   * when their part ended, ordered and paged by that activity, most recent first.
+   */
+  private pageAsSeen(
+    p: SqlParams,
+    join: string,
+    where: string,
+    limit: number,
+    after?: { lastActivityAt: string; id: string },
+  ): Promise<ConversationEntity[]> {
     const activity = `LEAST(c.last_activity_at, coalesce(pt.left_at, c.last_activity_at))`;
     const cursor = after
       ? `AND (${activity}, c.id) < (${p.add(after.lastActivityAt)}::timestamptz, ${p.add(after.id)}::uuid)`
@@ -116,10 +127,8 @@ export class ConversationRepository {
                   AS "nextTurnIndex",
                 ${activity} AS "lastActivityAt", c.created_at AS "createdAt",
                 c.updated_at AS "updatedAt"
-           FROM conversations c
-           LEFT JOIN conversation_participants pt
-                  ON pt.conversation_id = c.id AND pt.user_id = c.user_id
-          WHERE c.user_id = $1 AND NOT ${isMemberSql('c.legacy_id', 'c.user_id')} ${cursor}
+           FROM conversations c ${join}
+          WHERE ${where} ${cursor}
           ORDER BY ${activity} DESC, c.id DESC
           LIMIT ${p.add(limit)}`,
         p.values,

@@ -129,7 +129,7 @@ export class MemoryCommandsService {
     const text = query.trim();
     // A substring search for "me" or "it" would match almost anything: nothing is that vague.
     if (!text || VAGUE_QUERY.test(text)) return { memories: [], restorableUntil: null };
-    await this.repo.transaction((m) => this.markCommand(m, turn, turn.message.id));
+    await this.markTurnAsCommand(turn);
     const q = await this.embeddings.embedQuery(text);
     const rows = await this.repo.search(
       turn.user.id,
@@ -151,7 +151,7 @@ export class MemoryCommandsService {
    * "Don't remember that": what was remembered from the user's previous turn in this
    * conversation, and nothing more from it later (its extraction is marked done).
    */
-  async forgetPreviousTurn(turn: ChatTurn): Promise<ChatForgetResult & { turnId: string | null }> {
+  async forgetPreviousTurn(turn: ChatTurn): Promise<ChatForgetResult> {
     const previous = await this.repo.transaction(async (m) => {
       await this.markCommand(m, turn, turn.message.id);
       // That participant's own previous turn.
@@ -164,10 +164,10 @@ export class MemoryCommandsService {
       if (id) await this.markCommand(m, turn, id);
       return id;
     });
-    if (!previous) return { memories: [], restorableUntil: null, turnId: null };
+    if (!previous) return { memories: [], restorableUntil: null };
     const now = this.clock.now();
     const forgotten = await this.repo.forget(turn.user.id, { sourceMessageId: previous }, now);
-    return { ...(await this.announce(turn.user, forgotten, now)), turnId: previous };
+    return this.announce(turn.user, forgotten, now);
   }
 
   /** The model's memory_forget with ids: only the user's own memories, others are skipped. */

@@ -6,9 +6,9 @@ import { EmbeddingService } from '../embeddings/embedding.service.js';
 import { UsersService } from '../identity/users.service.js';
 import { JobDeferred } from '../jobs/jobs.exception.js';
 import { LegaciesService } from '../legacies/legacies.service.js';
+import { deferForOutage } from '../llm/model-outage.js';
 import { LANGUAGE_MODEL } from '../llm/language-model.js';
 import type { LanguageModel, PeriodSource, SummaryPeriodName } from '../llm/language-model.js';
-import { ModelUnavailableError } from '../llm/model.errors.js';
 import { EventBus } from '../pubsub/event-bus.js';
 import { RateLimitService } from '../rate-limit/rate-limit.service.js';
 import type { ConversationChunkEntity } from '../summaries/conversation-chunk.entity.js';
@@ -156,13 +156,7 @@ export class PeriodSummaryBuilderService {
         { force: payload.force === true, now },
       );
     } catch (err) {
-      if (err instanceof ModelUnavailableError && err.retryable) {
-        throw new JobDeferred(
-          Math.max(60_000, (err.retryAfterSeconds ?? 0) * 1000),
-          `language model unavailable: ${err.message}`,
-        );
-      }
-      throw err;
+      throw deferForOutage(err, 60_000) ?? err;
     }
   }
 

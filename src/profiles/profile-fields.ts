@@ -1,3 +1,5 @@
+import { isUuid } from '../common/validation/uuid.js';
+
 /**
  * The fields of a member's profile: how each is stored, the sentence that stands for it (what
  * is embedded, recalled and given to the agent), its key in recall ids, and which questions
@@ -30,8 +32,6 @@ export const PROFILE_FIELDS: readonly ProfileField[] = [
   'conversationGoals',
   'notes',
 ];
-
-export const LIST_FIELDS: ReadonlySet<ProfileField> = new Set(['languages', 'interests']);
 
 const LABELS: Record<ProfileField, string> = {
   preferredName: 'Preferred name',
@@ -125,10 +125,9 @@ export function entryKey(field: ProfileField, legacyId: string | null): string {
 export function parseEntryKey(
   key: string,
 ): { field: ProfileField; legacyId: string | null } | null {
-  const rel = /^relationship:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i.exec(
-    key,
-  );
-  if (rel) return { field: 'relationship', legacyId: rel[1].toLowerCase() };
+  const legacyId = key.startsWith('relationship:') ? key.slice('relationship:'.length) : null;
+  if (legacyId !== null && isUuid(legacyId))
+    return { field: 'relationship', legacyId: legacyId.toLowerCase() };
   if (key === 'relationship' || !isProfileField(key)) return null;
   return { field: key, legacyId: null };
 }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { QueryVector } from '../embeddings/embedding.service.js';
 import { denseTerms, vectorText } from '../embeddings/vector-sql.js';
-import { returned } from '../database/sql-params.js';
+import { returned, SqlParams } from '../database/sql-params.js';
 import { isMemberSql } from '../legacies/membership-sql.js';
 import type { ProfileField, ProfileValue } from './profile-fields.js';
 import { ProfileEntity } from './profile.entity.js';
@@ -177,12 +177,11 @@ export class ProfileRepository {
     legacyId: string,
     query: QueryVector | null,
   ): Promise<UsableEntry[]> {
-    const params: unknown[] = [userId, legacyId];
+    const p = new SqlParams(userId, legacyId);
     let join = '';
     let similarity = 'NULL::float8';
     if (query) {
-      params.push(vectorText(query.vector));
-      const dense = denseTerms(query, PROFILE_KIND, '$3', 'v');
+      const dense = denseTerms(query, PROFILE_KIND, p.add(vectorText(query.vector)), 'v');
       join = `LEFT JOIN embeddings v ON v.item_id = e.id AND ${dense.filter}`;
       similarity = `1 - ${dense.distance}`;
     }
@@ -194,7 +193,7 @@ export class ProfileRepository {
         WHERE e.user_id = $1
           AND (e.legacy_id IS NULL OR e.legacy_id = $2::uuid)
           AND ${isMemberSql('$2::uuid', 'e.user_id')}`,
-      params,
+      p.values,
     );
     return rows.map((r) => ({
       ...reviveEntry(r),

@@ -7,7 +7,7 @@ import type {
   ContextSectionProvider,
   Provenance,
 } from '../context/context.types.js';
-import { EmbeddingService } from '../embeddings/embedding.service.js';
+import type { QueryVector } from '../embeddings/embedding.service.js';
 import type { UserEntity } from '../identity/user.entity.js';
 import { countTokens } from '../llm/tokenizer.js';
 import type { RecallItemModel } from '../search/models/recall.model.js';
@@ -55,7 +55,6 @@ export class ProfilesContextProvider implements ContextSectionProvider {
 
   constructor(
     private readonly profiles: ProfilesService,
-    private readonly embeddings: EmbeddingService,
     private readonly config: AppConfig,
   ) {}
 
@@ -98,12 +97,12 @@ export class ProfilesContextProvider implements ContextSectionProvider {
     user: UserEntity,
     legacyId: string,
     query: string,
+    queryVector: () => Promise<QueryVector | null>,
   ): Promise<RecallItemModel[]> {
-    // Without consent there is nothing to rank: no vector is made for the question.
-    const entries = await this.profiles.usable(user.id, legacyId, null);
-    if (entries.length === 0) return [];
-    const vector = await this.embeddings.embedQuery(query);
-    const ranked = vector ? await this.profiles.usable(user.id, legacyId, vector) : entries;
+    // The search's own vector of the question; without consent nothing is read.
+    const vector = await queryVector();
+    const ranked = await this.profiles.usable(user.id, legacyId, vector);
+    if (ranked.length === 0) return [];
     const leader = denseLeader(ranked, this.config.env.PROFILE_RECALL_MIN_SCORE);
     return ranked
       .map((entry) => {
@@ -132,7 +131,8 @@ export class ProfilesContextProvider implements ContextSectionProvider {
   asRecallSource(): RecallSource {
     return {
       sourceType: PROFILE_SOURCE_TYPE,
-      collect: (user, legacyId, query) => this.collectForRecall(user, legacyId, query),
+      collect: (user, legacyId, query, _clock, queryVector) =>
+        this.collectForRecall(user, legacyId, query, queryVector),
       forget: async (user, key) => {
         await this.profiles.forget(user, key);
         return { forgotten: true };

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DomainException, PublicErrorCode } from '../common/errors/domain.exception.js';
 import { scoreList } from '../context/context.presenter.js';
+import { EmbeddingService, QueryVector } from '../embeddings/embedding.service.js';
 import { FactsService } from '../facts/facts.service.js';
 import type { UserEntity } from '../identity/user.entity.js';
 import { LegaciesService } from '../legacies/legacies.service.js';
@@ -28,6 +29,8 @@ export interface RecallSource {
     legacyId: string,
     query: string,
     clock: Date,
+    /** The question's vector, made once for the search and every source that wants it. */
+    queryVector: () => Promise<QueryVector | null>,
   ): Promise<RecallItemModel[]>;
   /** Whether the viewer may forget this item of the search's results from recall. */
   forgettable?(user: UserEntity, item: Ranked): boolean;
@@ -96,6 +99,7 @@ export class SearchService {
     private readonly metrics: RetrievalMetricsService,
     private readonly memories: MemoriesService,
     private readonly facts: FactsService,
+    private readonly embeddings: EmbeddingService,
   ) {}
 
   registerSource(source: RecallSource): void {
@@ -126,11 +130,21 @@ export class SearchService {
     const started = performance.now();
     const limit = Math.min(first ?? RECALL_DEFAULT, MAX_RECALL);
     const clock = await this.search.legacyClock(user.id, legacyId);
+    const trimmed = query(text);
+    let vector: Promise<QueryVector | null> | undefined;
+    const queryVector = () => (vector ??= this.embeddings.embedQuery(trimmed));
     const [outcome, ...extra] = await Promise.all([
-      this.search.search({ user, legacyId, conversationId: null, query: query(text), clock }),
+      this.search.search({
+        user,
+        legacyId,
+        conversationId: null,
+        query: trimmed,
+        clock,
+        queryVector,
+      }),
       // A failing source costs its items, never the recall.
       ...this.sources.map((s) =>
-        (s.collect?.(user, legacyId, text.trim(), clock) ?? Promise.resolve([])).catch(
+        (s.collect?.(user, legacyId, trimmed, clock, queryVector) ?? Promise.resolve([])).catch(
           (err: unknown) => {
             this.logger.warn({
               msg: 'recall source failed',

@@ -5,9 +5,9 @@ import { FactWriterService, StoryFact } from '../facts/fact-writer.service.js';
 import type { FactEvent } from '../facts/fact-events.service.js';
 import { JobDeferred } from '../jobs/jobs.exception.js';
 import { LegaciesService } from '../legacies/legacies.service.js';
+import { deferForOutage } from '../llm/model-outage.js';
 import { LANGUAGE_MODEL } from '../llm/language-model.js';
 import type { LanguageModel } from '../llm/language-model.js';
-import { ModelUnavailableError } from '../llm/model.errors.js';
 import { RateLimitService } from '../rate-limit/rate-limit.service.js';
 import { StoryStatus, StoryVisibility } from './story.enums.js';
 import { StoryRepository } from './story.repository.js';
@@ -143,13 +143,7 @@ export class StoryFactsService {
     try {
       await this.extract(payload);
     } catch (err) {
-      if (err instanceof ModelUnavailableError && err.retryable) {
-        throw new JobDeferred(
-          Math.max(60_000, (err.retryAfterSeconds ?? 0) * 1000),
-          `language model unavailable: ${err.message}`,
-        );
-      }
-      throw err;
+      throw deferForOutage(err, 60_000) ?? err;
     }
   }
 

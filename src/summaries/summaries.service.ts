@@ -13,9 +13,10 @@ import type { UserEntity } from '../identity/user.entity.js';
 import { JobDeferred } from '../jobs/jobs.exception.js';
 import { JobsService } from '../jobs/jobs.service.js';
 import { LegacyRepository } from '../legacies/legacy.repository.js';
+import { deferForOutage } from '../llm/model-outage.js';
 import { LANGUAGE_MODEL } from '../llm/language-model.js';
 import type { LanguageModel, TurnsSummary } from '../llm/language-model.js';
-import { ModelOutputError, ModelUnavailableError, isModelError } from '../llm/model.errors.js';
+import { ModelOutputError, isModelError } from '../llm/model.errors.js';
 import { countTokens } from '../llm/tokenizer.js';
 import { ConversationChunkEntity } from './conversation-chunk.entity.js';
 import {
@@ -328,13 +329,7 @@ export class SummariesService {
     const wait = this.config.env.SUMMARIZATION_RETRY_MS;
     if (err instanceof EmbeddingsUnavailable) return new JobDeferred(wait, err.message);
     if (err instanceof ModelBudgetSpent) return new JobDeferred(err.waitMs, err.message);
-    if (err instanceof ModelUnavailableError && err.retryable) {
-      return new JobDeferred(
-        Math.max(wait, (err.retryAfterSeconds ?? 0) * 1000),
-        `language model unavailable: ${err.message}`,
-      );
-    }
-    return err;
+    return deferForOutage(err, wait) ?? err;
   }
 
   // ---- reads ------------------------------------------------------------------------------

@@ -1,11 +1,6 @@
 import { ArgumentMetadata, Injectable, PipeTransform } from '@nestjs/common';
 import { CommonException } from '../errors/domain.exception.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(value: unknown): value is string {
-  return typeof value === 'string' && UUID.test(value);
-}
+import { isUuid } from './uuid.js';
 
 /** Rejects malformed ids up front, naming the argument, instead of failing in SQL. */
 @Injectable()
