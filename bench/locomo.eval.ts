@@ -1,5 +1,6 @@
 /**
  * npm run eval:locomo -- --data <dir> [--out run.jsonl] [--first 50] [--conversations conv-26,conv-30]
+ *   [--data-dir <dir>] [--trace trace.jsonl]
  *
  * LoCoMo retrieval, through the service: each conversation is imported as its own legacy with
  * importConversation (dia_id, speaker and photo caption in metadata, the session time as
@@ -8,6 +9,9 @@
  * cite and scored: turn-level Recall@5, Recall@10, NDCG@10 and session-level Recall@5, by
  * category and overall, next to the README's BM25 floor. Writes the run file if --out is given.
  * Works on any directory laid out like ../shared/bench/locomo-dev.
+ * With --data-dir naming the database of an earlier run, conversations it already holds (a
+ * legacy of the same name) are not imported again: only the questions are asked, which is how
+ * a change to ranking is measured in a minute. A change to indexing needs a fresh directory.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -70,6 +74,7 @@ async function main(): Promise<void> {
     options: {
       data: { type: 'string', default: resolve('../shared/bench/locomo-dev') },
       out: { type: 'string' },
+      trace: { type: 'string' },
       first: { type: 'string', default: '50' },
       conversations: { type: 'string' },
       'data-dir': { type: 'string' },
@@ -101,9 +106,14 @@ async function main(): Promise<void> {
 
     const started = performance.now();
     const legacyOf = new Map<string, string>();
+    const { legacies } = await gql<{ legacies: { nodes: { id: string; name: string }[] } }>(
+      '{ legacies(first: 100) { nodes { id name } } }',
+    );
+    for (const l of legacies.nodes) legacyOf.set(l.name, l.id);
     let turns = 0;
     for (const convId of convIds) {
       const list = dataset.conversations.get(convId)!;
+      if (legacyOf.has(convId)) continue;
       const { createLegacy } = await gql<{ createLegacy: { id: string } }>(
         'mutation($n: String!) { createLegacy(input: { name: $n }) { id } }',
         { n: convId },
@@ -125,7 +135,7 @@ async function main(): Promise<void> {
     await app.get(JobsService).drain({ timeoutMs: 60 * 60 * 1000 });
     const settled = performance.now();
     console.log(
-      `imported ${convIds.length} conversations (${turns} turns) in ${((imported - started) / 1000).toFixed(1)} s; ` +
+      `imported ${convIds.filter((c) => !legacies.nodes.some((l) => l.name === c)).length} conversations (${turns} turns) in ${((imported - started) / 1000).toFixed(1)} s; ` +
         `background work settled in ${((settled - imported) / 1000).toFixed(1)} s`,
     );
 
@@ -134,6 +144,7 @@ async function main(): Promise<void> {
     const topTen = new Map<string, number>();
     const scored: { question: LocomoQuestion; scores: QuestionScores }[] = [];
     const lines: string[] = [];
+    const trace: string[] = [];
     const flat = { r5: 0, r10: 0 };
     for (const question of questions) {
       const t0 = performance.now();
@@ -152,8 +163,15 @@ async function main(): Promise<void> {
       flat.r5 += flatRecall(ranked, question, 5);
       flat.r10 += flatRecall(ranked, question, 10);
       lines.push(JSON.stringify({ qid: question.qid, ranked }));
+      trace.push(
+        JSON.stringify({
+          qid: question.qid,
+          results: recall.map((r, i) => ({ type: r.sourceType, ids: results[i] })),
+        }),
+      );
     }
     if (values.out) writeFileSync(resolve(values.out), `${lines.join('\n')}\n`);
+    if (values.trace) writeFileSync(resolve(values.trace), `${trace.join('\n')}\n`);
 
     const pct = (x: number) => x.toFixed(1);
     const rows = aggregate(scored).map((a) => ({
@@ -163,6 +181,8 @@ async function main(): Promise<void> {
       'R@10': pct(a.r10),
       'NDCG@10': pct(a.ndcg10),
       'session R@5': pct(a.sessionR5),
+      'flat R@5': pct(a.flatR5),
+      'flat R@10': pct(a.flatR10),
     }));
     console.log(
       `\n${questions.length} questions (${dataset.skipped} without usable evidence skipped), recall top ${first}`,

@@ -37,16 +37,19 @@ describe('LoCoMo scoring', () => {
 
   it('puts every turn a result cites at its rank, and counts each evidence turn once', () => {
     const s = scoreQuestion([['D1:1', 'D1:2', 'D3:1'], ['D1:2']], Q);
-    expect(s).toEqual({ r5: 1, r10: 1, ndcg10: 1, sessionR5: 1 });
+    expect(s).toEqual({ r5: 1, r10: 1, ndcg10: 1, sessionR5: 1, flatR5: 1, flatR10: 1 });
   });
 
   it('averages by category, over 1-5 and over 1-4, as percentages', () => {
     const rows = aggregate([
       {
         question: { ...Q, category: 1, category_name: 'multi-hop' },
-        scores: { r5: 1, r10: 1, ndcg10: 1, sessionR5: 1 },
+        scores: { r5: 1, r10: 1, ndcg10: 1, sessionR5: 1, flatR5: 1, flatR10: 1 },
       },
-      { question: { ...Q, category: 5 }, scores: { r5: 0, r10: 0.5, ndcg10: 0, sessionR5: 0 } },
+      {
+        question: { ...Q, category: 5 },
+        scores: { r5: 0, r10: 0.5, ndcg10: 0, sessionR5: 0, flatR5: 0, flatR10: 0.5 },
+      },
     ]);
     expect(rows.map((r) => [r.label, r.questions, r.r5, r.r10])).toEqual([
       ['1 multi-hop', 1, 100, 100],
@@ -54,6 +57,15 @@ describe('LoCoMo scoring', () => {
       ['all (1-5)', 2, 50, 75],
       ['1-4', 1, 100, 100],
     ]);
+  });
+
+  it("labels other data sets' categories without LoCoMo's 1-4", () => {
+    const scores = { r5: 1, r10: 1, ndcg10: 1, sessionR5: 1, flatR5: 1, flatR10: 1 };
+    const rows = aggregate([
+      { question: { ...Q, category: 2 }, scores },
+      { question: { ...Q, category: 10 }, scores },
+    ]);
+    expect(rows.map((r) => r.label)).toEqual(['2', '10', 'all (2-10)']);
   });
 
   it('maps metadata to dia_ids and imports turns with theirs', () => {
@@ -132,6 +144,18 @@ describe('LoCoMo scoring', () => {
       rmSync(dir, { recursive: true, force: true });
     }
     expect(parseFloor('no table')).toBeNull();
+    expect(
+      parseFloor(
+        '## Floor\nBM25 over the turns, the question as the query: over the 176 questions\n' +
+          'with evidence, turn-level Recall@5 28.6, Recall@10 36.2, NDCG@10 28.1.\n\n' +
+          '| system | R@5 | R@10 |\n|---|---|---|\n| BM25 on the question | 35.7 | 43.4 |',
+      ),
+    ).toEqual({
+      retriever: 'BM25 over the turns, the question as the query',
+      r5: 28.6,
+      r10: 36.2,
+      sessionR5: null,
+    });
     expect(parseFloor('| BM25 | 1 | 2 | x |')).toEqual({
       retriever: 'BM25',
       r5: 1,

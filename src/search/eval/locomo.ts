@@ -77,11 +77,24 @@ export function readDataset(dir: string): LocomoDataset {
 }
 
 /**
- * The README table's BM25 row (`| BM25 ... | 46.8 | 54.6 | ... |`) and its session-level
- * sentence (`Session level, BM25 ...: R@5 79.8 ...`).
+ * The README's BM25 floor: a paragraph that opens with it (BEAM's), else its table's BM25 row
+ * (`| BM25 ... | 46.8 | 54.6 | ... |`), and the session-level sentence
+ * (`Session level, BM25 ...: R@5 79.8 ...`).
  */
 export function parseFloor(readme: string): FloorRow | null {
   const session = /session level,\s*BM25[^:\n]*:\s*R@5\s+([\d.]+)/i.exec(readme);
+  // A floor told in prose (`BM25 over the turns ...: ... Recall@5 28.6, Recall@10 36.2`).
+  const prose = /\b(BM25\b[^:\n|]*)[^\n]*?Recall@5\s+([\d.]+),\s*Recall@10\s+([\d.]+)/im.exec(
+    readme.replace(/\n(?!\n|#|\|)/g, ' '),
+  );
+  if (prose) {
+    return {
+      retriever: prose[1].trim(),
+      r5: Number(prose[2]),
+      r10: Number(prose[3]),
+      sessionR5: session ? Number(session[1]) : null,
+    };
+  }
   for (const line of readme.split('\n')) {
     const cells = line.split('|').map((c) => c.trim());
     if (cells.length < 4 || !/^BM25\b/i.test(cells[1] ?? '')) continue;
@@ -146,6 +159,9 @@ export interface QuestionScores {
   r10: number;
   ndcg10: number;
   sessionR5: number;
+  /** Recall of the flat list (each cited turn takes its own place): how the run file scores. */
+  flatR5: number;
+  flatR10: number;
 }
 
 /**
@@ -183,9 +199,12 @@ export function scoreQuestion(results: string[][], question: LocomoQuestion): Qu
       .map(sessionOf)
       .filter((s): s is number => s !== null),
   );
+  const flat = flattenRanked(results);
   return {
     r5: found(5),
     r10: found(10),
+    flatR5: flatRecall(flat, question, 5),
+    flatR10: flatRecall(flat, question, 10),
     ndcg10: ideal > 0 ? Math.min(1, dcg / ideal) : 0,
     sessionR5:
       sessions.size > 0
@@ -199,7 +218,7 @@ export interface Aggregate extends QuestionScores {
   questions: number;
 }
 
-/** Means by category (1..5), over all five and over 1-4, as percentages. */
+/** Means by category, over all of them and (LoCoMo's categories) over 1-4, as percentages. */
 export function aggregate(
   scored: { question: LocomoQuestion; scores: QuestionScores }[],
 ): Aggregate[] {
@@ -213,6 +232,8 @@ export function aggregate(
       r10: sum('r10'),
       ndcg10: sum('ndcg10'),
       sessionR5: sum('sessionR5'),
+      flatR5: sum('flatR5'),
+      flatR10: sum('flatR10'),
     };
   };
   const categories = [...new Set(scored.map((s) => s.question.category))].sort((a, b) => a - b);
@@ -222,11 +243,16 @@ export function aggregate(
       const name = rows[0]?.question.category_name;
       return mean(`${c}${name ? ` ${name}` : ''}`, rows);
     }),
-    mean('all (1-5)', scored),
-    mean(
-      '1-4',
-      scored.filter((s) => s.question.category >= 1 && s.question.category <= 4),
-    ),
+    mean(`all (${categories[0]}-${categories[categories.length - 1]})`, scored),
+    // LoCoMo's usual figure leaves out its adversarial category (5).
+    ...(categories.every((c) => c >= 1 && c <= 5)
+      ? [
+          mean(
+            '1-4',
+            scored.filter((s) => s.question.category <= 4),
+          ),
+        ]
+      : []),
   ];
 }
 
