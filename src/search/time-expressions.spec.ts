@@ -34,6 +34,34 @@ describe('parseTimeExpression', () => {
     ['on 2022-11-30', '2022-11-30', '2022-12-01', '2022-11-30'],
     ['back in 2019', '2019-01-01', '2020-01-01', 'back in 2019'],
     ['recently', '2024-04-15', '2024-05-16', 'recently'],
+    [
+      'Where was John between August 11 and August 15 2023?',
+      '2023-08-11',
+      '2023-08-16',
+      'between August 11 and August 15 2023',
+    ],
+    ['between August 11 and 15', '2023-08-11', '2023-08-16', 'between August 11 and 15'],
+    [
+      'Where was Tim in the week before 16 November 2023?',
+      '2023-11-09',
+      '2023-11-16',
+      'the week before 16 November 2023',
+    ],
+    [
+      'the weekend before May 13, 2024',
+      '2024-05-11',
+      '2024-05-13',
+      'the weekend before May 13, 2024',
+    ],
+    ['the day after 8 May 2023', '2023-05-09', '2023-05-10', 'the day after 8 May 2023'],
+    ['in the second week of November', '2023-11-08', '2023-11-15', 'second week of November'],
+    ['the last week of April 2024', '2024-04-24', '2024-05-01', 'last week of April 2024'],
+    ['in the beginning of November 2022', '2022-11-01', '2022-11-11', 'beginning of November 2022'],
+    ['in early June 2022', '2022-06-01', '2022-06-11', 'early June 2022'],
+    ['mid-May', '2024-05-11', '2024-05-21', 'mid-May'],
+    ["I'll come over tomorrow", '2024-05-16', '2024-05-17', 'tomorrow'],
+    ['see you next week', '2024-05-20', '2024-05-27', 'next week'],
+    ['next Friday', '2024-05-17', '2024-05-18', 'next Friday'],
     ['我们昨天聊了什么', '2024-05-14', '2024-05-15', '昨天'],
     ['上周说的事', '2024-05-06', '2024-05-13', '上周'],
     ['上个月', '2024-04-01', '2024-05-01', '上个月'],
@@ -49,6 +77,8 @@ describe('parseTimeExpression', () => {
 
   it('returns null when the query names no time, and ignores "may" the verb', () => {
     expect(parseTimeExpression('Tell me about grandpa', CLOCK)).toBeNull();
+    expect(parseTimeExpression('the difference between cats and dogs', CLOCK)).toBeNull();
+    expect(parseTimeExpression('the week after the party', CLOCK)).toBeNull();
     expect(parseTimeExpression('this may be wrong, but he may have 2 dogs', CLOCK)).toBeNull();
     expect(parseTimeExpression('what he did in may be a secret', CLOCK)).toBeNull();
   });

@@ -241,6 +241,156 @@ function ago(n: number, unit: string, today: LocalDate): [LocalDate, LocalDate] 
   ];
 }
 
+const ORDINAL_WEEKS: Record<string, number> = {
+  first: 1,
+  '1st': 1,
+  second: 2,
+  '2nd': 2,
+  third: 3,
+  '3rd': 3,
+  fourth: 4,
+  '4th': 4,
+};
+
+/** The period the first matcher finds in `text`, as local dates. */
+function localRange(text: string, today: LocalDate): [LocalDate, LocalDate] | null {
+  for (const matcher of MATCHERS) {
+    const m = matcher.re.exec(text);
+    const range = m && matcher.range(m, today);
+    if (range) return range;
+  }
+  return null;
+}
+
+/** A month named with an optional year ("November", "Nov 2023"): its year and number. */
+function namedMonth(name: string, year: string | undefined, today: LocalDate) {
+  const month = monthIndex(name, true);
+  if (!month) return null;
+  return { year: year ? +year : latestMonth(month, today), month };
+}
+
+/**
+ * Periods told relative to another ("the week before 16 November 2023", "the second week of
+ * May", "early June 2022", "between August 11 and August 15"): matched before everything else,
+ * so that the date inside is not taken for the whole.
+ */
+const COMPOUND: Matcher[] = [
+  {
+    re: /\bbetween\s+(.+?)\s+and\s+(.+?)(?=[?.!;]|$)/i,
+    range: (m, today) => {
+      // The first end is read as of the second ("between August 11 and August 15 2023").
+      const end = localRange(m[2], today);
+      const from = localRange(m[1], end ? end[0] : today);
+      // "between August 11 and 15": the second end borrows the first one's month.
+      const to =
+        end ??
+        (from && /^\d{1,2}(?:st|nd|rd|th)?$/.test(m[2].trim())
+          ? dayRange({ ...from[0], day: parseInt(m[2], 10) })
+          : null);
+      if (!from || !to || !validDate(to[0].year, to[0].month, to[0].day)) return null;
+      return [from[0], to[1]];
+    },
+  },
+  {
+    re: /\b(?:the\s+)?(day|week|weekend|month|year)\s+(before|after|prior\s+to|following)\s+(.+?)(?=[?.!;]|$)/i,
+    range: (m, today) => {
+      const anchor = localRange(m[3], today);
+      if (!anchor) return null;
+      const unit = m[1].toLowerCase();
+      const before = /^(?:before|prior)/i.test(m[2]);
+      if (unit === 'weekend') {
+        // The Saturday and Sunday just before (or after) the anchor.
+        const back = before ? (weekday(anchor[0]) + 1) % 7 || 7 : (6 - weekday(anchor[1]) + 7) % 7;
+        const saturday = addDays(before ? anchor[0] : anchor[1], before ? -back : back);
+        return [saturday, addDays(saturday, 2)];
+      }
+      const length = (span: LocalDate, sign: number) =>
+        unit === 'day'
+          ? addDays(span, sign)
+          : unit === 'week'
+            ? addDays(span, 7 * sign)
+            : shiftMonths(span, sign * (unit === 'month' ? 1 : 12));
+      return before ? [length(anchor[0], -1), anchor[0]] : [anchor[1], length(anchor[1], 1)];
+    },
+  },
+  {
+    re: new RegExp(
+      `\\b(first|1st|second|2nd|third|3rd|fourth|4th|last)\\s+week\\s+of\\s+${MONTH_RE}\\b(?:,?\\s+(\\d{4}))?`,
+      'i',
+    ),
+    range: (m, today) => {
+      const named = namedMonth(m[2], m[3], today);
+      if (!named) return null;
+      const [start, end] = monthRange(named.year, named.month);
+      if (m[1].toLowerCase() === 'last') return [addDays(end, -7), end];
+      const from = addDays(start, 7 * (ORDINAL_WEEKS[m[1].toLowerCase()] - 1));
+      return [from, addDays(from, 7)];
+    },
+  },
+  {
+    re: new RegExp(
+      `\\b(beginning|start|early|middle|mid|end|late)(?:\\s+of|-)?\\s*${MONTH_RE}\\b(?:,?\\s+(\\d{4}))?`,
+      'i',
+    ),
+    range: (m, today) => {
+      const named = namedMonth(m[2], m[3], today);
+      if (!named) return null;
+      const [start, end] = monthRange(named.year, named.month);
+      const part = m[1].toLowerCase();
+      // Thirds of the month, as "early", "mid" and "late" are used.
+      if (part === 'beginning' || part === 'start' || part === 'early') {
+        return [start, addDays(start, 10)];
+      }
+      if (part === 'middle' || part === 'mid') return [addDays(start, 10), addDays(start, 20)];
+      return [addDays(start, 20), end];
+    },
+  },
+];
+
+/** Future periods: what a turn plans ("I'll come over tomorrow", "next week"). */
+const FUTURE: Matcher[] = [
+  {
+    re: /\b(?:the\s+)?day\s+after\s+tomorrow\b/i,
+    range: (_m, today) => dayRange(addDays(today, 2)),
+  },
+  {
+    re: /\btomorrow\b/i,
+    range: (_m, today) => dayRange(addDays(today, 1)),
+  },
+  {
+    re: /\bnext\s+weekend\b/i,
+    range: (_m, today) => {
+      const saturday = addDays(startOfWeek(today), 12);
+      return [saturday, addDays(saturday, 2)];
+    },
+  },
+  {
+    re: /\bnext\s+(sunday|monday|tuesday|wednesday|thursday|friday|saturday)\b/i,
+    range: (m, today) => {
+      const ahead = (WEEKDAYS.indexOf(m[1].toLowerCase()) - weekday(today) + 7) % 7 || 7;
+      return dayRange(addDays(today, ahead));
+    },
+  },
+  {
+    re: /\bnext\s+week\b/i,
+    range: (_m, today) => {
+      const monday = addDays(startOfWeek(today), 7);
+      return [monday, addDays(monday, 7)];
+    },
+  },
+  {
+    re: /\bnext\s+month\b/i,
+    range: (_m, today) => monthRange(addMonths(today, 1).year, addMonths(today, 1).month),
+  },
+  {
+    re: /\bnext\s+year\b/i,
+    range: (_m, today) => [
+      { year: today.year + 1, month: 1, day: 1 },
+      { year: today.year + 2, month: 1, day: 1 },
+    ],
+  },
+];
+
 /**
  * Ordered most specific first: an explicit date beats a month, which beats a relative period.
  * English patterns are matched case-insensitively on word boundaries; Chinese (and the common
@@ -423,7 +573,7 @@ const MATCHERS: Matcher[] = [
 export function parseTimeExpression(text: string, clock: Date, timeZone = 'UTC'): TimeRange | null {
   const zone = validTimeZone(timeZone) ? timeZone : 'UTC';
   const today = localDate(clock, zone);
-  for (const matcher of MATCHERS) {
+  for (const matcher of [...COMPOUND, ...MATCHERS, ...FUTURE]) {
     const m = matcher.re.exec(text);
     if (!m) continue;
     const range = matcher.range(m, today);
