@@ -1,11 +1,21 @@
-import { fuse, mergeCandidates } from './fusion.js';
+import { fuse, mergeCandidates, questionShare } from './fusion.js';
 import type { SearchSettings } from './search.config.js';
 import type { Candidate, QueryFeatures } from './search.types.js';
 
 const SETTINGS: SearchSettings = {
   hybrid: true,
   fusion: 'weighted',
-  weights: { dense: 0.7, lexical: 0.3, identifier: 0.25, time: 0.3, neighbor: 0 },
+  weights: {
+    dense: 0.7,
+    lexical: 0.3,
+    identifier: 0.25,
+    time: 0.3,
+    neighbor: 0,
+    summary: 1,
+    speaker: 0,
+  },
+  questionPenalty: 0,
+  agentPenalty: 0,
   rrfK: 60,
   time: 'boost',
   candidates: 100,
@@ -166,6 +176,135 @@ describe('fuse (weighted)', () => {
     // Another conversation's turn 3 is not turn 2's neighbour.
     expect(byId.other.components.neighbor).toBe(0);
     expect(byId.t9.components.neighbor).toBe(0);
+  });
+
+  it('reads the period a turn tells of against when it was said', () => {
+    const dense = { dense: { score: 0.5, rank: 1 } };
+    const ranked = fuse(
+      [
+        // Said on Monday 13 May about the Friday before: 10 May.
+        candidate('told', {
+          paths: dense,
+          text: 'I finished my screenplay last Friday!',
+          occurredFrom: new Date('2024-05-13T12:00:00Z'),
+          occurredTo: new Date('2024-05-13T12:00:00Z'),
+        }),
+        candidate('plain', {
+          paths: dense,
+          text: 'I finished my screenplay!',
+          occurredFrom: new Date('2024-05-13T12:00:00Z'),
+          occurredTo: new Date('2024-05-13T12:00:00Z'),
+        }),
+      ],
+      {
+        ...FEATURES,
+        timeRange: {
+          from: new Date('2024-05-10T00:00:00Z'),
+          to: new Date('2024-05-11T00:00:00Z'),
+          expression: '10 May',
+        },
+      },
+      SETTINGS,
+    );
+    expect(ranked.map((r) => [r.id, r.components.time])).toEqual([
+      ['told', 1],
+      ['plain', 0],
+    ]);
+  });
+
+  it('boosts turns by a speaker the query names, unless it names everyone', () => {
+    const dense = { dense: { score: 0.5, rank: 1 } };
+    const turns = [
+      candidate('asks', { paths: dense, speaker: 'Caroline', text: 'Mel, you went camping?' }),
+      candidate('tells', { paths: dense, speaker: 'Melanie', text: 'We camped at the beach.' }),
+    ];
+    const settings = { ...SETTINGS, weights: { ...SETTINGS.weights, speaker: 0.5 } };
+    const ranked = fuse(
+      turns,
+      { ...FEATURES, text: "Where has Melanie's family camped?" },
+      settings,
+    );
+    expect(ranked.map((r) => [r.id, r.components.speaker])).toEqual([
+      ['tells', 1],
+      ['asks', 0],
+    ]);
+    expect(ranked[0].score).toBeCloseTo(0.7 * 0.5 * 1.5, 10);
+    const both = fuse(turns, { ...FEATURES, text: 'Did Caroline and Melanie camp?' }, settings);
+    expect(both.map((r) => r.components.speaker)).toEqual([0, 0]);
+  });
+
+  it('lowers turns by the share of their text that asks, after neighbours took theirs', () => {
+    const settings = {
+      ...SETTINGS,
+      weights: { ...SETTINGS.weights, neighbor: 0.5 },
+      questionPenalty: 0.2,
+    };
+    const ranked = fuse(
+      [
+        candidate('q', {
+          paths: { dense: { score: 0.8, rank: 1 } },
+          text: 'Where did you go camping?',
+          turnStart: 1,
+          turnEnd: 1,
+        }),
+        candidate('a', {
+          paths: { dense: { score: 0.6, rank: 2 } },
+          text: 'To the beach, with the kids.',
+          turnStart: 2,
+          turnEnd: 2,
+        }),
+      ],
+      FEATURES,
+      settings,
+    );
+    const q = ranked.find((r) => r.id === 'q')!;
+    const a = ranked.find((r) => r.id === 'a')!;
+    expect(q.components.question).toBe(1);
+    expect(a.components.question).toBe(0);
+    expect(q.score).toBeCloseTo((0.7 * 0.8 + 0.5 * 0.7 * 0.6) * 0.8, 10);
+    // The answer keeps the credit of the question it follows.
+    expect(a.score).toBeCloseTo(0.7 * 0.6 + 0.5 * 0.7 * 0.8, 10);
+  });
+
+  it("lowers the agent's own turns (not an imported dialogue's people) and summaries", () => {
+    const dense = { dense: { score: 0.5, rank: 1 } };
+    const settings = {
+      ...SETTINGS,
+      weights: { ...SETTINGS.weights, summary: 0.5 },
+      agentPenalty: 0.3,
+    };
+    const ranked = fuse(
+      [
+        candidate('member', { paths: dense, label: 'USER' }),
+        candidate('agent', { paths: dense, label: 'ASSISTANT' }),
+        candidate('labelled', { paths: dense, label: 'ASSISTANT', speaker: 'Assistant' }),
+        candidate('person', { paths: dense, label: 'ASSISTANT', speaker: 'Melanie' }),
+        candidate('summary', { paths: dense, kind: 'summary', label: null }),
+      ],
+      FEATURES,
+      settings,
+    );
+    const score = (id: string) => ranked.find((r) => r.id === id)!.score;
+    expect(score('member')).toBeCloseTo(0.35, 10);
+    expect(score('person')).toBeCloseTo(0.35, 10);
+    expect(score('agent')).toBeCloseTo(0.35 * 0.7, 10);
+    expect(score('labelled')).toBeCloseTo(0.35 * 0.7, 10);
+    expect(score('summary')).toBeCloseTo(0.35 * 0.5, 10);
+    expect(ranked.find((r) => r.id === 'agent')!.components.agent).toBe(1);
+  });
+
+  it('measures how much of a turn asks', () => {
+    expect(questionShare('Where did you go?')).toBe(1);
+    expect(questionShare('We went to the beach.')).toBe(0);
+    // A long question tells as it asks.
+    expect(
+      questionShare(
+        "I've never met Kelly at any book club or library event, which is weird because I thought we would have crossed paths by now, do you think I should try?",
+      ),
+    ).toBe(0);
+    const share = questionShare('That sounds wonderful, I am so happy for you! Where was it?');
+    expect(share).toBeGreaterThan(0.1);
+    expect(share).toBeLessThan(0.5);
   });
 
   it('marks good hits by cosine, full-text coverage or trigram similarity', () => {

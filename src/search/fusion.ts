@@ -7,7 +7,8 @@ import type {
   Ranked,
   ScoreComponents,
 } from './search.types.js';
-import { timeMatch } from './time-expressions.js';
+import { parseTimeExpression, timeMatch } from './time-expressions.js';
+import type { TimeRange } from './time-expressions.js';
 
 /** Merges hits of the same item found by several paths (and scopes) into one candidate. */
 export function mergeCandidates(lists: Candidate[][]): Candidate[] {
@@ -48,8 +49,10 @@ function compareRanked(a: Ranked, b: Ranked): number {
  * - rrf: the sum over paths of weight / (k + rank), identifier matches ranked as a path and
  *   full-text and trigram counted as one (the better rank).
  * Then x (1 + time x time match) for a time expression, x (1 + code boost) for code chunks on
- * code questions, and for turns + neighbour x the best score of an adjacent turn. Ties break
- * on kind and id, so the order is deterministic.
+ * code questions, and for turns + neighbour x the best score of an adjacent turn; summaries
+ * x summary weight; then
+ * x (1 + speaker) for turns by someone the query names and x (1 - question penalty x the share
+ * of the turn that asks) x (1 - agent penalty) for the agent's own turns. Ties break on kind and id, so the order is deterministic.
  */
 export function fuse(
   candidates: Candidate[],
@@ -59,6 +62,7 @@ export function fuse(
   const w = settings.weights;
   const identifier = candidates.map((c) => identifierMatch(features.identifiers, c.text));
   const identifierRank = rankBy(identifier);
+  const named = namedSpeakers(candidates, features.text);
   const boosted = candidates.map((c, i) => {
     const dense = c.paths.dense?.score ?? 0;
     const lexical = c.paths.lexical?.score ?? 0;
@@ -82,9 +86,7 @@ export function fuse(
         ? rrf
         : w.dense * dense + w.lexical * Math.max(lexical, trigram) + w.identifier * identifier[i];
     const time =
-      features.timeRange && settings.time !== 'off'
-        ? timeMatch(features.timeRange, c.occurredFrom ?? c.createdAt, c.occurredTo ?? c.createdAt)
-        : 0;
+      features.timeRange && settings.time !== 'off' ? timeFit(features, features.timeRange, c) : 0;
     const code = features.code && c.isCode ? settings.codeBoost : 0;
     const timeFactor = settings.time === 'boost' ? 1 + w.time * time : 1;
     const components: ScoreComponents = {
@@ -95,6 +97,9 @@ export function fuse(
       time,
       code,
       neighbor: 0,
+      speaker: c.kind === 'segment' && c.speaker !== null && named.has(c.speaker) ? 1 : 0,
+      question: c.kind === 'segment' ? questionShare(c.text) : 0,
+      agent: isAgentTurn(c) ? 1 : 0,
       base,
       rrf,
     };
@@ -120,6 +125,13 @@ export function fuse(
         components.neighbor = near;
         final += w.neighbor * near;
       }
+      // A summary stands for many turns: among them, the turns that match as well say where.
+      if (c.kind === 'summary') final *= w.summary;
+      // After the neighbours took their share: a question still points at its answer.
+      final *=
+        (1 + w.speaker * components.speaker) *
+        (1 - settings.questionPenalty * components.question) *
+        (1 - settings.agentPenalty * components.agent);
       const good =
         components.dense >= settings.goodHit ||
         c.coverage >= settings.goodHit ||
@@ -139,4 +151,65 @@ function rankBy(values: number[]): (number | undefined)[] {
   const ranks: (number | undefined)[] = values.map(() => undefined);
   order.forEach((x, r) => (ranks[x.i] = r + 1));
   return ranks;
+}
+
+/**
+ * How well an item fits the query's period: by when it was said, and for a turn also by the
+ * time it tells of ("last Friday", "two weeks ago", "tomorrow"), read against when it was said.
+ */
+function timeFit(features: QueryFeatures, range: TimeRange, c: Candidate): number {
+  const from = c.occurredFrom ?? c.createdAt;
+  const said = timeMatch(range, from, c.occurredTo ?? c.createdAt);
+  if (said === 1 || c.kind !== 'segment' || !from) return said;
+  const told = parseTimeExpression(c.text, from, features.timeZone ?? 'UTC');
+  return told ? Math.max(said, timeMatch(range, told.from, new Date(told.to.getTime() - 1))) : said;
+}
+
+/**
+ * Speakers of the candidate turns that the query names, as a word ("Mel", "Mel's"): the
+ * speakers come from the turns themselves, so nothing is known about names beforehand.
+ */
+function namedSpeakers(candidates: Candidate[], query: string): Set<string> {
+  const words = new Set(
+    (query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).map((w) => w.replace(/s$/, '')),
+  );
+  const named = new Set<string>();
+  for (const c of candidates) {
+    if (c.kind !== 'segment' || c.speaker === null || named.has(c.speaker)) continue;
+    const first = c.speaker.toLowerCase().match(/[\p{L}\p{N}]+/u)?.[0];
+    if (first && (words.has(first) || words.has(first.replace(/s$/, '')))) named.add(c.speaker);
+  }
+  // Naming everyone who speaks favours no one.
+  const speakers = new Set(candidates.map((c) => c.speaker).filter((s) => s !== null));
+  return named.size < speakers.size ? named : new Set();
+}
+
+/** A question this long tells something in its clauses ("I never met Kelly, should I...?"). */
+const SHORT_QUESTION_WORDS = 15;
+
+/** The share of a turn's text (by length) in short questions: what it asks, not tells. */
+export function questionShare(text: string): number {
+  const sentences = text.match(/[^.!?\n]+[.!?\n]*/g) ?? [];
+  let asked = 0;
+  let total = 0;
+  for (const sentence of sentences) {
+    const length = sentence.trim().length;
+    total += length;
+    if (/\?/.test(sentence) && sentence.trim().split(/\s+/).length <= SHORT_QUESTION_WORDS) {
+      asked += length;
+    }
+  }
+  return total > 0 ? asked / total : 0;
+}
+
+/** Speaker labels that name a role, not a person ("Assistant: ..." in an exported chat). */
+const ROLE_LABELS = /^(?:assistant|ai|bot|agent|chatbot|model|gpt|chatgpt|claude)$/i;
+
+/** A turn the agent wrote: an ASSISTANT turn without a person's name as its speaker. */
+function isAgentTurn(c: Candidate): boolean {
+  return (
+    c.kind === 'segment' &&
+    c.label === 'ASSISTANT' &&
+    (c.speaker === null || ROLE_LABELS.test(c.speaker.trim()))
+  );
 }

@@ -135,6 +135,7 @@ export class HybridSearchService {
       refersBack: refersBack(query),
       timeRange: parseTimeExpression(query, clock, timezone ?? 'UTC'),
       clock,
+      timeZone: timezone ?? 'UTC',
     };
   }
 

@@ -58,6 +58,30 @@ export const searchVariables = defineVariables({
     default: '0.3',
     parse: decimal(0, 1),
   },
+  SEARCH_WEIGHT_SUMMARY: {
+    description:
+      "Factor on a summary's score where it is ranked among turns (recall): a summary stands for many turns, the turns that match it as well say more precisely where.",
+    default: '0.5',
+    parse: decimal(0, 1),
+  },
+  SEARCH_WEIGHT_SPEAKER: {
+    description:
+      'Boost (x (1 + weight)) of turns spoken by someone the query names (imported dialogues with speakers): what a person did or likes is told in their own turns, while the other side names them to ask.',
+    default: '0.3',
+    parse: decimal(0, 10),
+  },
+  SEARCH_QUESTION_PENALTY: {
+    description:
+      'Turns that ask questions tell less than they ask: a turn loses this share of its score times the share of its text in questions (its answer keeps the neighbour credit).',
+    default: '0.2',
+    parse: decimal(0, 1),
+  },
+  SEARCH_AGENT_PENALTY: {
+    description:
+      "The agent's own turns lose this share of their score: a reply elaborates on what the member said, and what happened, what they want and what they decided is told in the member's words. Turns of imported dialogues between people (a speaker with a name) are not the agent's.",
+    default: '0.3',
+    parse: decimal(0, 1),
+  },
   SEARCH_RRF_K: {
     description: 'The k of reciprocal rank fusion (score = sum of weight / (k + rank)).',
     default: '60',
@@ -143,7 +167,17 @@ export type SearchEnv = ConfigOf<typeof searchVariables>;
 export interface SearchSettings {
   hybrid: boolean;
   fusion: 'weighted' | 'rrf';
-  weights: { dense: number; lexical: number; identifier: number; time: number; neighbor: number };
+  weights: {
+    dense: number;
+    lexical: number;
+    identifier: number;
+    time: number;
+    neighbor: number;
+    summary: number;
+    speaker: number;
+  };
+  questionPenalty: number;
+  agentPenalty: number;
   rrfK: number;
   time: 'boost' | 'filter' | 'off';
   candidates: number;
@@ -163,7 +197,11 @@ export function searchSettings(env: SearchEnv): SearchSettings {
       identifier: env.SEARCH_WEIGHT_IDENTIFIER,
       time: env.SEARCH_WEIGHT_TIME,
       neighbor: env.SEARCH_WEIGHT_NEIGHBOR,
+      summary: env.SEARCH_WEIGHT_SUMMARY,
+      speaker: env.SEARCH_WEIGHT_SPEAKER,
     },
+    questionPenalty: env.SEARCH_QUESTION_PENALTY,
+    agentPenalty: env.SEARCH_AGENT_PENALTY,
     rrfK: env.SEARCH_RRF_K,
     time: env.SEARCH_TIME,
     candidates: env.SEARCH_CANDIDATES,

@@ -71,6 +71,12 @@ export interface ScoreComponents {
   time: number;
   code: number;
   neighbor: number;
+  /** 1 for a turn by a speaker the query names ("What did Mel paint?"). */
+  speaker: number;
+  /** The share of the turn's text that asks questions (it tells less than it asks). */
+  question: number;
+  /** 1 for a turn the agent wrote (a reply, not a member's words). */
+  agent: number;
   /** Before the time, code and neighbour adjustments. */
   base: number;
   /** Reciprocal rank fusion sum, with SEARCH_FUSION=rrf. */
@@ -92,4 +98,6 @@ export interface QueryFeatures {
   timeRange: TimeRange | null;
   /** The conversation's clock the time range is relative to. */
   clock: Date;
+  /** The user's time zone, in which turns' own time expressions are read. */
+  timeZone?: string;
 }

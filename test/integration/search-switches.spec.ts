@@ -51,6 +51,10 @@ describe('Search switches, set by configuration', () => {
       CONTEXT_TOKEN_BUDGET: '300',
       SEARCH_CONTEXT_SUMMARIES: '0',
       SEARCH_WEIGHT_NEIGHBOR: '0',
+      SEARCH_WEIGHT_SUMMARY: '1',
+      SEARCH_WEIGHT_SPEAKER: '0',
+      SEARCH_QUESTION_PENALTY: '0',
+      SEARCH_AGENT_PENALTY: '0',
       SEARCH_METRICS_TEXT: 'true',
     });
     owner = await t.user('switches-owner', { email: 'switches@example.com' });
@@ -105,7 +109,7 @@ describe('Search switches, set by configuration', () => {
     expect(rows.every((r: { n: number }) => r.n === 1)).toBe(true);
   });
 
-  it('hybrid off, rrf, time off, no neighbour weight: vector ranks only', async () => {
+  it('hybrid off, rrf, time off, no turn adjustments: vector ranks only', async () => {
     const { retrievalDebug: d } = await gql<{
       retrievalDebug: {
         fusion: string;

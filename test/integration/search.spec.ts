@@ -362,9 +362,18 @@ describe('Hybrid search', () => {
     it('time off: no time path and no boost', async () => {
       const outcome = await run('What did we do last week?', { settings: { time: 'off' } });
       expect(outcome.hits.time).toBe(0);
-      expect(
-        outcome.ranked.every((r) => r.score === r.components.base + 0.3 * r.components.neighbor),
-      ).toBe(true);
+      for (const r of outcome.ranked) {
+        const c = r.components;
+        expect(c.time).toBe(0);
+        // The default weights, with no time factor anywhere.
+        const expected =
+          (c.base + 0.3 * c.neighbor) *
+          (1 + 0.3 * c.speaker) *
+          (1 - 0.2 * c.question) *
+          (1 - 0.3 * c.agent) *
+          (r.kind === 'summary' ? 0.5 : 1);
+        expect(r.score).toBeCloseTo(expected, 12);
+      }
     });
 
     it('identifiers and code: the code chunk comes first for a code question', async () => {
@@ -466,7 +475,19 @@ describe('Hybrid search', () => {
 
     it('weights: with the dense weight at 0, vector similarity does not count', async () => {
       const outcome = await run('zanzibar', {
-        settings: { weights: { dense: 0, lexical: 1, identifier: 0, time: 0, neighbor: 0 } },
+        settings: {
+          weights: {
+            dense: 0,
+            lexical: 1,
+            identifier: 0,
+            time: 0,
+            neighbor: 0,
+            summary: 1,
+            speaker: 0,
+          },
+          questionPenalty: 0,
+          agentPenalty: 0,
+        },
       });
       for (const r of outcome.ranked)
         expect(r.score).toBeCloseTo(Math.max(r.components.lexical, r.components.trigram), 10);
