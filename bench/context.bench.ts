@@ -33,6 +33,7 @@ import { EMBEDDER } from '../src/llm/embedder.js';
 import type { Embedder } from '../src/llm/embedder.js';
 import { countTokens } from '../src/llm/tokenizer.js';
 import { NewSegment, SegmentRepository } from '../src/search/segment.repository.js';
+import { toldPeriod } from '../src/search/time-expressions.js';
 import {
   BENCH_LIMITS,
   benchDatabase,
@@ -42,6 +43,12 @@ import {
   token,
   rng,
 } from './support.js';
+
+/** The period a generated turn tells of, as the indexer stores it. */
+function told(text: string, at: Date): Pick<NewSegment, 'toldFrom' | 'toldTo'> {
+  const period = toldPeriod(text, at, null);
+  return { toldFrom: period?.from ?? null, toldTo: period?.to ?? null };
+}
 
 const DAY = 86_400_000;
 
@@ -329,6 +336,7 @@ async function main(): Promise<void> {
             charEnd: b.content.length,
             tokenCount: countTokens(b.content),
             occurredAt: b.at,
+            ...told(b.content, b.at),
           }));
           const inserted = await segmentsRepo.insert(m, segments);
           const vectorOf = new Map(batch.map((b) => [idOf.get(b.i)!, b.vector]));

@@ -16,11 +16,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { createApp } from '../src/bootstrap.js';
 import { AppConfig } from '../src/config/app-config.js';
 import { JobsService } from '../src/jobs/jobs.service.js';
+import { INDEX_JOB } from '../src/search/segment-indexer.service.js';
 import {
   aggregate,
   diaIdsOf,
@@ -111,6 +112,7 @@ async function main(): Promise<void> {
     );
     for (const l of legacies.nodes) legacyOf.set(l.name, l.id);
     let turns = 0;
+    let characters = 0;
     for (const convId of convIds) {
       const list = dataset.conversations.get(convId)!;
       if (legacyOf.has(convId)) continue;
@@ -130,14 +132,32 @@ async function main(): Promise<void> {
         },
       );
       turns += list.length;
+      characters += list.reduce((n, t) => n + t.text.length, 0);
     }
     const imported = performance.now();
-    await app.get(JobsService).drain({ timeoutMs: 60 * 60 * 1000 });
+    // Indexing runs beside the other background work (summaries, facts): it is done when no
+    // indexing job is left; the loop's delay says whether anything stalled the process.
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    const jobs = app.get(JobsService);
+    await jobs.drain({ timeoutMs: 60 * 60 * 1000, types: [INDEX_JOB] });
+    const indexed = performance.now();
+    await jobs.drain({ timeoutMs: 60 * 60 * 1000 });
     const settled = performance.now();
+    loop.disable();
+    const seconds = (from: number, to: number) => ((to - from) / 1000).toFixed(1);
     console.log(
-      `imported ${convIds.filter((c) => !legacies.nodes.some((l) => l.name === c)).length} conversations (${turns} turns) in ${((imported - started) / 1000).toFixed(1)} s; ` +
-        `background work settled in ${((settled - imported) / 1000).toFixed(1)} s`,
+      `imported ${convIds.filter((c) => !legacies.nodes.some((l) => l.name === c)).length} conversations (${turns} turns, ${characters} characters) in ${seconds(started, imported)} s`,
     );
+    if (turns > 0) {
+      const rate = (n: number) => (n / ((indexed - imported) / 1000)).toFixed(0);
+      console.log(
+        `indexed (split, embedded, stored) in ${seconds(imported, indexed)} s: ${rate(turns)} turns/s, ` +
+          `${rate(characters)} characters/s; background work settled in ${seconds(imported, settled)} s; ` +
+          `event loop delay meanwhile p50 ${(loop.percentile(50) / 1e6).toFixed(0)} ms, ` +
+          `p99 ${(loop.percentile(99) / 1e6).toFixed(0)} ms, max ${(loop.max / 1e6).toFixed(0)} ms`,
+      );
+    }
 
     const latencies: number[] = [];
     /** Which sources take the top ten places, over all questions. */

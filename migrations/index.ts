@@ -25,6 +25,7 @@ import { MemorySignals1764100600000 } from './1764100600000-MemorySignals.js';
 import { Profiles1764100700000 } from './1764100700000-Profiles.js';
 import { ChatMemoryActions1764100800000 } from './1764100800000-ChatMemoryActions.js';
 import { TogetherConversations1764100900000 } from './1764100900000-TogetherConversations.js';
+import { SegmentToldTime1764101000000 } from './1764101000000-SegmentToldTime.js';
 
 /**
  * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
@@ -58,4 +59,5 @@ export const MIGRATIONS = [
   Profiles1764100700000,
   ChatMemoryActions1764100800000,
   TogetherConversations1764100900000,
+  SegmentToldTime1764101000000,
 ];

@@ -178,7 +178,7 @@ describe('fuse (weighted)', () => {
     expect(byId.t9.components.neighbor).toBe(0);
   });
 
-  it('reads the period a turn tells of against when it was said', () => {
+  it('fits a turn to the period by when it was said or by the period it tells of', () => {
     const dense = { dense: { score: 0.5, rank: 1 } };
     const ranked = fuse(
       [
@@ -188,6 +188,8 @@ describe('fuse (weighted)', () => {
           text: 'I finished my screenplay last Friday!',
           occurredFrom: new Date('2024-05-13T12:00:00Z'),
           occurredTo: new Date('2024-05-13T12:00:00Z'),
+          toldFrom: new Date('2024-05-10T00:00:00Z'),
+          toldTo: new Date('2024-05-11T00:00:00Z'),
         }),
         candidate('plain', {
           paths: dense,

@@ -7,7 +7,7 @@ import type {
   Ranked,
   ScoreComponents,
 } from './search.types.js';
-import { parseTimeExpression, timeMatch } from './time-expressions.js';
+import { timeMatch } from './time-expressions.js';
 import type { TimeRange } from './time-expressions.js';
 
 /** Merges hits of the same item found by several paths (and scopes) into one candidate. */
@@ -85,8 +85,7 @@ export function fuse(
       settings.fusion === 'rrf'
         ? rrf
         : w.dense * dense + w.lexical * Math.max(lexical, trigram) + w.identifier * identifier[i];
-    const time =
-      features.timeRange && settings.time !== 'off' ? timeFit(features, features.timeRange, c) : 0;
+    const time = features.timeRange && settings.time !== 'off' ? timeFit(features.timeRange, c) : 0;
     const code = features.code && c.isCode ? settings.codeBoost : 0;
     const timeFactor = settings.time === 'boost' ? 1 + w.time * time : 1;
     const components: ScoreComponents = {
@@ -157,12 +156,11 @@ function rankBy(values: number[]): (number | undefined)[] {
  * How well an item fits the query's period: by when it was said, and for a turn also by the
  * time it tells of ("last Friday", "two weeks ago", "tomorrow"), read against when it was said.
  */
-function timeFit(features: QueryFeatures, range: TimeRange, c: Candidate): number {
-  const from = c.occurredFrom ?? c.createdAt;
-  const said = timeMatch(range, from, c.occurredTo ?? c.createdAt);
-  if (said === 1 || c.kind !== 'segment' || !from) return said;
-  const told = parseTimeExpression(c.text, from, features.timeZone ?? 'UTC');
-  return told ? Math.max(said, timeMatch(range, told.from, new Date(told.to.getTime() - 1))) : said;
+function timeFit(range: TimeRange, c: Candidate): number {
+  const said = timeMatch(range, c.occurredFrom ?? c.createdAt, c.occurredTo ?? c.createdAt);
+  if (!c.toldFrom || !c.toldTo) return said;
+  // The told period is [from, to); timeMatch takes the last instant in it.
+  return Math.max(said, timeMatch(range, c.toldFrom, new Date(c.toldTo.getTime() - 1)));
 }
 
 /**

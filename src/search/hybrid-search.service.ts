@@ -135,7 +135,6 @@ export class HybridSearchService {
       refersBack: refersBack(query),
       timeRange: parseTimeExpression(query, clock, timezone ?? 'UTC'),
       clock,
-      timeZone: timezone ?? 'UTC',
     };
   }
 

@@ -20,6 +20,7 @@ import { SearchService } from './search.service.js';
 import {
   BACKFILL_JOB,
   INDEX_JOB,
+  TOLD_JOB,
   SEGMENT_KIND,
   SegmentIndexerService,
 } from './segment-indexer.service.js';
@@ -82,6 +83,9 @@ export class SearchModule implements OnModuleInit {
     });
     this.jobs.register<{ conversationId: string }>(INDEX_JOB, (p) => this.indexer.indexJob(p));
     this.jobs.register(BACKFILL_JOB, () => this.indexer.backfill());
+    this.jobs.register(TOLD_JOB, async () => {
+      await this.indexer.readToldPeriods();
+    });
     // Imports fire once with no messages: the job indexes by conversation either way.
     this.turnEvents.onStoredInTransaction((event, manager) =>
       this.indexer.enqueueIndexing(event.conversation.id, manager),

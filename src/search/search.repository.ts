@@ -70,6 +70,8 @@ interface KindSql {
   /** When the item was said or made, for the time path. */
   timeFrom: string;
   timeTo: string;
+  /** The period the item tells of, if it has one (segments), also for the time path. */
+  told?: { from: string; to: string };
 }
 
 /** Up to this many turns holding a selecting word, BM25 scores them all. */
@@ -94,6 +96,7 @@ const KINDS: Record<SourceKind, KindSql> = {
     scope: SEGMENT_SCOPE,
     timeFrom: 'x.occurred_at',
     timeTo: 'x.occurred_at',
+    told: { from: 'x.told_from', to: 'x.told_to' },
   },
   summary: {
     table: 'conversation_chunks',
@@ -144,7 +147,8 @@ const DETAILS: Record<SourceKind, string> = {
                    x.turn_index AS "turnStart", x.turn_index AS "turnEnd", x.position,
                    x.content AS text, x.speaker, x.caption, x.is_code AS "isCode",
                    x.token_count AS tokens, x.occurred_at AS "occurredFrom",
-                   x.occurred_at AS "occurredTo", x.created_at AS "createdAt",
+                   x.occurred_at AS "occurredTo", x.told_from AS "toldFrom",
+                   x.told_to AS "toldTo", x.created_at AS "createdAt",
                    x.user_id AS "ownerId", x.role AS label, '{}'::uuid[] AS "sourceMessageIds"
               FROM message_segments x WHERE x.id = ANY($1::uuid[])`,
   summary: `SELECT x.id, x.conversation_id AS "conversationId", NULL::uuid AS "messageId",
@@ -510,9 +514,13 @@ export class SearchRepository {
     const sql = KINDS[kind];
     const p = new SqlParams();
     const where = sql.scope(scope, s, p);
+    const start = p.add(from);
+    const end = p.add(to);
+    // Said in the period, or telling of it ("last Friday" said on the Monday after).
+    const told = sql.told ? ` OR (${sql.told.to} > ${start} AND ${sql.told.from} < ${end})` : '';
     const rows: { id: string }[] = await this.dataSource.query(
       `SELECT x.id FROM ${sql.table} x
-        WHERE ${where} AND ${sql.timeTo} >= ${p.add(from)} AND ${sql.timeFrom} < ${p.add(to)}
+        WHERE ${where} AND ((${sql.timeTo} >= ${start} AND ${sql.timeFrom} < ${end})${told})
         ORDER BY ${sql.timeTo} DESC, x.id
         LIMIT ${p.add(limit)}`,
       p.values,

@@ -40,6 +40,9 @@ export interface Candidate {
   /** When it was said (a range for summaries), or created. */
   occurredFrom: Date | null;
   occurredTo: Date | null;
+  /** Segments: the period the turn tells of ("last Friday"), if it names one. */
+  toldFrom?: Date | null;
+  toldTo?: Date | null;
   createdAt: Date;
   /** Facts and memories: the author or owner. */
   ownerId: string | null;
@@ -98,6 +101,4 @@ export interface QueryFeatures {
   timeRange: TimeRange | null;
   /** The conversation's clock the time range is relative to. */
   clock: Date;
-  /** The user's time zone, in which turns' own time expressions are read. */
-  timeZone?: string;
 }

@@ -4,6 +4,7 @@ import { AppConfig } from '../config/app-config.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
 import { JobsService } from '../jobs/jobs.service.js';
 import { chunkMessage } from './chunker.js';
+import { toldPeriod } from './time-expressions.js';
 import {
   NewSegment,
   PendingMessage,
@@ -14,9 +15,12 @@ import {
 export const SEGMENT_KIND = 'segment';
 export const INDEX_JOB = 'search:index-conversation';
 export const BACKFILL_JOB = 'search:backfill';
+export const TOLD_JOB = 'search:told-times';
 
 /** Turns per indexing batch: one embedding call and one transaction each. */
 const BATCH = 128;
+/** Segments whose told period is read per statement by the TOLD_JOB. */
+const TOLD_BATCH = 500;
 /** The preceding turn's words kept as a segment's context. */
 const CONTEXT_CHARS = 400;
 
@@ -76,6 +80,28 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
   /** Turns stored before search existed (or while it was off) are indexed in the background. */
   async onApplicationBootstrap(): Promise<void> {
     await this.jobs.enqueue(BACKFILL_JOB, 'startup', {});
+    await this.jobs.enqueue(TOLD_JOB, 'startup', {});
+  }
+
+  /**
+   * The TOLD_JOB handler: reads the period each segment stored before told periods existed
+   * tells of. Segments it has read are marked, so a second run finds nothing to do.
+   */
+  async readToldPeriods(): Promise<number> {
+    let read = 0;
+    for (;;) {
+      const pending = await this.segments.toldPending(TOLD_BATCH);
+      if (pending.length === 0) return read;
+      await this.segments.setTold(
+        pending.map((s) => {
+          const told = toldPeriod(s.content, s.occurredAt, s.timezone);
+          return { id: s.id, from: told?.from ?? null, to: told?.to ?? null };
+        }),
+      );
+      read += pending.length;
+      // Each batch is its own statement: the event loop is free in between.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   /** The BACKFILL_JOB handler. */
@@ -136,24 +162,29 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
       message.previousContent !== null
         ? `${previousSpeaker !== null ? `${previousSpeaker}: ` : ''}${tail(message.previousContent, CONTEXT_CHARS)}`
         : null;
-    return chunks.map((chunk, i) => ({
-      messageId: message.id,
-      conversationId: message.conversationId,
-      legacyId: message.legacyId,
-      userId: message.userId,
-      turnIndex: message.turnIndex,
-      position: chunk.position,
-      role: message.role,
-      speaker,
-      caption: i === 0 ? captionOf(message.metadata) : null,
-      context: i === 0 ? previous : tail(chunks[i - 1].text, CONTEXT_CHARS),
-      content: chunk.text,
-      isCode: chunk.isCode,
-      language: chunk.language,
-      charStart: chunk.start,
-      charEnd: chunk.end,
-      tokenCount: chunk.tokens,
-      occurredAt: message.occurredAt,
-    }));
+    return chunks.map((chunk, i) => {
+      const told = toldPeriod(chunk.text, message.occurredAt, message.timezone);
+      return {
+        messageId: message.id,
+        conversationId: message.conversationId,
+        legacyId: message.legacyId,
+        userId: message.userId,
+        turnIndex: message.turnIndex,
+        position: chunk.position,
+        role: message.role,
+        speaker,
+        caption: i === 0 ? captionOf(message.metadata) : null,
+        context: i === 0 ? previous : tail(chunks[i - 1].text, CONTEXT_CHARS),
+        content: chunk.text,
+        isCode: chunk.isCode,
+        language: chunk.language,
+        charStart: chunk.start,
+        charEnd: chunk.end,
+        tokenCount: chunk.tokens,
+        occurredAt: message.occurredAt,
+        toldFrom: told?.from ?? null,
+        toldTo: told?.to ?? null,
+      };
+    });
   }
 }

@@ -64,6 +64,17 @@ export class MessageSegmentEntity {
   @Column({ name: 'occurred_at', type: 'timestamptz' })
   occurredAt: Date;
 
+  /** The period the turn tells of ("last Friday"), read against when it was said. */
+  @Column({ name: 'told_from', type: 'timestamptz', nullable: true })
+  toldFrom: Date | null;
+
+  @Column({ name: 'told_to', type: 'timestamptz', nullable: true })
+  toldTo: Date | null;
+
+  /** Whether the told period was read (segments stored before it existed are read later). */
+  @Column({ name: 'told_checked', type: 'boolean', default: false })
+  toldChecked: boolean;
+
   @Column({ name: 'main_length', type: 'integer', default: 0 })
   mainLength: number;
 

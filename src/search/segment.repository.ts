@@ -12,6 +12,8 @@ export interface PendingMessage {
   content: string;
   metadata: Record<string, unknown>;
   occurredAt: Date;
+  /** The author's time zone, in which the turn's own time expressions are read. */
+  timezone: string | null;
   previousContent: string | null;
   previousMetadata: Record<string, unknown> | null;
 }
@@ -34,6 +36,9 @@ export interface NewSegment {
   charEnd: number;
   tokenCount: number;
   occurredAt: Date;
+  /** The period the chunk tells of, if it names one. */
+  toldFrom: Date | null;
+  toldTo: Date | null;
 }
 
 /**
@@ -75,9 +80,10 @@ export class SegmentRepository {
     return this.m().query(
       `SELECT m.id, m.conversation_id AS "conversationId", m.legacy_id AS "legacyId",
               m.user_id AS "userId", m.turn_index AS "turnIndex", m.role, m.content, m.metadata,
-              m.occurred_at AS "occurredAt",
+              m.occurred_at AS "occurredAt", u.timezone,
               p.content AS "previousContent", p.metadata AS "previousMetadata"
          FROM messages m
+         LEFT JOIN users u ON u.id = m.user_id
          LEFT JOIN messages p ON p.conversation_id = m.conversation_id
                              AND p.turn_index = m.turn_index - 1 AND NOT p.placeholder
         WHERE m.conversation_id = $1
@@ -103,17 +109,20 @@ export class SegmentRepository {
       `INSERT INTO message_segments (message_id, conversation_id, legacy_id, user_id, turn_index,
                                      position, role, speaker, caption, context, content, is_code,
                                      language, char_start, char_end, token_count, occurred_at,
-                                     main_length, context_length)
+                                     main_length, context_length, told_from, told_to,
+                                     told_checked)
        SELECT t.message_id, t.conversation_id, t.legacy_id, t.user_id, t.turn_index, t.position,
               t.role, t.speaker, t.caption, t.context, t.content, t.is_code, t.language,
               t.char_start, t.char_end, t.token_count, t.occurred_at,
-              search_word_count(${MAIN_TSV}), search_word_count(${CONTEXT_TSV})
+              search_word_count(${MAIN_TSV}), search_word_count(${CONTEXT_TSV}),
+              t.told_from, t.told_to, true
          FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::int[], $6::int[],
                      $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bool[],
-                     $13::text[], $14::int[], $15::int[], $16::int[], $17::timestamptz[])
+                     $13::text[], $14::int[], $15::int[], $16::int[], $17::timestamptz[],
+                     $18::timestamptz[], $19::timestamptz[])
            AS t(message_id, conversation_id, legacy_id, user_id, turn_index, position, role,
                 speaker, caption, context, content, is_code, language, char_start, char_end,
-                token_count, occurred_at)
+                token_count, occurred_at, told_from, told_to)
        ON CONFLICT (message_id, position) DO NOTHING
        RETURNING id, message_id AS "messageId", position`,
       [
@@ -134,6 +143,8 @@ export class SegmentRepository {
         col('charEnd'),
         col('tokenCount'),
         col('occurredAt'),
+        col('toldFrom'),
+        col('toldTo'),
       ],
     );
   }
@@ -160,6 +171,32 @@ export class SegmentRepository {
          main_length = search_doc_stats.main_length + EXCLUDED.main_length,
          context_length = search_doc_stats.context_length + EXCLUDED.context_length`,
       [segmentIds],
+    );
+  }
+
+  /** Segments whose told period was never read (stored before it existed), with their zone. */
+  toldPending(
+    limit: number,
+  ): Promise<{ id: string; content: string; occurredAt: Date; timezone: string | null }[]> {
+    return this.m().query(
+      `SELECT s.id, s.content, s.occurred_at AS "occurredAt", u.timezone
+         FROM message_segments s LEFT JOIN users u ON u.id = s.user_id
+        WHERE NOT s.told_checked
+        ORDER BY s.id
+        LIMIT $1`,
+      [limit],
+    );
+  }
+
+  /** Stores told periods read for segments (null where the text names none). */
+  async setTold(rows: { id: string; from: Date | null; to: Date | null }[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.m().query(
+      `UPDATE message_segments s SET told_from = t.told_from, told_to = t.told_to,
+              told_checked = true
+         FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[]) AS t(id, told_from, told_to)
+        WHERE s.id = t.id`,
+      [rows.map((r) => r.id), rows.map((r) => r.from), rows.map((r) => r.to)],
     );
   }
 

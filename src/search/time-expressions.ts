@@ -608,3 +608,16 @@ export function timeMatch(range: TimeRange, from: Date | null, to: Date | null =
   const distance = from.getTime() >= end ? from.getTime() - end : start - to.getTime();
   return Math.max(0, 1 - distance / span);
 }
+
+/**
+ * The period a turn tells of ("last Friday", "two weeks ago", "tomorrow"), read against when
+ * it was said in its author's time zone; null when it names none.
+ */
+export function toldPeriod(
+  text: string,
+  said: Date,
+  timeZone: string | null,
+): { from: Date; to: Date } | null {
+  const range = parseTimeExpression(text, said, timeZone ?? 'UTC');
+  return range && { from: range.from, to: range.to };
+}
