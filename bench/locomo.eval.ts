@@ -1,6 +1,6 @@
 /**
  * npm run eval:locomo -- --data <dir> [--out run.jsonl] [--first 50] [--conversations conv-26,conv-30]
- *   [--data-dir <dir>] [--trace trace.jsonl]
+ *   [--data-dir <dir>] [--trace trace.jsonl] [--rewrite-fake <ms>]
  *
  * LoCoMo retrieval, through the service: each conversation is imported as its own legacy with
  * importConversation (dia_id, speaker and photo caption in metadata, the session time as
@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { DataSource } from 'typeorm';
 import { createApp } from '../src/bootstrap.js';
 import { AppConfig } from '../src/config/app-config.js';
 import { JobsService } from '../src/jobs/jobs.service.js';
@@ -35,6 +36,7 @@ import {
   scoreQuestion,
   toImportedMessage,
 } from '../src/search/eval/locomo.js';
+import { FakeOpenAiServer, reply } from '../test/support/fake-openai/fake-openai.server.js';
 import { BENCH_LIMITS, JWT_SECRET, token } from './support.js';
 
 function client(url: string, bearer: string) {
@@ -79,6 +81,7 @@ async function main(): Promise<void> {
       first: { type: 'string', default: '50' },
       conversations: { type: 'string' },
       'data-dir': { type: 'string' },
+      'rewrite-fake': { type: 'string' },
     },
   });
   const dataset = readDataset(resolve(values.data!));
@@ -88,6 +91,9 @@ async function main(): Promise<void> {
   const first = Number(values.first);
 
   const dataDir = values['data-dir'] ?? mkdtempSync(join(tmpdir(), 'keepsake-locomo-'));
+  const rewriteDelay = values['rewrite-fake'] === undefined ? null : Number(values['rewrite-fake']);
+  const fake = rewriteDelay === null ? null : await FakeOpenAiServer.start();
+  fake?.setHandler('chat', () => reply.auto(rewriteDelay ?? 0));
   const config = AppConfig.load({
     ...BENCH_LIMITS,
     ...process.env,
@@ -98,6 +104,15 @@ async function main(): Promise<void> {
     // Background work runs here, drained until it has settled, not on the worker's timer.
     JOBS_WORKER: 'false',
     JOBS_SCHEDULER: 'false',
+    ...(fake
+      ? {
+          LLM: 'openai',
+          LLM_BASE_URL: fake.url,
+          LLM_MODEL: 'fake',
+          SEARCH_QUERY_REWRITE: 'on',
+          SEARCH_QUERY_REWRITE_TIMEOUT_MS: '60000',
+        }
+      : {}),
   });
   const app = await createApp(config);
   try {
@@ -106,6 +121,7 @@ async function main(): Promise<void> {
     const gql = client(`http://127.0.0.1:${port}/graphql`, token('locomo-eval'));
 
     const started = performance.now();
+    const startedAt = Date.now();
     const legacyOf = new Map<string, string>();
     const { legacies } = await gql<{ legacies: { nodes: { id: string; name: string }[] } }>(
       '{ legacies(first: 100) { nodes { id name } } }',
@@ -232,9 +248,26 @@ async function main(): Promise<void> {
         .map(([kind, count]) => `${kind} ${pct((100 * count) / places)}%`)
         .join(', ')}`,
     );
+    if (fake) {
+      const calls: { n: number; prompt: number; completion: number; ms: number }[] = await app
+        .get(DataSource)
+        .query(
+          `SELECT count(*)::int AS n, avg(prompt_tokens)::float AS prompt,
+                  avg(completion_tokens)::float AS completion, avg(duration_ms)::float AS ms
+             FROM model_calls WHERE task = 'rewriteQuery' AND created_at >= $1`,
+          [new Date(startedAt)],
+        );
+      const [c] = calls;
+      console.log(
+        `query rewrite (fake model answering after ${rewriteDelay} ms): ${c.n} calls, ` +
+          `${(c.prompt ?? 0).toFixed(0)} prompt + ${(c.completion ?? 0).toFixed(0)} completion tokens ` +
+          `and ${(c.ms ?? 0).toFixed(0)} ms a call on average`,
+      );
+    }
     if (values.out) console.log(`run file: ${resolve(values.out)}`);
   } finally {
     await app.close();
+    await fake?.close();
     if (!values['data-dir']) rmSync(dataDir, { recursive: true, force: true });
   }
 }

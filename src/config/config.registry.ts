@@ -11,7 +11,7 @@ import { jobsVariables } from '../jobs/jobs.config.js';
 import { legaciesVariables } from '../legacies/legacies.config.js';
 import { memoriesVariables } from '../memories/memories.config.js';
 import { llmVariables, validateLlmConfig } from '../llm/llm.config.js';
-import { searchVariables } from '../search/search.config.js';
+import { searchVariables, validateSearchConfig } from '../search/search.config.js';
 import { summariesVariables } from '../summaries/summaries.config.js';
 import { periodsVariables } from '../periods/periods.config.js';
 import { storiesVariables } from '../stories/stories.config.js';
@@ -48,6 +48,7 @@ export const ALL_VARIABLES = {
 /** Checks that span several variables, run after each variable parsed on its own. */
 export const CROSS_CHECKS: ((env: never) => string[])[] = [
   validateLlmConfig,
+  validateSearchConfig,
   validateIdentityConfig,
   validateConsoleConfig,
   (env: { EVENT_BUS: string; DATABASE_URL?: string }) =>

@@ -188,4 +188,23 @@ export interface LanguageModel {
   summarizePeriod(input: SummarizePeriodInput): Promise<WithCall<PeriodSummaryText>>;
   /** Streams when `onDelta` is given; the result holds the whole text either way. */
   reply(input: ReplyInput, onDelta?: (text: string) => void): Promise<WithCall<Reply>>;
+  /**
+   * A recall question made easier to search for: a short hypothetical answer and, for a
+   * question that asks several things, one question per thing. Only models that write text
+   * have it: the offline heuristics have nothing honest to offer.
+   */
+  rewriteQuery?(input: RewriteQueryInput): Promise<WithCall<QueryRewrite>>;
+}
+
+export interface RewriteQueryInput {
+  question: string;
+  /** The person the legacy remembers. */
+  legacyName: string;
+}
+
+export interface QueryRewrite {
+  /** What the conversations might say that answers it, in their words (one to three sentences). */
+  answer: string;
+  /** At most three self-contained questions when it asks several things; otherwise empty. */
+  subQuestions: string[];
 }

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 
-export type LlmTask = 'summarizeTurns' | 'extractMemories' | 'summarizePeriod' | 'reply';
+export type LlmTask =
+  'summarizeTurns' | 'extractMemories' | 'summarizePeriod' | 'rewriteQuery' | 'reply';
 export type ModelTask = 'embed' | LlmTask;
 
 /** One model call, successful or not, as recorded for cost and latency accounting. */

@@ -8,6 +8,8 @@ import {
   PeriodSummaryText,
   Reply,
   ReplyInput,
+  QueryRewrite,
+  RewriteQueryInput,
   SummarizePeriodInput,
   SummarizeTurnsInput,
   TurnsSummary,
@@ -39,6 +41,7 @@ import {
   PROMPT_VERSION,
   SCHEMA_NAME,
   extractMemoriesPrompt,
+  rewriteQueryPrompt,
   summarizePeriodPrompt,
   summarizeTurnsPrompt,
 } from './prompts.js';
@@ -46,10 +49,12 @@ import { RetriesExhausted, withRetries } from './retry.js';
 import {
   MEMORIES_SCHEMA,
   PERIOD_SUMMARY_SCHEMA,
+  QUERY_REWRITE_SCHEMA,
   Parsed,
   TURNS_SUMMARY_SCHEMA,
   parseMemories,
   parsePeriodSummary,
+  parseQueryRewrite,
   parseTurnsSummary,
 } from './task-schemas.js';
 import { countTokens } from './tokenizer.js';
@@ -131,6 +136,16 @@ export class OpenAiLanguageModel implements LanguageModel {
       SCHEMA_NAME.summarizePeriod,
       PERIOD_SUMMARY_SCHEMA,
       parsePeriodSummary,
+    );
+  }
+
+  rewriteQuery(input: RewriteQueryInput): Promise<WithCall<QueryRewrite>> {
+    return this.structured(
+      'rewriteQuery',
+      rewriteQueryPrompt(input),
+      SCHEMA_NAME.rewriteQuery,
+      QUERY_REWRITE_SCHEMA,
+      parseQueryRewrite,
     );
   }
 

@@ -1,6 +1,7 @@
 import {
   ExtractMemoriesInput,
   PeriodSource,
+  RewriteQueryInput,
   SummarizePeriodInput,
   SummarizeTurnsInput,
 } from './language-model.js';
@@ -14,6 +15,7 @@ export const PROMPT_VERSION = {
   summarizeTurns: 'summarize-turns/1',
   extractMemories: 'extract-memories/1',
   summarizePeriod: 'summarize-period/1',
+  rewriteQuery: 'rewrite-query/1',
   /** Replies use the caller's system prompt as is; the version covers the message layout. */
   reply: 'reply/1',
 } as const;
@@ -26,6 +28,7 @@ export const TASK_MARKER = {
   summarizeTurns: 'Keepsake task: summarize-turns',
   extractMemories: 'Keepsake task: extract-memories',
   summarizePeriod: 'Keepsake task: summarize-period',
+  rewriteQuery: 'Keepsake task: rewrite-query',
 } as const;
 
 /** `response_format.json_schema.name` of each structured task. */
@@ -33,6 +36,7 @@ export const SCHEMA_NAME = {
   summarizeTurns: 'keepsake_turns_summary',
   extractMemories: 'keepsake_memories',
   summarizePeriod: 'keepsake_period_summary',
+  rewriteQuery: 'keepsake_query_rewrite',
 } as const;
 
 /** Shared by both extraction prompts: what must never become a memory or a fact. */
@@ -235,4 +239,16 @@ function capList(items: string[]): string[] {
 /** Continuation lines are indented so each turn stays one visually distinct entry. */
 function indentContinuation(content: string): string {
   return content.replace(/\r?\n/g, '\n    ');
+}
+
+/** What a recall question is searched with besides itself (SEARCH_QUERY_REWRITE). */
+export function rewriteQueryPrompt(input: RewriteQueryInput): ChatPrompt {
+  const name = input.legacyName;
+  const system = `${TASK_MARKER.rewriteQuery} (${PROMPT_VERSION.rewriteQuery})
+In Keepsake a user talks with an assistant about ${name}, a person the user is remembering, and later asks what was said. You help search those conversations for one question. You have not seen them. Reply with one JSON object and nothing else.
+
+Fields:
+- "answer": one to three short sentences that could be what someone said in the conversations to answer the question, in plain first-person chat words ("We went camping at the lake last summer."). Invent plausible details; they are only used to find similar turns, never shown.
+- "subQuestions": when the question asks several things (two people, two events, "both", a comparison, an order), one short self-contained question per thing, at most 3. Otherwise an empty list.`;
+  return { system, user: `Question: ${input.question.slice(0, 2000)}` };
 }

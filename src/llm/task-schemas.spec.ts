@@ -5,6 +5,7 @@ import {
   TURNS_SUMMARY_SCHEMA,
   parseMemories,
   parsePeriodSummary,
+  parseQueryRewrite,
 } from './task-schemas.js';
 
 describe('validateJson', () => {
@@ -123,5 +124,31 @@ describe('parsePeriodSummary', () => {
       ok: false,
       reason: 'not JSON',
     });
+  });
+});
+
+describe('parseQueryRewrite', () => {
+  const parse = (value: unknown) => parseQueryRewrite(JSON.stringify(value));
+
+  it('accepts an answer and up to three sub-questions, trimmed and without repeats', () => {
+    expect(
+      parse({ answer: ' We fished at the lake. ', subQuestions: [' Where? ', 'where?', 'When?'] }),
+    ).toEqual({
+      ok: true,
+      value: { answer: 'We fished at the lake.', subQuestions: ['Where?', 'When?'] },
+    });
+    expect(parse({ answer: '', subQuestions: [] })).toEqual({
+      ok: true,
+      value: { answer: '', subQuestions: [] },
+    });
+  });
+
+  it('rejects more than three sub-questions, missing fields and other text', () => {
+    expect(parse({ answer: 'x', subQuestions: ['a?', 'b?', 'c?', 'd?'] })).toMatchObject({
+      ok: false,
+      reason: 'schema violation',
+    });
+    expect(parse({ answer: 'x' })).toMatchObject({ ok: false, reason: 'schema violation' });
+    expect(parseQueryRewrite('Sure! Here it is.')).toMatchObject({ ok: false, reason: 'not JSON' });
   });
 });

@@ -4,6 +4,7 @@ import {
   FACT_CATEGORIES,
   MEMORY_TYPES,
   PeriodSummaryText,
+  QueryRewrite,
   SummarizeTurnsInput,
   TurnsSummary,
 } from './language-model.js';
@@ -176,4 +177,31 @@ function distinct(items: string[]): string[] {
     out.push(text);
   }
   return out;
+}
+
+export const QUERY_REWRITE_SCHEMA: JsonSchema = {
+  type: 'object',
+  properties: {
+    answer: { type: 'string', maxLength: 1000 },
+    subQuestions: {
+      type: 'array',
+      maxItems: 3,
+      items: { type: 'string', minLength: 1, maxLength: 500 },
+    },
+  },
+  required: ['answer', 'subQuestions'],
+  additionalProperties: false,
+};
+
+/** Validated, then tidied: strings trimmed, blank and repeated sub-questions dropped. */
+export function parseQueryRewrite(raw: string): Parsed<QueryRewrite> {
+  const parsed = parseAgainst<QueryRewrite>(raw, QUERY_REWRITE_SCHEMA);
+  if (!parsed.ok) return parsed;
+  return {
+    ok: true,
+    value: {
+      answer: parsed.value.answer.trim(),
+      subQuestions: distinct(parsed.value.subQuestions),
+    },
+  };
 }

@@ -1,4 +1,4 @@
-import { fuse, mergeCandidates, questionShare } from './fusion.js';
+import { fuse, mergeCandidates, mergeRankings, questionShare } from './fusion.js';
 import type { SearchSettings } from './search.config.js';
 import type { Candidate, QueryFeatures } from './search.types.js';
 
@@ -381,5 +381,31 @@ describe('mergeCandidates', () => {
     expect(a.paths).toEqual({ dense: { score: 0.6, rank: 1 }, lexical: { score: 1, rank: 1 } });
     expect(a.coverage).toBe(0.7);
     expect(a.scope).toBe('current');
+  });
+});
+
+describe('mergeRankings', () => {
+  it('keeps each item once, at the best score any ranking gave it', () => {
+    const [a, b, c] = fuse(
+      [
+        candidate('a', { paths: { dense: { score: 0.9, rank: 1 } } }),
+        candidate('b', { paths: { dense: { score: 0.5, rank: 2 } } }),
+        candidate('c', { paths: { dense: { score: 0.1, rank: 3 } } }),
+      ],
+      FEATURES,
+      SETTINGS,
+    );
+    const merged = mergeRankings([
+      [a, b],
+      [
+        { ...c, score: 0.95 },
+        { ...a, score: 0.2 },
+      ],
+    ]);
+    expect(merged.map((r) => [r.id, r.score])).toEqual([
+      ['c', 0.95],
+      ['a', a.score],
+      ['b', b.score],
+    ]);
   });
 });

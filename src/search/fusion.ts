@@ -35,6 +35,22 @@ export function mergeCandidates(lists: Candidate[][]): Candidate[] {
   return [...byKey.values()];
 }
 
+/**
+ * Rankings of the same items for several queries (a question and its parts) as one: each item
+ * at the best score any of them gave it, components and all.
+ */
+export function mergeRankings(rankings: Ranked[][]): Ranked[] {
+  const best = new Map<string, Ranked>();
+  for (const ranking of rankings) {
+    for (const r of ranking) {
+      const key = `${r.kind}:${r.id}`;
+      const seen = best.get(key);
+      if (!seen || r.score > seen.score) best.set(key, r);
+    }
+  }
+  return [...best.values()].sort(compareRanked);
+}
+
 function compareRanked(a: Ranked, b: Ranked): number {
   if (b.score !== a.score) return b.score - a.score;
   const ka = `${a.kind}:${a.id}`;

@@ -82,6 +82,18 @@ export const searchVariables = defineVariables({
     default: '0.3',
     parse: decimal(0, 1),
   },
+  SEARCH_QUERY_REWRITE: {
+    description:
+      'on (needs LLM=openai): recall asks the model for a short hypothetical answer to the question and, for a question that asks several things, one question per thing; the answer joins the question in the vector search, each sub-question is searched too and the results merged. One model call per recall (counted in MODEL_CALLS_PER_USER_PER_MINUTE); a slow, failing or spent model leaves the recall as it would be off.',
+    default: 'off',
+    parse: oneOf('off', 'on'),
+  },
+  SEARCH_QUERY_REWRITE_TIMEOUT_MS: {
+    description:
+      'How long recall waits for the query rewrite before it searches without it (SEARCH_QUERY_REWRITE=on).',
+    default: '3000',
+    parse: integer(100, 60_000),
+  },
   SEARCH_RRF_K: {
     description: 'The k of reciprocal rank fusion (score = sum of weight / (k + rank)).',
     default: '60',
@@ -214,4 +226,11 @@ export function searchSettings(env: SearchEnv): SearchSettings {
       contextWeight: env.SEARCH_CONTEXT_WEIGHT,
     },
   };
+}
+
+/** SEARCH_QUERY_REWRITE needs a model that writes text. */
+export function validateSearchConfig(env: { SEARCH_QUERY_REWRITE: string; LLM: string }): string[] {
+  return env.SEARCH_QUERY_REWRITE === 'on' && env.LLM !== 'openai'
+    ? ['SEARCH_QUERY_REWRITE=on needs a language model (LLM=openai): offline there is none to ask']
+    : [];
 }

@@ -1,3 +1,4 @@
+import { LlmModule } from '../llm/llm.module.js';
 import { AppConfig } from '../config/app-config.js';
 import { EmbeddingsModule } from '../embeddings/embeddings.module.js';
 import { ContextModule } from '../context/context.module.js';
@@ -16,6 +17,7 @@ import { SearchContextService } from './search-context.service.js';
 import { TurnsContextProvider } from './turns-context.provider.js';
 import { SearchRepository } from './search.repository.js';
 import { SearchResolver } from './search.resolver.js';
+import { QueryRewriterService } from './query-rewriter.service.js';
 import { SearchService } from './search.service.js';
 import {
   BACKFILL_JOB,
@@ -43,6 +45,7 @@ import { SegmentRepository } from './segment.repository.js';
     MemoriesModule,
     ContextModule,
     EmbeddingsModule,
+    LlmModule,
   ],
   providers: [
     SegmentRepository,
@@ -54,6 +57,7 @@ import { SegmentRepository } from './segment.repository.js';
     MetricsRepository,
     RetrievalMetricsService,
     SearchService,
+    QueryRewriterService,
     SearchResolver,
     RetrievalMetricsResolver,
   ],

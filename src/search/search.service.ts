@@ -7,7 +7,9 @@ import type { UserEntity } from '../identity/user.entity.js';
 import { LegaciesService } from '../legacies/legacies.service.js';
 import { MemoriesService } from '../memories/memories.service.js';
 import { MAX_RECALL } from './dto/recall.args.js';
+import { mergeRankings } from './fusion.js';
 import { HybridSearchService } from './hybrid-search.service.js';
+import { QueryRewriterService } from './query-rewriter.service.js';
 import type { RecallItemModel } from './models/recall.model.js';
 import { RetrievalMetricsService } from './retrieval-metrics.service.js';
 import { SearchContextService } from './search-context.service.js';
@@ -100,6 +102,7 @@ export class SearchService {
     private readonly memories: MemoriesService,
     private readonly facts: FactsService,
     private readonly embeddings: EmbeddingService,
+    private readonly rewriter: QueryRewriterService,
   ) {}
 
   registerSource(source: RecallSource): void {
@@ -131,17 +134,23 @@ export class SearchService {
     const limit = Math.min(first ?? RECALL_DEFAULT, MAX_RECALL);
     const clock = await this.search.legacyClock(user.id, legacyId);
     const trimmed = query(text);
+    const rewrite = await this.rewriter.rewrite(user.id, legacyId, trimmed);
+    // A hypothetical answer sits nearer the turns that answer than the question does.
+    const embedded = rewrite?.answer ? `${trimmed}\n${rewrite.answer}` : trimmed;
     let vector: Promise<QueryVector | null> | undefined;
-    const queryVector = () => (vector ??= this.embeddings.embedQuery(trimmed));
-    const [outcome, ...extra] = await Promise.all([
+    const queryVector = () => (vector ??= this.embeddings.embedQuery(embedded));
+    const searchFor = (q: string, shared?: () => Promise<QueryVector | null>) =>
       this.search.search({
         user,
         legacyId,
         conversationId: null,
-        query: trimmed,
+        query: q,
         clock,
-        queryVector,
-      }),
+        queryVector: shared,
+      });
+    const [outcome, parts, ...extra] = await Promise.all([
+      searchFor(trimmed, queryVector),
+      Promise.all((rewrite?.subQuestions ?? []).map((q) => searchFor(q))),
       // A failing source costs its items, never the recall.
       ...this.sources.map((s) =>
         (s.collect?.(user, legacyId, trimmed, clock, queryVector) ?? Promise.resolve([])).catch(
@@ -159,7 +168,11 @@ export class SearchService {
     const leading = extra.flat().slice(0, limit);
     const seenTurns = new Set<string>();
     const picked: Ranked[] = [];
-    for (const r of outcome.ranked) {
+    const ranked =
+      parts.length > 0
+        ? mergeRankings([outcome.ranked, ...parts.map((p) => p.ranked)])
+        : outcome.ranked;
+    for (const r of ranked) {
       if (picked.length + leading.length >= limit) break;
       if (r.kind === 'segment') {
         if (seenTurns.has(r.messageId!)) continue;

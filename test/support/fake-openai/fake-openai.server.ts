@@ -575,17 +575,19 @@ export function hashedEmbedding(text: string, dims: number): number[] {
 
 // ---- auto mode: schema-valid answers built with Keepsake's own offline heuristics ----
 
-type AutoTask = 'summarizeTurns' | 'extractMemories' | 'summarizePeriod' | 'reply';
+type AutoTask = 'summarizeTurns' | 'extractMemories' | 'summarizePeriod' | 'rewriteQuery' | 'reply';
 
 export function detectTask(body: FakeBody): AutoTask {
   const name = body.response_format?.json_schema?.name;
   if (name === SCHEMA_NAME.summarizeTurns) return 'summarizeTurns';
   if (name === SCHEMA_NAME.extractMemories) return 'extractMemories';
   if (name === SCHEMA_NAME.summarizePeriod) return 'summarizePeriod';
+  if (name === SCHEMA_NAME.rewriteQuery) return 'rewriteQuery';
   const system = body.messages?.find((m) => m.role === 'system')?.content ?? '';
   if (system.startsWith(TASK_MARKER.summarizeTurns)) return 'summarizeTurns';
   if (system.startsWith(TASK_MARKER.extractMemories)) return 'extractMemories';
   if (system.startsWith(TASK_MARKER.summarizePeriod)) return 'summarizePeriod';
+  if (system.startsWith(TASK_MARKER.rewriteQuery)) return 'rewriteQuery';
   return 'reply';
 }
 
@@ -599,6 +601,7 @@ function autoChatContent(body: FakeBody): string {
   const user = lastUserMessage(body);
   if (task === 'summarizeTurns') return JSON.stringify(autoSummary(user));
   if (task === 'summarizePeriod') return JSON.stringify(autoPeriodSummary(user));
+  if (task === 'rewriteQuery') return JSON.stringify(autoQueryRewrite(user));
   if (task === 'extractMemories') {
     const turn = /User turn:\n<<<\n([\s\S]*?)\n>>>/.exec(user)?.[1] ?? '';
     const known = /Known memories:\n([\s\S]*?)\n\nUser turn:/.exec(user)?.[1] ?? '';
@@ -712,5 +715,21 @@ function autoPeriodSummary(user: string): PeriodSummaryText {
     recurringPatterns: recurring,
     people: names('People'),
     places: names('Places'),
+  };
+}
+
+/**
+ * A stand-in for a model's query rewrite: the question as a statement, and its parts around
+ * "and" as sub-questions when it joins several, so tests can see each part searched.
+ */
+function autoQueryRewrite(user: string): { answer: string; subQuestions: string[] } {
+  const question = (/Question: ([\s\S]*)$/.exec(user)?.[1] ?? '').trim().replace(/\?+$/, '');
+  const parts = question
+    .split(/\s+and\s+/i)
+    .map((p) => p.trim())
+    .filter((p) => p.split(/\s+/).length >= 3);
+  return {
+    answer: question ? `I remember this: ${question}.` : '',
+    subQuestions: parts.length > 1 ? parts.slice(0, 3).map((p) => `${p}?`) : [],
   };
 }
