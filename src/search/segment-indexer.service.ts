@@ -2,6 +2,7 @@ import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
+import type { EmbeddedTexts } from '../embeddings/embedding.service.js';
 import { JobsService } from '../jobs/jobs.service.js';
 import { chunkMessage } from './chunker.js';
 import { toldPeriod } from './time-expressions.js';
@@ -19,6 +20,11 @@ export const TOLD_JOB = 'search:told-times';
 
 /** Turns per indexing batch: one embedding call and one transaction each. */
 const BATCH = 128;
+/**
+ * Segments written per transaction (whole turns, so a turn is never left half indexed): a batch
+ * of long turns is hundreds of vectors, which the embedded database would write in one stall.
+ */
+const WRITE_SEGMENTS = 32;
 /** Segments whose told period is read per statement by the TOLD_JOB. */
 const TOLD_BATCH = 500;
 /** The preceding turn's words kept as a segment's context. */
@@ -127,6 +133,20 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
     // Embedded before the transaction; if the model is down the rows are stored without
     // vectors and the embeddings sweeper fills them later.
     const embedded = await this.embeddings.embedForStorage(rows.map((r) => segmentEmbedText(r)));
+    let written = 0;
+    for (const [from, to] of writeGroups(rows, WRITE_SEGMENTS)) {
+      written += await this.write(
+        rows.slice(from, to),
+        embedded.map((e) => ({ model: e.model, vectors: e.vectors.slice(from, to) })),
+      );
+      // The embedded database writes vectors and their index on this thread: let it breathe.
+      if (to < rows.length) await new Promise((resolve) => setImmediate(resolve));
+    }
+    return written;
+  }
+
+  /** Whole turns' segments, their vectors and full-text statistics, in one transaction. */
+  private write(rows: NewSegment[], embedded: EmbeddedTexts[]): Promise<number> {
     return this.dataSource.transaction(async (m) => {
       const inserted = await this.segments.insert(m, rows);
       if (inserted.length === 0) return 0;
@@ -187,4 +207,21 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
       };
     });
   }
+}
+
+/**
+ * [from, to) ranges of `rows` holding whole turns (a turn's segments are adjacent), each of
+ * about `size` segments; a turn with more segments than that is a range of its own.
+ */
+export function writeGroups(rows: { messageId: string }[], size: number): [number, number][] {
+  const groups: [number, number][] = [];
+  let start = 0;
+  for (let i = 1; i <= rows.length; i++) {
+    const turnEnds = i === rows.length || rows[i].messageId !== rows[i - 1].messageId;
+    if (turnEnds && (i - start >= size || i === rows.length)) {
+      groups.push([start, i]);
+      start = i;
+    }
+  }
+  return groups;
 }
