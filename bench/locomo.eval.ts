@@ -129,9 +129,11 @@ async function main(): Promise<void> {
     for (const l of legacies.nodes) legacyOf.set(l.name, l.id);
     let turns = 0;
     let characters = 0;
+    let importedCount = 0;
     for (const convId of convIds) {
       const list = dataset.conversations.get(convId)!;
       if (legacyOf.has(convId)) continue;
+      importedCount++;
       const { createLegacy } = await gql<{ createLegacy: { id: string } }>(
         'mutation($n: String!) { createLegacy(input: { name: $n }) { id } }',
         { n: convId },
@@ -163,7 +165,7 @@ async function main(): Promise<void> {
     loop.disable();
     const seconds = (from: number, to: number) => ((to - from) / 1000).toFixed(1);
     console.log(
-      `imported ${convIds.filter((c) => !legacies.nodes.some((l) => l.name === c)).length} conversations (${turns} turns, ${characters} characters) in ${seconds(started, imported)} s`,
+      `imported ${importedCount} conversations (${turns} turns, ${characters} characters) in ${seconds(started, imported)} s`,
     );
     if (turns > 0) {
       const rate = (n: number) => (n / ((indexed - imported) / 1000)).toFixed(0);

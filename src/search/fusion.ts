@@ -65,10 +65,10 @@ function compareRanked(a: Ranked, b: Ranked): number {
  * - rrf: the sum over paths of weight / (k + rank), identifier matches ranked as a path and
  *   full-text and trigram counted as one (the better rank).
  * Then x (1 + time x time match) for a time expression, x (1 + code boost) for code chunks on
- * code questions, and for turns + neighbour x the best score of an adjacent turn; summaries
- * x summary weight; then
- * x (1 + speaker) for turns by someone the query names and x (1 - question penalty x the share
- * of the turn that asks) x (1 - agent penalty) for the agent's own turns. Ties break on kind and id, so the order is deterministic.
+ * code questions, and for turns + neighbour x the best score of an adjacent turn. Last, summaries
+ * x summary weight, and turns x (1 + speaker weight) when by someone the query names,
+ * x (1 - question penalty x the share of the turn that asks) and x (1 - agent penalty) when the
+ * agent wrote them. Ties break on kind and id, so the order is deterministic.
  */
 export function fuse(
   candidates: Candidate[],
@@ -184,14 +184,14 @@ function timeFit(range: TimeRange, c: Candidate): number {
  * speakers come from the turns themselves, so nothing is known about names beforehand.
  */
 function namedSpeakers(candidates: Candidate[], query: string): Set<string> {
-  const words = new Set(
-    (query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).map((w) => w.replace(/s$/, '')),
-  );
+  // Compared without a final "s", so that "James" and "Mel's" (split at the apostrophe) match.
+  const stem = (word: string) => word.replace(/s$/, '');
+  const words = new Set((query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).map(stem));
   const named = new Set<string>();
   for (const c of candidates) {
     if (c.kind !== 'segment' || c.speaker === null || named.has(c.speaker)) continue;
     const first = c.speaker.toLowerCase().match(/[\p{L}\p{N}]+/u)?.[0];
-    if (first && (words.has(first) || words.has(first.replace(/s$/, '')))) named.add(c.speaker);
+    if (first && words.has(stem(first))) named.add(c.speaker);
   }
   // Naming everyone who speaks favours no one.
   const speakers = new Set(candidates.map((c) => c.speaker).filter((s) => s !== null));
@@ -206,11 +206,10 @@ export function questionShare(text: string): number {
   const sentences = text.match(/[^.!?\n]+[.!?\n]*/g) ?? [];
   let asked = 0;
   let total = 0;
-  for (const sentence of sentences) {
-    const length = sentence.trim().length;
-    total += length;
-    if (/\?/.test(sentence) && sentence.trim().split(/\s+/).length <= SHORT_QUESTION_WORDS) {
-      asked += length;
+  for (const sentence of sentences.map((s) => s.trim())) {
+    total += sentence.length;
+    if (sentence.includes('?') && sentence.split(/\s+/).length <= SHORT_QUESTION_WORDS) {
+      asked += sentence.length;
     }
   }
   return total > 0 ? asked / total : 0;

@@ -1,6 +1,6 @@
-import { LlmModule } from '../llm/llm.module.js';
 import { AppConfig } from '../config/app-config.js';
 import { EmbeddingsModule } from '../embeddings/embeddings.module.js';
+import { LlmModule } from '../llm/llm.module.js';
 import { ContextModule } from '../context/context.module.js';
 import { ScheduledTasksService } from '../jobs/scheduled-tasks.service.js';
 import { Module, OnModuleInit } from '@nestjs/common';

@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
@@ -106,7 +107,7 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
       );
       read += pending.length;
       // Each batch is its own statement: the event loop is free in between.
-      await new Promise((resolve) => setImmediate(resolve));
+      await yieldToLoop();
     }
   }
 
@@ -140,7 +141,7 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
         embedded.map((e) => ({ model: e.model, vectors: e.vectors.slice(from, to) })),
       );
       // The embedded database writes vectors and their index on this thread: let it breathe.
-      if (to < rows.length) await new Promise((resolve) => setImmediate(resolve));
+      if (to < rows.length) await yieldToLoop();
     }
     return written;
   }
