@@ -26,6 +26,7 @@ import { Profiles1764100700000 } from './1764100700000-Profiles.js';
 import { ChatMemoryActions1764100800000 } from './1764100800000-ChatMemoryActions.js';
 import { TogetherConversations1764100900000 } from './1764100900000-TogetherConversations.js';
 import { SegmentToldTime1764101000000 } from './1764101000000-SegmentToldTime.js';
+import { FactReleaseSharedCount1764101100000 } from './1764101100000-FactReleaseSharedCount.js';
 
 /**
  * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
@@ -60,4 +61,5 @@ export const MIGRATIONS = [
   ChatMemoryActions1764100800000,
   TogetherConversations1764100900000,
   SegmentToldTime1764101000000,
+  FactReleaseSharedCount1764101100000,
 ];

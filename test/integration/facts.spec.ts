@@ -385,4 +385,27 @@ describe('facts from conversations', () => {
       sources: [{ kind: 'CONVERSATION', conversationId: kept, rangeStart: 0 }],
     });
   });
+
+  it('keeps the shared mention count of a shared fact its superseder no longer hides', async () => {
+    const [cork] = await ds.query(`SELECT id FROM facts WHERE content = 'Mary was born in Cork.'`);
+    const [sea] = await ds.query(`SELECT id FROM facts WHERE content = 'Mary loved the sea.'`);
+    await ds.query(
+      `UPDATE facts SET visibility = 'SHARED', shared_mention_count = 2, status = 'SUPERSEDED',
+                        superseded_by = $2, valid_to = now()
+        WHERE id = $1`,
+      [cork.id, sea.id],
+    );
+    await ds.query(`UPDATE facts SET visibility = 'SHARED' WHERE id = $1`, [sea.id]);
+    await ds.query(`DELETE FROM facts WHERE id = $1`, [sea.id]);
+    const [restored] = await ds.query(
+      `SELECT visibility, shared_mention_count AS shared, detail FROM fact_history
+        WHERE fact_id = $1 AND action = 'RESTORED' ORDER BY created_at DESC LIMIT 1`,
+      [cork.id],
+    );
+    expect(restored).toEqual({
+      visibility: 'SHARED',
+      shared: 2,
+      detail: 'The fact that superseded it was removed.',
+    });
+  });
 });
