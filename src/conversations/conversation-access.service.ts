@@ -34,10 +34,11 @@ export class ConversationAccessService {
 
   /** The conversation for a participant, current or former, who is still a member. */
   async readable(user: UserEntity, id: string): Promise<ConversationView> {
-    const conversation = await this.conversations.findById(id);
-    if (!conversation) throw ConversationException.notFound();
-    const found = await this.participants.findWithCount(id, user.id);
-    if (!found) throw ConversationException.notFound();
+    const [conversation, found] = await Promise.all([
+      this.conversations.findById(id),
+      this.participants.findWithCount(id, user.id),
+    ]);
+    if (!conversation || !found) throw ConversationException.notFound();
     await this.legacies.requireMember(user.id, conversation.legacyId).catch(() => {
       throw ConversationException.notFound();
     });

@@ -21,6 +21,15 @@ export interface EmbeddedTexts {
   vectors: number[][];
 }
 
+/** Embeddings of the items [from, to) out of a batch embedded together (one item by default). */
+export function sliceEmbedded(
+  embedded: EmbeddedTexts[],
+  from: number,
+  to = from + 1,
+): EmbeddedTexts[] {
+  return embedded.map((e) => ({ model: e.model, vectors: e.vectors.slice(from, to) }));
+}
+
 export const REEMBED_JOB = 'embeddings:reembed';
 const SWEEP_BATCH = 128;
 

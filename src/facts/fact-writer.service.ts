@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { EmbeddedTexts, EmbeddingService } from '../embeddings/embedding.service.js';
+import { EmbeddedTexts, EmbeddingService, sliceEmbedded } from '../embeddings/embedding.service.js';
 import type { UserEntity } from '../identity/user.entity.js';
 import { LegaciesService } from '../legacies/legacies.service.js';
 import { LegacyRepository } from '../legacies/legacy.repository.js';
@@ -519,10 +519,7 @@ export class FactWriterService {
     prepared: PreparedVectors,
     index: number,
   ): Promise<void> {
-    const embedded = prepared.embedded.map((e) => ({
-      model: e.model,
-      vectors: [e.vectors[index]],
-    }));
+    const embedded = sliceEmbedded(prepared.embedded, index);
     await this.embeddings.store(
       FACT_KIND,
       [{ id: fact.id, legacyId: fact.legacyId, userId: fact.authorId }],

@@ -10,7 +10,7 @@ import {
 } from '../common/pagination/connection.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import type { MessageEntity } from '../conversations/message.entity.js';
-import { EmbeddingService } from '../embeddings/embedding.service.js';
+import { EmbeddingService, sliceEmbedded } from '../embeddings/embedding.service.js';
 import type { UserEntity } from '../identity/user.entity.js';
 import { LegaciesService } from '../legacies/legacies.service.js';
 import { extractMemoriesHeuristic } from '../llm/heuristics/memory-patterns.js';
@@ -29,7 +29,7 @@ import {
 } from './memory.enums.js';
 import { MemoryErrorCode, MemoryException } from './memory.exception.js';
 import { MEMORY_KIND, MemoryListFilter, MemoryRepository, NewMemory } from './memory.repository.js';
-import { MemoryWriterService, SaveResult, sliceEmbedded } from './memory-writer.service.js';
+import { MemoryWriterService, SaveResult } from './memory-writer.service.js';
 import { MemoryLedgerRepository } from './memory-ledger.repository.js';
 import { MemoryUseRepository } from './memory-use.repository.js';
 import { MemoryTransferRepository } from './memory-transfer.repository.js';

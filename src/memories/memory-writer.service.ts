@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { EmbeddedTexts, EmbeddingService } from '../embeddings/embedding.service.js';
+import { EmbeddedTexts, EmbeddingService, sliceEmbedded } from '../embeddings/embedding.service.js';
 import { MemoryClock } from './memory-clock.js';
 import { MemoryEvents } from './memory-events.js';
 import { normalizeMemory, slotOf } from './memory-text.js';
@@ -49,11 +49,6 @@ export interface SaveOptions {
   guard?: (manager: EntityManager) => Promise<boolean>;
   /** Runs last inside the transaction, with what was saved (ledgers). */
   complete?: (manager: EntityManager, batch: SaveBatch) => Promise<void>;
-}
-
-/** Embeddings of one item out of a batch embedded together. */
-export function sliceEmbedded(embedded: EmbeddedTexts[], i: number): EmbeddedTexts[] {
-  return embedded.map((e) => ({ model: e.model, vectors: [e.vectors[i]] }));
 }
 
 /**

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { EmbeddingRepository } from '../embeddings/embedding.repository.js';
-import { EmbeddingService } from '../embeddings/embedding.service.js';
+import { EmbeddingService, sliceEmbedded } from '../embeddings/embedding.service.js';
 import type { EmbeddedTexts, QueryVector } from '../embeddings/embedding.service.js';
 import type { UserEntity } from '../identity/user.entity.js';
 import { LegaciesService } from '../legacies/legacies.service.js';
@@ -200,7 +200,7 @@ export class ProfilesService {
     const embedded = await this.embeddings.embedForStorage(items.map((i) => i.text));
     return items.map((item, i) => ({
       ...item,
-      vectors: embedded.map((e) => ({ model: e.model, vectors: [e.vectors[i]] })),
+      vectors: sliceEmbedded(embedded, i),
     }));
   }
 

@@ -2,7 +2,7 @@ import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { EmbeddingService } from '../embeddings/embedding.service.js';
+import { EmbeddingService, sliceEmbedded } from '../embeddings/embedding.service.js';
 import type { EmbeddedTexts } from '../embeddings/embedding.service.js';
 import { JobsService } from '../jobs/jobs.service.js';
 import { chunkMessage } from './chunker.js';
@@ -136,10 +136,7 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
     const embedded = await this.embeddings.embedForStorage(rows.map((r) => segmentEmbedText(r)));
     let written = 0;
     for (const [from, to] of writeGroups(rows, WRITE_SEGMENTS)) {
-      written += await this.write(
-        rows.slice(from, to),
-        embedded.map((e) => ({ model: e.model, vectors: e.vectors.slice(from, to) })),
-      );
+      written += await this.write(rows.slice(from, to), sliceEmbedded(embedded, from, to));
       // The embedded database writes vectors and their index on this thread: let it breathe.
       if (to < rows.length) await yieldToLoop();
     }

@@ -26,8 +26,6 @@ export interface StoryExtractPayload {
 export interface ExtractionProgress {
   passagesRead: number;
   factsFound: number;
-  /** Passages still to read (the model or the budget ran out): continued in the background. */
-  remaining: number;
 }
 
 /**
@@ -56,16 +54,14 @@ export class StoryFactsService {
     options: { onProgress?: (read: number) => void; maxCalls?: number } = {},
   ): Promise<ExtractionProgress> {
     const story = await this.repo.findById(payload.storyId);
-    const progress: ExtractionProgress = { passagesRead: 0, factsFound: 0, remaining: 0 };
+    const progress: ExtractionProgress = { passagesRead: 0, factsFound: 0 };
     if (!story || story.status !== StoryStatus.READY) return progress;
     const legacy = await this.legacies.findForMember(story.authorId, story.legacyId);
     if (!legacy) return progress;
     const occurredAt = story.occurredAt ?? story.createdAt;
     for (let calls = 0; ; calls++) {
-      if (options.maxCalls !== undefined && calls >= options.maxCalls) {
-        progress.remaining = await this.remaining(story.id);
-        return progress;
-      }
+      // The caller counts what is left (and queues it): it knows whether it wants to.
+      if (options.maxCalls !== undefined && calls >= options.maxCalls) return progress;
       const passages = await this.repo.chunksToExtract(story.id, PASSAGES_PER_CALL);
       if (passages.length === 0) return progress;
       const wait = await this.limits.backgroundModelCall(story.authorId);

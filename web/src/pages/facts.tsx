@@ -389,7 +389,15 @@ function FactItem({
             >
               {shared ? 'Unshare' : 'Share'}
             </button>
-            <button type="button" onClick={() => setEditing(true)}>
+            <button
+              type="button"
+              onClick={() => {
+                // The fact as it is now: another member may have edited it since this rendered.
+                setContent(fact.content);
+                setCategory(fact.category);
+                setEditing(true);
+              }}
+            >
               Edit
             </button>
           </>
