@@ -62,11 +62,6 @@ export class ConversationAccessService {
     return row !== null && row.leftAt === null;
   }
 
-  /** The first turn index a participant may not read (null: they may read every turn). */
-  readableUntil(view: ConversationView): number | null {
-    return view.viewer.leftAtTurn;
-  }
-
   /** Members of the legacy who are not the starter, each once; NOT_A_MEMBER otherwise. */
   async requireMembers(
     legacyId: string,
@@ -114,11 +109,12 @@ export class ConversationAccessService {
   async add(user: UserEntity, conversationId: string, userId: string): Promise<ConversationView> {
     const view = await this.participating(user, conversationId);
     const [invitee] = await this.requireMembers(view.legacyId, [userId], 'userId');
-    await this.dataSource.transaction(async (m) => {
+    const added = await this.dataSource.transaction((m) =>
       // New participants start with memory off: their own switch is theirs to turn on.
-      await this.addAll(m, conversationId, [invitee], user.id, () => false);
-    });
-    return this.participating(user, conversationId);
+      this.addAll(m, conversationId, [invitee], user.id, () => false),
+    );
+    // The conversation's row is unchanged: only who takes part in it.
+    return { ...view, together: view.together || added.length > 0 };
   }
 
   /**
@@ -142,9 +138,11 @@ export class ConversationAccessService {
   }
 
   async setRemember(user: UserEntity, id: string, remember: boolean): Promise<ConversationView> {
-    await this.participating(user, id);
-    await this.participants.setRemember(id, user.id, remember);
-    return this.participating(user, id);
+    const view = await this.participating(user, id);
+    // Only while they still take part: one who left meanwhile gets NOT_FOUND, as they would now.
+    const viewer = await this.participants.setRemember(id, user.id, remember);
+    if (!viewer) throw ConversationException.notFound();
+    return { ...view, viewer };
   }
 
   participantsOf(ids: readonly string[]): Promise<ParticipantRow[]> {

@@ -107,11 +107,20 @@ export class ConversationParticipantRepository {
     return rows.length > 0;
   }
 
-  async setRemember(conversationId: string, userId: string, remember: boolean): Promise<void> {
-    await this.m().query(
-      `UPDATE conversation_participants SET remember = $3
-        WHERE conversation_id = $1 AND user_id = $2`,
-      [conversationId, userId, remember],
+  /** Sets a current participant's switch; null when they do not take part (any more). */
+  async setRemember(
+    conversationId: string,
+    userId: string,
+    remember: boolean,
+  ): Promise<ParticipantRow | null> {
+    const rows = returned<ParticipantRow>(
+      await this.m().query(
+        `UPDATE conversation_participants SET remember = $3
+          WHERE conversation_id = $1 AND user_id = $2 AND left_at IS NULL
+          RETURNING ${COLUMNS}`,
+        [conversationId, userId, remember],
+      ),
     );
+    return rows[0] ?? null;
   }
 }

@@ -79,8 +79,13 @@ export class ConversationsResolver {
     @CurrentUser() user: UserEntity,
     @Args('legacyId', { type: () => ID }, UuidPipe) legacyId: string,
     @Args() page: ForwardPageArgs,
+    @RequestLoaders() loaders: Loaders,
   ) {
-    const connection = await this.service.list(user, legacyId, page);
+    // The page's participants, read through the loader the participants field asks next.
+    const participants = loaders.get(CONVERSATION_PARTICIPANTS, this.service);
+    const connection = await this.service.list(user, legacyId, page, (ids) =>
+      participants.loadMany(ids),
+    );
     return {
       ...connection,
       nodes: connection.nodes.map(toModel),
@@ -190,14 +195,10 @@ export class ConversationsResolver {
   @ResolveField(() => MessageConnection, {
     description: 'Its turns you may read: all of them, or those said before you left.',
   })
-  messages(
-    @Parent() conversation: ConversationModelWithViewer,
-    @CurrentUser() user: UserEntity,
-    @Args() page: PageArgs,
-  ) {
-    return this.service
-      .getReadable(user, conversation.id)
-      .then((view) => this.service.messagesPage(view, page));
+  messages(@Parent() conversation: ConversationModelWithViewer, @Args() page: PageArgs) {
+    // Whatever returned the conversation authorized it for this viewer and set where their
+    // reading ends: asking again would cost three queries per conversation in a list.
+    return this.service.messagesPage(conversation.id, conversation.readableUntilTurn, page);
   }
 
   @ResolveField(() => [ConversationParticipantModel], {

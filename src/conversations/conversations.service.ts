@@ -16,6 +16,7 @@ import { countTokens } from '../llm/tokenizer.js';
 import { EventBus, RevocationEvent, topics } from '../pubsub/event-bus.js';
 import { QuotasService } from '../quotas/quotas.service.js';
 import { ConversationAccessService, ConversationView } from './conversation-access.service.js';
+import type { ParticipantRow } from './conversation-participant.repository.js';
 import { ConversationErrorCode, ConversationException } from './conversation.exception.js';
 import { ConversationEntity } from './conversation.entity.js';
 import { ConversationRepository } from './conversation.repository.js';
@@ -170,6 +171,7 @@ export class ConversationsService {
     user: UserEntity,
     legacyId: string,
     args: { first?: number; after?: string },
+    participantsOf: (ids: string[]) => Promise<(ParticipantRow[] | Error)[]>,
   ): Promise<Connection<ConversationView>> {
     await this.legacies.requireMember(user.id, legacyId);
     const request = pageRequest(args, this.config.env.MAX_PAGE_SIZE);
@@ -185,12 +187,12 @@ export class ConversationsService {
       request.limit + 1,
       after,
     );
-    const participants = await this.access.participantsOf(rows.map((r) => r.id));
-    const mine = new Map(
-      participants.filter((p) => p.userId === user.id).map((p) => [p.conversationId, p]),
-    );
-    const count = (id: string) => participants.filter((p) => p.conversationId === id).length;
-    const views = rows.map((r) => ({ ...r, viewer: mine.get(r.id)!, together: count(r.id) > 1 }));
+    const participants = await participantsOf(rows.map((r) => r.id));
+    const views = rows.map((r, i) => {
+      const all = participants[i];
+      if (all instanceof Error) throw all;
+      return { ...r, viewer: all.find((p) => p.userId === user.id)!, together: all.length > 1 };
+    });
     return toConnection(views, request, (c) =>
       encodeCursor([c.lastActivityAt.toISOString(), c.id]),
     );
@@ -198,7 +200,8 @@ export class ConversationsService {
 
   /** The turns the viewer may read: all of them, or those said before they left. */
   async messagesPage(
-    conversation: ConversationView,
+    conversationId: string,
+    readableUntilTurn: number | null,
     args: { first?: number; after?: string; last?: number; before?: string },
   ): Promise<Connection<MessageEntity>> {
     const request: PageRequest = pageRequest(args, this.config.env.MAX_PAGE_SIZE);
@@ -208,11 +211,11 @@ export class ConversationsService {
         )
       : undefined;
     const rows = await this.messages.page(
-      conversation.id,
+      conversationId,
       request.limit + 1,
       request.direction,
       cursorTurn,
-      this.access.readableUntil(conversation),
+      readableUntilTurn,
     );
     return toConnection(rows, request, (m) => encodeCursor([m.turnIndex]));
   }

@@ -252,6 +252,34 @@ describe('together conversations', () => {
     expect(JSON.stringify(after)).not.toContain('after Cai left');
     // Dee joined before Cai left; the one who left sees who took part then.
     expect(after.conversation.participants.map((p) => p.userId)).toContain(deeId);
+    // The list shows each conversation as its viewer may read it, as the single query does.
+    const listed = await ok<{
+      conversations: {
+        nodes: {
+          id: string;
+          messageCount: number;
+          participants: { userId: string }[];
+          messages: { nodes: { content: string }[] };
+        }[];
+      };
+    }>(
+      'query($l: ID!) { conversations(legacyId: $l, first: 5) { nodes { id messageCount participants { userId } messages(first: 40) { nodes { content } } } } }',
+      { l: legacyId },
+      cai,
+    );
+    const mine = listed.conversations.nodes.find((n) => n.id === conversationId)!;
+    expect(mine).toEqual({ id: conversationId, ...after.conversation });
+    const anaList = await ok<{
+      conversations: { nodes: { id: string; messages: { nodes: { content: string }[] } }[] };
+    }>(
+      'query($l: ID!) { conversations(legacyId: $l, first: 5) { nodes { id messages(last: 1) { nodes { content } } } } }',
+      { l: legacyId },
+      ana,
+    );
+    expect(
+      anaList.conversations.nodes.find((n) => n.id === conversationId)!.messages.nodes,
+    ).not.toEqual([]);
+    expect(JSON.stringify(anaList)).toContain('after Cai left');
   });
 
   it("keeps one participant's memories out of what the others read: notices and memory commands", async () => {
