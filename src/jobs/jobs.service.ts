@@ -52,6 +52,10 @@ export function retryDelayMs(attempt: number, baseMs: number, random = Math.rand
 export class JobsService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Jobs');
   private readonly handlers = new Map<string, JobHandler>();
+  private readonly finalFailureHooks = new Map<
+    string,
+    (payload: unknown, err: unknown) => Promise<void>
+  >();
   private readonly workerId = `${process.pid}-${randomUUID().slice(0, 8)}`;
   private running = 0;
   private stopping = false;
@@ -64,9 +68,24 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
     @Optional() private readonly metrics?: ServiceMetrics,
   ) {}
 
-  register<P>(type: string, handler: JobHandler<P>): void {
+  /**
+   * `onFinalFailure` runs when an attempt fails and none is left (not when the handler
+   * deferred): what the job was for can be marked failed rather than pending for ever. It runs
+   * before the job is written FAILED, so a crash in between leaves the job to run it again.
+   */
+  register<P>(
+    type: string,
+    handler: JobHandler<P>,
+    options: { onFinalFailure?: (payload: P, err: unknown) => Promise<void> } = {},
+  ): void {
     if (this.handlers.has(type)) throw new Error(`job type ${type} registered twice`);
     this.handlers.set(type, handler as JobHandler);
+    if (options.onFinalFailure) {
+      this.finalFailureHooks.set(
+        type,
+        options.onFinalFailure as (payload: unknown, err: unknown) => Promise<void>,
+      );
+    }
   }
 
   async enqueue(
@@ -217,6 +236,7 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
         job.attempts < job.maxAttempts
           ? retryDelayMs(job.attempts, this.config.env.JOBS_RETRY_BASE_MS)
           : null;
+      if (retryIn === null) await this.onFinalFailure(job, err);
       const status = await this.jobs.fail(job, this.workerId, message, retryIn);
       counted(status === JobStatus.FAILED ? 'failed' : 'retried');
       const log = {
@@ -230,6 +250,20 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
       else this.logger.warn({ ...log, retryInMs: retryIn });
     } finally {
       clearInterval(heartbeat);
+    }
+  }
+
+  private async onFinalFailure(job: JobEntity, err: unknown): Promise<void> {
+    try {
+      await this.finalFailureHooks.get(job.type)?.(job.payload, err);
+    } catch (hookErr) {
+      // The job is kept FAILED all the same: an operator sees it and its error.
+      this.logger.error({
+        msg: 'final-failure hook failed',
+        type: job.type,
+        jobId: job.id,
+        error: hookErr instanceof Error ? hookErr.message : String(hookErr),
+      });
     }
   }
 

@@ -12,7 +12,6 @@ import { LegaciesModule } from '../legacies/legacies.module.js';
 import { SearchModule } from '../search/search.module.js';
 import { SearchService } from '../search/search.service.js';
 import { StoriesContextProvider } from './stories-context.provider.js';
-import { JobDeferred } from '../jobs/jobs.exception.js';
 import { QuotasModule } from '../quotas/quotas.module.js';
 import { DocumentUploadGuard } from './document-upload.guard.js';
 import { StoriesController } from './stories.controller.js';
@@ -83,15 +82,11 @@ export class StoriesModule implements OnModuleInit {
       legacyColumn: 'legacy_id',
       userColumn: 'author_id',
     });
-    this.jobs.register<{ storyId: string }>(STORY_INDEX_JOB, async (payload, { job }) => {
-      try {
-        await this.indexer.index(payload.storyId);
-      } catch (err) {
-        if (!(err instanceof JobDeferred) && job.attempts >= job.maxAttempts)
-          await this.indexer.indexFailed(payload.storyId, err);
-        throw err;
-      }
-    });
+    this.jobs.register<{ storyId: string }>(
+      STORY_INDEX_JOB,
+      (payload) => this.indexer.index(payload.storyId),
+      { onFinalFailure: (payload, err) => this.indexer.indexFailed(payload.storyId, err) },
+    );
     this.jobs.register<StoryExtractPayload>(STORY_EXTRACT_JOB, (payload) =>
       this.storyFacts.runJob(payload),
     );

@@ -37,6 +37,19 @@ describe('durable jobs', () => {
       if (deferrals-- > 0) throw new JobDeferred(5, 'rate limited');
       seen.push('deferred:ok');
     });
+    jobs.register<{ n: number }>(
+      'test:hooked',
+      async (p) => {
+        seen.push(`attempt:${p.n}`);
+        if (p.n !== 3) throw new Error(`failed ${p.n}`);
+      },
+      {
+        onFinalFailure: async (p, err) => {
+          seen.push(`final:${p.n}:${(err as Error).message}`);
+          if (p.n === 1) throw new Error('the hook itself failed');
+        },
+      },
+    );
   });
 
   afterAll(() => t.close());
@@ -114,6 +127,21 @@ describe('durable jobs', () => {
     expect(again.errors![0].extensions!.code).toBe('CONFLICT');
     const missing = await t.gql(R, { id: '00000000-0000-4000-8000-000000000000' }, admin);
     expect(missing.errors![0].extensions!.code).toBe('NOT_FOUND');
+  });
+
+  it('tells a job type when its last attempt failed, once, not when it will retry', async () => {
+    await jobs.enqueue('test:hooked', 'h1', { n: 1 }, { maxAttempts: 2 });
+    await jobs.drain();
+    // Two attempts, one final call; the hook's own failure leaves the job FAILED all the same.
+    expect(seen).toEqual(['attempt:1', 'attempt:1', 'final:1:failed 1']);
+    seen.length = 0;
+    await jobs.enqueue('test:hooked', 'h3', { n: 3 }, { maxAttempts: 1 });
+    await jobs.drain();
+    expect(seen).toEqual(['attempt:3']);
+    expect(await statusOf('test:hooked')).toEqual([
+      { status: 'FAILED', attempts: 2 },
+      { status: 'SUCCEEDED', attempts: 1 },
+    ]);
   });
 
   it('defers without spending an attempt', async () => {
