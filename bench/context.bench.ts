@@ -33,7 +33,7 @@ import { EMBEDDER } from '../src/llm/embedder.js';
 import type { Embedder } from '../src/llm/embedder.js';
 import { countTokens } from '../src/llm/tokenizer.js';
 import { NewSegment, SegmentRepository } from '../src/search/segment.repository.js';
-import { toldPeriod } from '../src/search/time-expressions.js';
+import { toldPeriod } from '../src/search/told-period.js';
 import {
   BENCH_LIMITS,
   benchDatabase,

@@ -1,4 +1,4 @@
-import { localDate, startOfLocalDay } from '../search/time-expressions.js';
+import { localDate, startOfLocalDay } from '../search/local-calendar.js';
 import type { SummaryPeriodName } from '../llm/language-model.js';
 
 /**

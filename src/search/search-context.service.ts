@@ -8,9 +8,9 @@ import type {
 } from '../context/context.types.js';
 import { countTokens, truncateToTokens } from '../llm/tokenizer.js';
 import { HybridSearchService, SearchOutcome } from './hybrid-search.service.js';
-import { SearchRepository } from './search.repository.js';
+import { CandidateRepository } from './candidate.repository.js';
 import type { Ranked, SourceKind } from './search.types.js';
-import { localDate } from './time-expressions.js';
+import { localDate } from './local-calendar.js';
 import { seesSources } from '../facts/fact-visibility.js';
 
 export const SOURCE_TYPES: Record<SourceKind, ContextSourceType> = {
@@ -65,7 +65,7 @@ export class SearchContextService {
 
   constructor(
     private readonly search: HybridSearchService,
-    private readonly repo: SearchRepository,
+    private readonly candidates: CandidateRepository,
     private readonly config: AppConfig,
   ) {}
 
@@ -109,7 +109,7 @@ export class SearchContextService {
     options: { turnMaxTokens?: number; currentConversationId?: string | null } = {},
   ): Promise<ContextItem[]> {
     if (ranked.length === 0) return [];
-    const messages = await this.repo.provenanceMessages(userId, {
+    const messages = await this.candidates.provenanceMessages(userId, {
       messageIds: [
         ...new Set(
           ranked.flatMap((r) => [

@@ -16,6 +16,8 @@ import { RetrievalMetricsService } from './retrieval-metrics.service.js';
 import { SearchContextService } from './search-context.service.js';
 import { TurnsContextProvider } from './turns-context.provider.js';
 import { SearchRepository } from './search.repository.js';
+import { SearchStatsRepository } from './search-stats.repository.js';
+import { CandidateRepository } from './candidate.repository.js';
 import { SearchResolver } from './search.resolver.js';
 import { QueryRewriterService } from './query-rewriter.service.js';
 import { SearchService } from './search.service.js';
@@ -51,6 +53,8 @@ import { SegmentRepository } from './segment.repository.js';
     SegmentRepository,
     SegmentIndexerService,
     SearchRepository,
+    SearchStatsRepository,
+    CandidateRepository,
     HybridSearchService,
     SearchContextService,
     TurnsContextProvider,

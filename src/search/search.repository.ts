@@ -4,7 +4,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { denseTerms, vectorText } from '../embeddings/vector-sql.js';
 import type { QueryVector } from '../embeddings/embedding.service.js';
-import type { Candidate, SourceKind } from './search.types.js';
+import type { SourceKind } from './search.types.js';
 import { SqlParams } from '../database/sql-params.js';
 
 /** Who is searching and where: every query is scoped in SQL by these. */
@@ -48,19 +48,6 @@ export interface PathRow {
   id: string;
   score: number;
   coverage?: number;
-}
-
-export interface LexemeStats {
-  lexeme: string;
-  dfCurrent: number;
-  dfAll: number;
-}
-
-export interface ScopeStats {
-  segmentsCurrent: number;
-  lengthCurrent: number;
-  segmentsAll: number;
-  lengthAll: number;
 }
 
 interface KindSql {
@@ -142,62 +129,6 @@ const KINDS: Record<SourceKind, KindSql> = {
   },
 };
 
-const DETAILS: Record<SourceKind, string> = {
-  segment: `SELECT x.id, x.conversation_id AS "conversationId", x.message_id AS "messageId",
-                   x.turn_index AS "turnStart", x.turn_index AS "turnEnd", x.position,
-                   x.content AS text, x.speaker, x.caption, x.is_code AS "isCode",
-                   x.token_count AS tokens, x.occurred_at AS "occurredFrom",
-                   x.occurred_at AS "occurredTo", x.told_from AS "toldFrom",
-                   x.told_to AS "toldTo", x.created_at AS "createdAt",
-                   x.user_id AS "ownerId", x.role AS label, '{}'::uuid[] AS "sourceMessageIds"
-              FROM message_segments x WHERE x.id = ANY($1::uuid[])`,
-  summary: `SELECT x.id, x.conversation_id AS "conversationId", NULL::uuid AS "messageId",
-                   x.range_start AS "turnStart", x.range_end AS "turnEnd", NULL::int AS position,
-                   x.content AS text, NULL AS speaker, NULL AS caption, false AS "isCode",
-                   x.token_count AS tokens, x.first_occurred_at AS "occurredFrom",
-                   x.last_occurred_at AS "occurredTo", x.created_at AS "createdAt",
-                   x.user_id AS "ownerId", NULL AS label, '{}'::uuid[] AS "sourceMessageIds"
-              FROM conversation_chunks x WHERE x.id = ANY($1::uuid[])`,
-  fact: `SELECT x.id, x.source_conversation_id AS "conversationId", NULL::uuid AS "messageId",
-                x.source_range_start AS "turnStart", x.source_range_end AS "turnEnd",
-                NULL::int AS position, x.content AS text, NULL AS speaker, NULL AS caption,
-                false AS "isCode", 0 AS tokens, x.valid_from AS "occurredFrom",
-                x.valid_from AS "occurredTo", x.created_at AS "createdAt",
-                x.author_id AS "ownerId", x.visibility AS label,
-                x.source_message_ids AS "sourceMessageIds", x.category
-           FROM facts x WHERE x.id = ANY($1::uuid[])`,
-  memory: `SELECT x.id, x.conversation_id AS "conversationId", x.source_message_id AS "messageId",
-                  x.source_turn_index AS "turnStart", x.source_turn_index AS "turnEnd",
-                  NULL::int AS position, x.content AS text, NULL AS speaker, NULL AS caption,
-                  false AS "isCode", 0 AS tokens, x.valid_from AS "occurredFrom",
-                  x.valid_from AS "occurredTo", x.created_at AS "createdAt",
-                  x.user_id AS "ownerId", x.type AS label,
-                  CASE WHEN x.source_message_id IS NULL THEN '{}'::uuid[]
-                       ELSE ARRAY[x.source_message_id] END AS "sourceMessageIds"
-             FROM memories x WHERE x.id = ANY($1::uuid[])`,
-  story: `SELECT x.id, NULL::uuid AS "conversationId", NULL::uuid AS "messageId",
-                 NULL::int AS "turnStart", NULL::int AS "turnEnd", x.ordinal AS position,
-                 x.content AS text, NULL AS speaker, NULL AS caption, false AS "isCode",
-                 x.token_count AS tokens, st.occurred_at AS "occurredFrom",
-                 st.occurred_at AS "occurredTo", st.created_at AS "createdAt",
-                 x.author_id AS "ownerId", st.visibility AS label,
-                 '{}'::uuid[] AS "sourceMessageIds",
-                 json_build_object('storyId', st.id, 'title', st.title, 'page', x.page,
-                                   'charStart', x.char_start, 'charEnd', x.char_end) AS story
-            FROM story_chunks x JOIN stories st ON st.id = x.story_id
-           WHERE x.id = ANY($1::uuid[])`,
-};
-
-export type CandidateDetails = Omit<Candidate, 'kind' | 'scope' | 'paths' | 'coverage'>;
-
-export interface ProvenanceMessage {
-  id: string;
-  conversationId: string;
-  turnIndex: number;
-  metadata: Record<string, unknown>;
-  occurredAt: Date;
-}
-
 /**
  * The search paths' SQL. Each query is scoped in SQL to what the user may see: their own
  * conversations' turns and summaries, their own memories, and the legacy's facts that are
@@ -245,73 +176,6 @@ export class SearchRepository {
       p.values,
     );
     return rows.map((r) => ({ id: r.id, score: 1 - Number(r.distance) }));
-  }
-
-  /** Turn lexemes of the query with their document frequencies, and the scopes' sizes. */
-  async lexemeStats(
-    text: string,
-    s: ScopeParams,
-    contextWeight: number,
-  ): Promise<{
-    lexemes: LexemeStats[];
-    stats: ScopeStats;
-    keywords: string;
-    /**
-     * Whether the legacy has a story with passages the user may see (else that kind is not
-     * searched): another member's private stories change nothing, not even the time it takes.
-     */
-    hasStories: boolean;
-  }> {
-    const [row]: {
-      hasStories: boolean;
-      lexemes: LexemeStats[] | null;
-      keywords: string | null;
-      segmentsCurrent: string | null;
-      lengthCurrent: string | null;
-      segmentsAll: string | null;
-      lengthAll: string | null;
-    }[] = await this.dataSource.query(
-      `WITH owned AS (
-         SELECT id FROM conversations WHERE legacy_id = $2 AND user_id = $3
-       ),
-       lx AS (SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('english', $1)) AS u)
-       SELECT
-         (SELECT json_agg(json_build_object(
-             'lexeme', lx.lexeme,
-             'dfCurrent', coalesce((SELECT t.df FROM search_term_stats t
-                                     WHERE t.conversation_id = $4 AND t.lexeme = lx.lexeme), 0),
-             'dfAll', coalesce((SELECT sum(t.df) FROM search_term_stats t
-                                 WHERE t.conversation_id IN (SELECT id FROM owned)
-                                   AND t.lexeme = lx.lexeme), 0)) ORDER BY lx.lexeme)
-            FROM lx) AS lexemes,
-         (SELECT string_agg(d.token, ' ') FROM ts_debug('english', $1) AS d
-           WHERE array_length(d.lexemes, 1) > 0) AS keywords,
-         (SELECT segments FROM search_doc_stats WHERE conversation_id = $4) AS "segmentsCurrent",
-         (SELECT main_length + $5::float8 * context_length FROM search_doc_stats
-           WHERE conversation_id = $4) AS "lengthCurrent",
-         (SELECT sum(segments) FROM search_doc_stats
-           WHERE conversation_id IN (SELECT id FROM owned)) AS "segmentsAll",
-         (SELECT sum(main_length + $5::float8 * context_length) FROM search_doc_stats
-           WHERE conversation_id IN (SELECT id FROM owned)) AS "lengthAll",
-         EXISTS (SELECT 1 FROM stories st WHERE st.legacy_id = $2 AND st.total_chunks > 0
-                    AND ${storyVisibleSql('st', '$3')}) AS "hasStories"`,
-      [text, s.legacyId, s.userId, s.conversationId, contextWeight],
-    );
-    return {
-      lexemes: (row.lexemes ?? []).map((l) => ({
-        lexeme: l.lexeme,
-        dfCurrent: Number(l.dfCurrent),
-        dfAll: Number(l.dfAll),
-      })),
-      keywords: row.keywords ?? '',
-      hasStories: row.hasStories === true,
-      stats: {
-        segmentsCurrent: Number(row.segmentsCurrent ?? 0),
-        lengthCurrent: Number(row.lengthCurrent ?? 0),
-        segmentsAll: Number(row.segmentsAll ?? 0),
-        lengthAll: Number(row.lengthAll ?? 0),
-      },
-    };
   }
 
   /** Nearest items by cosine similarity (HNSW), within the scope. */
@@ -526,55 +390,5 @@ export class SearchRepository {
       p.values,
     );
     return rows.map((r) => ({ id: r.id, score: 1 }));
-  }
-
-  async details(kind: SourceKind, ids: string[]): Promise<Map<string, CandidateDetails>> {
-    if (ids.length === 0) return new Map();
-    const rows: CandidateDetails[] = await this.dataSource.query(DETAILS[kind], [ids]);
-    return new Map(rows.map((r) => [r.id, r]));
-  }
-
-  /**
-   * The turns items came from, with their metadata, limited to the user's own conversations:
-   * a fact another member shared never reveals the turns it was taken from.
-   */
-  async provenanceMessages(
-    userId: string,
-    refs: {
-      messageIds: string[];
-      ranges: { conversationId: string; start: number; end: number }[];
-    },
-    manager?: EntityManager,
-  ): Promise<ProvenanceMessage[]> {
-    if (refs.messageIds.length === 0 && refs.ranges.length === 0) return [];
-    // Two index lookups joined by UNION: an OR with EXISTS would scan every turn of the user.
-    return (manager ?? this.dataSource.manager).query(
-      `SELECT m.id, m.conversation_id AS "conversationId", m.turn_index AS "turnIndex",
-              m.metadata, m.occurred_at AS "occurredAt"
-         FROM messages m
-        WHERE m.id = ANY($2::uuid[]) AND m.user_id = $1
-       UNION
-       SELECT m.id, m.conversation_id, m.turn_index, m.metadata, m.occurred_at
-         FROM unnest($3::uuid[], $4::int[], $5::int[]) AS r(c, s, e)
-         JOIN messages m ON m.conversation_id = r.c AND m.turn_index BETWEEN r.s AND r.e
-        WHERE m.user_id = $1
-        ORDER BY 2, 3`,
-      [
-        userId,
-        refs.messageIds,
-        refs.ranges.map((r) => r.conversationId),
-        refs.ranges.map((r) => r.start),
-        refs.ranges.map((r) => r.end),
-      ],
-    );
-  }
-
-  /** The latest time something was said in the user's conversations about the legacy. */
-  async latestOccurred(userId: string, legacyId: string): Promise<Date | null> {
-    const rows: { at: Date | null }[] = await this.dataSource.query(
-      `SELECT max(occurred_at) AS at FROM message_segments WHERE legacy_id = $1 AND user_id = $2`,
-      [legacyId, userId],
-    );
-    return rows[0]?.at ?? null;
   }
 }

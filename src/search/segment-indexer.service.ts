@@ -6,7 +6,7 @@ import { EmbeddingService, sliceEmbedded } from '../embeddings/embedding.service
 import type { EmbeddedTexts } from '../embeddings/embedding.service.js';
 import { JobsService } from '../jobs/jobs.service.js';
 import { chunkMessage } from './chunker.js';
-import { toldPeriod } from './time-expressions.js';
+import { toldPeriod } from './told-period.js';
 import {
   NewSegment,
   PendingMessage,

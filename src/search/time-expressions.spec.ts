@@ -1,4 +1,4 @@
-import { parseTimeExpression, startOfLocalDay, timeMatch, toldPeriod } from './time-expressions.js';
+import { parseTimeExpression, timeMatch } from './time-expressions.js';
 
 // Wednesday 15 May 2024, mid-morning UTC.
 const CLOCK = new Date('2024-05-15T10:00:00Z');
@@ -94,15 +94,6 @@ describe('parseTimeExpression', () => {
       '2024-05-14T00:00:00.000Z',
     );
   });
-
-  it('finds local midnight across a daylight-saving change', () => {
-    expect(startOfLocalDay({ year: 2024, month: 3, day: 31 }, 'Europe/Paris').toISOString()).toBe(
-      '2024-03-30T23:00:00.000Z',
-    );
-    expect(startOfLocalDay({ year: 2024, month: 4, day: 1 }, 'Europe/Paris').toISOString()).toBe(
-      '2024-03-31T22:00:00.000Z',
-    );
-  });
 });
 
 describe('timeMatch', () => {
@@ -118,19 +109,5 @@ describe('timeMatch', () => {
 
   it('matches an item spanning the range (a summary) when they overlap', () => {
     expect(timeMatch(week, new Date('2024-04-01'), new Date('2024-05-07'))).toBe(1);
-  });
-});
-
-describe('toldPeriod', () => {
-  it('reads what a turn tells of against when it was said, in its author’s zone', () => {
-    // Said on Monday 13 May 2024 at 01:00 in Auckland (still Sunday 12 May in UTC).
-    const said = new Date('2024-05-12T13:00:00Z');
-    const told = toldPeriod('I finished my screenplay last Friday!', said, 'Pacific/Auckland');
-    expect(told?.from.toISOString()).toBe('2024-05-09T12:00:00.000Z');
-    expect(told?.to.toISOString()).toBe('2024-05-10T12:00:00.000Z');
-    expect(toldPeriod("I'll come over tomorrow", said, null)?.from.toISOString()).toBe(
-      '2024-05-13T00:00:00.000Z',
-    );
-    expect(toldPeriod('We love camping.', said, 'UTC')).toBeNull();
   });
 });

@@ -1,208 +1,31 @@
+import {
+  addDays,
+  addMonths,
+  DAY_MS,
+  localDate,
+  type LocalDate,
+  shiftMonths,
+  startOfLocalDay,
+  startOfWeek,
+  validDate,
+  validTimeZone,
+  weekday,
+} from './local-calendar.js';
+import {
+  chineseNumber,
+  englishNumber,
+  MONTH_RE,
+  monthIndex,
+  ORDINAL_WEEKS,
+  WEEKDAYS,
+} from './time-words.js';
+
 /** A period the query refers to: [from, to), as instants. */
 export interface TimeRange {
   from: Date;
   to: Date;
   /** The words of the query that named it. */
   expression: string;
-}
-
-interface LocalDate {
-  year: number;
-  /** 1..12 */
-  month: number;
-  day: number;
-}
-
-const DAY_MS = 86_400_000;
-
-const MONTHS = [
-  'january',
-  'february',
-  'march',
-  'april',
-  'may',
-  'june',
-  'july',
-  'august',
-  'september',
-  'october',
-  'november',
-  'december',
-];
-const MONTH_RE =
-  '(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)';
-const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
-const NUMBER_WORDS: Record<string, number> = {
-  a: 1,
-  an: 1,
-  one: 1,
-  two: 2,
-  three: 3,
-  four: 4,
-  five: 5,
-  six: 6,
-  seven: 7,
-  eight: 8,
-  nine: 9,
-  ten: 10,
-  eleven: 11,
-  twelve: 12,
-  couple: 2,
-  few: 3,
-  several: 3,
-};
-const CJK_DIGITS: Record<string, number> = {
-  一: 1,
-  二: 2,
-  两: 2,
-  三: 3,
-  四: 4,
-  五: 5,
-  六: 6,
-  七: 7,
-  八: 8,
-  九: 9,
-  十: 10,
-};
-
-/**
- * 1..12, or 0 for words that are more often verbs in lower case ("this may be", "mar"), unless
- * the caller knows from the words around it that a month is meant.
- */
-function monthIndex(name: string, lowerCaseVerbIsMonth = false): number {
-  if (!lowerCaseVerbIsMonth && (name === 'may' || name === 'mar')) return 0;
-  const key = name.toLowerCase().slice(0, 3);
-  return MONTHS.findIndex((m) => m.startsWith(key)) + 1;
-}
-
-function englishNumber(raw: string): number {
-  const n = Number(raw);
-  return Number.isFinite(n) ? n : (NUMBER_WORDS[raw.toLowerCase()] ?? NaN);
-}
-
-/** 3, 十, 十二, 二十一 (up to 99). */
-function chineseNumber(raw: string): number {
-  if (/^\d+$/.test(raw)) return Number(raw);
-  if (raw === '十') return 10;
-  const ten = raw.indexOf('十');
-  if (ten === -1) return raw.length === 1 ? (CJK_DIGITS[raw] ?? NaN) : NaN;
-  const tens = ten === 0 ? 1 : CJK_DIGITS[raw.slice(0, ten)];
-  const ones = ten === raw.length - 1 ? 0 : CJK_DIGITS[raw.slice(ten + 1)];
-  return tens * 10 + ones;
-}
-
-/** Formatters per zone: making one costs about a tenth of a millisecond, using one far less. */
-const dateFormats = new Map<string, Intl.DateTimeFormat>();
-const dateTimeFormats = new Map<string, Intl.DateTimeFormat>();
-
-function cached(
-  cache: Map<string, Intl.DateTimeFormat>,
-  timeZone: string,
-  make: () => Intl.DateTimeFormat,
-): Intl.DateTimeFormat {
-  let format = cache.get(timeZone);
-  if (!format) {
-    format = make();
-    // Zones are few in practice; a bound keeps a flood of odd ones from growing it forever.
-    if (cache.size > 1000) cache.clear();
-    cache.set(timeZone, format);
-  }
-  return format;
-}
-
-/** The calendar date of an instant in a time zone. */
-export function localDate(instant: Date, timeZone: string): LocalDate {
-  const parts = cached(
-    dateFormats,
-    timeZone,
-    () =>
-      new Intl.DateTimeFormat('en-US', {
-        timeZone,
-        year: 'numeric',
-        month: 'numeric',
-        day: 'numeric',
-      }),
-  ).formatToParts(instant);
-  const get = (type: string) => Number(parts.find((p) => p.type === type)!.value);
-  return { year: get('year'), month: get('month'), day: get('day') };
-}
-
-/**
- * The instant a calendar date begins in a time zone: local midnight, or, where the clocks
- * jump forward at midnight (America/Santiago, America/Havana), the first instant after it.
- */
-export function startOfLocalDay(date: LocalDate, timeZone: string): Date {
-  const guess = Date.UTC(date.year, date.month - 1, date.day);
-  let instant = guess;
-  // Two passes settle daylight-saving transitions.
-  for (let i = 0; i < 2; i++) {
-    const seen = localDateTimeMs(new Date(instant), timeZone);
-    instant -= seen - guess;
-  }
-  // Midnight skipped: the instant found is the evening before; the day begins at the jump.
-  for (let step = 0; step < 4 && localDateTimeMs(new Date(instant), timeZone) < guess; step++) {
-    instant += 3_600_000 - (localDateTimeMs(new Date(instant), timeZone) % 3_600_000);
-  }
-  return new Date(instant);
-}
-
-function localDateTimeMs(instant: Date, timeZone: string): number {
-  const parts = cached(
-    dateTimeFormats,
-    timeZone,
-    () =>
-      new Intl.DateTimeFormat('en-US', {
-        timeZone,
-        hourCycle: 'h23',
-        year: 'numeric',
-        month: 'numeric',
-        day: 'numeric',
-        hour: 'numeric',
-        minute: 'numeric',
-        second: 'numeric',
-      }),
-  ).formatToParts(instant);
-  const get = (type: string) => Number(parts.find((p) => p.type === type)!.value);
-  return Date.UTC(
-    get('year'),
-    get('month') - 1,
-    get('day'),
-    get('hour'),
-    get('minute'),
-    get('second'),
-  );
-}
-
-/** Calendar arithmetic on local dates (no time zone involved). */
-function addDays(date: LocalDate, days: number): LocalDate {
-  const d = new Date(Date.UTC(date.year, date.month - 1, date.day) + days * DAY_MS);
-  return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate() };
-}
-
-function addMonths(date: LocalDate, months: number): LocalDate {
-  const index = date.year * 12 + (date.month - 1) + months;
-  return { year: Math.floor(index / 12), month: (index % 12) + 1, day: 1 };
-}
-
-/** The same day of the month `months` away, clamped to that month's length. */
-function shiftMonths(date: LocalDate, months: number): LocalDate {
-  const first = addMonths(date, months);
-  const length = new Date(Date.UTC(first.year, first.month, 0)).getUTCDate();
-  return { ...first, day: Math.min(date.day, length) };
-}
-
-function weekday(date: LocalDate): number {
-  return new Date(Date.UTC(date.year, date.month - 1, date.day)).getUTCDay();
-}
-
-/** Monday of the week holding `date`. */
-function startOfWeek(date: LocalDate): LocalDate {
-  return addDays(date, -((weekday(date) + 6) % 7));
-}
-
-function validDate(year: number, month: number, day: number): boolean {
-  if (month < 1 || month > 12 || day < 1) return false;
-  return day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
 }
 
 type Matcher = {
@@ -240,17 +63,6 @@ function ago(n: number, unit: string, today: LocalDate): [LocalDate, LocalDate] 
     { year: year + 1, month: 1, day: 1 },
   ];
 }
-
-const ORDINAL_WEEKS: Record<string, number> = {
-  first: 1,
-  '1st': 1,
-  second: 2,
-  '2nd': 2,
-  third: 3,
-  '3rd': 3,
-  fourth: 4,
-  '4th': 4,
-};
 
 /** The period the first matcher finds in `text`, as local dates. */
 function localRange(text: string, today: LocalDate): [LocalDate, LocalDate] | null {
@@ -586,15 +398,6 @@ export function parseTimeExpression(text: string, clock: Date, timeZone = 'UTC')
   return null;
 }
 
-function validTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * How well an item's time fits the range: 1 inside, falling linearly to 0 at one range
  * length away (so "last week" still favours the days around it).
@@ -607,17 +410,4 @@ export function timeMatch(range: TimeRange, from: Date | null, to: Date | null =
   const span = Math.max(DAY_MS, end - start);
   const distance = from.getTime() >= end ? from.getTime() - end : start - to.getTime();
   return Math.max(0, 1 - distance / span);
-}
-
-/**
- * The period a turn tells of ("last Friday", "two weeks ago", "tomorrow"), read against when
- * it was said in its author's time zone; null when it names none.
- */
-export function toldPeriod(
-  text: string,
-  said: Date,
-  timeZone: string | null,
-): { from: Date; to: Date } | null {
-  const range = parseTimeExpression(text, said, timeZone ?? 'UTC');
-  return range && { from: range.from, to: range.to };
 }

@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { JobsService } from '../../src/jobs/jobs.service.js';
-import { SearchRepository } from '../../src/search/search.repository.js';
+import { SearchStatsRepository } from '../../src/search/search-stats.repository.js';
 import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
 
 /**
@@ -404,7 +404,7 @@ describe('Search operations (e2e)', () => {
 
     it('records degradation: full-text search down leaves dense search, marked in the row', async () => {
       const lexical = jest
-        .spyOn(t.app.get(SearchRepository), 'lexemeStats')
+        .spyOn(t.app.get(SearchStatsRepository), 'lexemeStats')
         .mockRejectedValue(new Error('text search configuration is missing'));
       try {
         const res = await gql<{ context: { items: unknown[] } }>(

@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { JobsService } from '../../src/jobs/jobs.service.js';
 import { EmbeddingService } from '../../src/embeddings/embedding.service.js';
 import { HybridSearchService } from '../../src/search/hybrid-search.service.js';
-import { SearchRepository } from '../../src/search/search.repository.js';
+import { SearchStatsRepository } from '../../src/search/search-stats.repository.js';
 import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
 
 /**
@@ -177,7 +177,7 @@ describe('Search switches, set by configuration', () => {
     expect((await latest()).hits_lexical).toBeGreaterThan(0);
 
     const lexical = jest
-      .spyOn(t.app.get(SearchRepository), 'lexemeStats')
+      .spyOn(t.app.get(SearchStatsRepository), 'lexemeStats')
       .mockRejectedValue(new Error('text search configuration is missing'));
     try {
       await gql(CONTEXT, { c: conversationId, q: 'the red tractor' });

@@ -5,6 +5,7 @@ import type { UserEntity } from '../../src/identity/user.entity.js';
 import { JobsService } from '../../src/jobs/jobs.service.js';
 import { HybridSearchService, SearchOutcome } from '../../src/search/hybrid-search.service.js';
 import { SearchRepository } from '../../src/search/search.repository.js';
+import { SearchStatsRepository } from '../../src/search/search-stats.repository.js';
 import { INDEX_JOB, SegmentIndexerService } from '../../src/search/segment-indexer.service.js';
 import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
 import { joinLegacy } from '../support/membership.js';
@@ -507,7 +508,7 @@ describe('Hybrid search', () => {
 
     it('full-text search failing: dense only, recorded with the failing stage', async () => {
       const spy = jest
-        .spyOn(t.app.get(SearchRepository), 'lexemeStats')
+        .spyOn(t.app.get(SearchStatsRepository), 'lexemeStats')
         .mockRejectedValue(new Error('text search configuration is missing'));
       try {
         const outcome = await run('a wooden elephant souvenir brought home from Africa');
@@ -523,7 +524,7 @@ describe('Hybrid search', () => {
     it('both down: no crash, an empty result apart from time and nothing recorded as found', async () => {
       const embed = jest.spyOn(t.app.get(EmbeddingService), 'embedQuery').mockResolvedValue(null);
       const lex = jest
-        .spyOn(t.app.get(SearchRepository), 'lexemeStats')
+        .spyOn(t.app.get(SearchStatsRepository), 'lexemeStats')
         .mockRejectedValue(new Error('down'));
       try {
         const outcome = await run('zanzibar');

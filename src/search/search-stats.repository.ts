@@ -1,0 +1,103 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { storyVisibleSql } from '../stories/story-visibility.js';
+import type { ScopeParams } from './search.repository.js';
+
+export interface LexemeStats {
+  lexeme: string;
+  dfCurrent: number;
+  dfAll: number;
+}
+
+export interface ScopeStats {
+  segmentsCurrent: number;
+  lengthCurrent: number;
+  segmentsAll: number;
+  lengthAll: number;
+}
+
+/**
+ * What a search reads before it searches: the query words' document frequencies and the
+ * scope's size for BM25, whether there are stories to search, and, for recall, the legacy's
+ * clock. Word counts come from the per-conversation tables indexing keeps: no turn is read.
+ */
+@Injectable()
+export class SearchStatsRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Turn lexemes of the query with their document frequencies, and the scopes' sizes. */
+  async lexemeStats(
+    text: string,
+    s: ScopeParams,
+    contextWeight: number,
+  ): Promise<{
+    lexemes: LexemeStats[];
+    stats: ScopeStats;
+    keywords: string;
+    /**
+     * Whether the legacy has a story with passages the user may see (else that kind is not
+     * searched): another member's private stories change nothing, not even the time it takes.
+     */
+    hasStories: boolean;
+  }> {
+    const [row]: {
+      hasStories: boolean;
+      lexemes: LexemeStats[] | null;
+      keywords: string | null;
+      segmentsCurrent: string | null;
+      lengthCurrent: string | null;
+      segmentsAll: string | null;
+      lengthAll: string | null;
+    }[] = await this.dataSource.query(
+      `WITH owned AS (
+         SELECT id FROM conversations WHERE legacy_id = $2 AND user_id = $3
+       ),
+       lx AS (SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('english', $1)) AS u)
+       SELECT
+         (SELECT json_agg(json_build_object(
+             'lexeme', lx.lexeme,
+             'dfCurrent', coalesce((SELECT t.df FROM search_term_stats t
+                                     WHERE t.conversation_id = $4 AND t.lexeme = lx.lexeme), 0),
+             'dfAll', coalesce((SELECT sum(t.df) FROM search_term_stats t
+                                 WHERE t.conversation_id IN (SELECT id FROM owned)
+                                   AND t.lexeme = lx.lexeme), 0)) ORDER BY lx.lexeme)
+            FROM lx) AS lexemes,
+         (SELECT string_agg(d.token, ' ') FROM ts_debug('english', $1) AS d
+           WHERE array_length(d.lexemes, 1) > 0) AS keywords,
+         (SELECT segments FROM search_doc_stats WHERE conversation_id = $4) AS "segmentsCurrent",
+         (SELECT main_length + $5::float8 * context_length FROM search_doc_stats
+           WHERE conversation_id = $4) AS "lengthCurrent",
+         (SELECT sum(segments) FROM search_doc_stats
+           WHERE conversation_id IN (SELECT id FROM owned)) AS "segmentsAll",
+         (SELECT sum(main_length + $5::float8 * context_length) FROM search_doc_stats
+           WHERE conversation_id IN (SELECT id FROM owned)) AS "lengthAll",
+         EXISTS (SELECT 1 FROM stories st WHERE st.legacy_id = $2 AND st.total_chunks > 0
+                    AND ${storyVisibleSql('st', '$3')}) AS "hasStories"`,
+      [text, s.legacyId, s.userId, s.conversationId, contextWeight],
+    );
+    return {
+      lexemes: (row.lexemes ?? []).map((l) => ({
+        lexeme: l.lexeme,
+        dfCurrent: Number(l.dfCurrent),
+        dfAll: Number(l.dfAll),
+      })),
+      keywords: row.keywords ?? '',
+      hasStories: row.hasStories === true,
+      stats: {
+        segmentsCurrent: Number(row.segmentsCurrent ?? 0),
+        lengthCurrent: Number(row.lengthCurrent ?? 0),
+        segmentsAll: Number(row.segmentsAll ?? 0),
+        lengthAll: Number(row.lengthAll ?? 0),
+      },
+    };
+  }
+
+  /** The latest time something was said in the user's conversations about the legacy. */
+  async latestOccurred(userId: string, legacyId: string): Promise<Date | null> {
+    const rows: { at: Date | null }[] = await this.dataSource.query(
+      `SELECT max(occurred_at) AS at FROM message_segments WHERE legacy_id = $1 AND user_id = $2`,
+      [legacyId, userId],
+    );
+    return rows[0]?.at ?? null;
+  }
+}
