@@ -3,7 +3,13 @@ import { EntityManager } from 'typeorm';
 import type { UserEntity } from '../identity/user.entity.js';
 import { LegacyRepository } from '../legacies/legacy.repository.js';
 import { EventBus, topics } from '../pubsub/event-bus.js';
-import { asSeenBy, canSee, FactVisibilityState, viewKey } from './fact-visibility.js';
+import {
+  asSeenBy,
+  canSee,
+  FactVisibilityState,
+  viewKey,
+  visibilityState,
+} from './fact-visibility.js';
 import { FactEntity } from './fact.entity.js';
 import { FactChange } from './fact.enums.js';
 import { FactRepository } from './fact.repository.js';
@@ -52,7 +58,7 @@ export class FactEventsService {
   private async stateOf(m: EntityManager, id: string | null): Promise<FactVisibilityState | null> {
     if (!id) return null;
     const fact = await this.facts.findById(id, m);
-    return fact && { authorId: fact.authorId, visibility: fact.visibility, status: fact.status };
+    return fact && visibilityState(fact);
   }
 
   /** An event with what each viewer's projection needs: the superseders before and after. */
@@ -74,27 +80,39 @@ export class FactEventsService {
   }
 
   /**
-   * When a fact's visibility or existence changes, so does what other members see of the facts
-   * it superseded (fact-visibility.ts): an UPDATED event for each, from the fact before to now.
+   * The event of a change to a fact's visibility or existence (share, unshare, delete, restore),
+   * with those of the facts it superseded, since what other members see of them changes too.
    */
-  async supersededEvents(
+  async withSuperseded(
+    m: EntityManager,
+    change: FactEvent['change'],
+    fact: FactEntity,
+    before: FactEntity,
+    actorId: string | null,
+  ): Promise<FactEvent[]> {
+    return [
+      await this.event(m, change, fact, before, actorId),
+      ...(await this.supersededEvents(m, fact, before, actorId)),
+    ];
+  }
+
+  /**
+   * What other members see of the facts `superseder` superseded follows whether they can see it
+   * (fact-visibility.ts): an UPDATED event for each, from the fact before to now.
+   */
+  private async supersededEvents(
     m: EntityManager,
     superseder: FactEntity,
     before: FactEntity,
     actorId: string | null,
   ): Promise<FactEvent[]> {
     const older = await this.facts.supersededBy(m, superseder.id);
-    const state = (f: FactEntity): FactVisibilityState => ({
-      authorId: f.authorId,
-      visibility: f.visibility,
-      status: f.status,
-    });
     return older.map((fact) => ({
       legacyId: fact.legacyId,
       change: FactChange.UPDATED,
       fact,
-      superseder: state(superseder),
-      before: { fact, superseder: state(before) },
+      superseder: visibilityState(superseder),
+      before: { fact, superseder: visibilityState(before) },
       actorId,
     }));
   }

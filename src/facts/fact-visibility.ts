@@ -31,6 +31,11 @@ export function seesSources(fact: { authorId: string }, viewerId: string): boole
   return fact.authorId === viewerId;
 }
 
+/** The fields of a fact that decide who sees it. */
+export function visibilityState(fact: FactVisibilityState): FactVisibilityState {
+  return { authorId: fact.authorId, visibility: fact.visibility, status: fact.status };
+}
+
 export function canSee(fact: FactVisibilityState, viewerId: string): boolean {
   return (
     fact.authorId === viewerId ||
@@ -92,6 +97,18 @@ export function historyEntryForOthers(
     mentionCount: entry.sharedMentionCount,
     ...(hidden ? { status: FactStatus.ACTIVE } : {}),
   };
+}
+
+/** A history entry of `fact` as `viewerId` sees it: its author sees every entry as it is. */
+export function historyEntryAsSeenBy(
+  entry: FactHistoryEntity,
+  fact: { authorId: string },
+  viewerId: string,
+  relatedVisible: boolean,
+  supersessionVisible: boolean,
+): FactHistoryEntity | null {
+  if (fact.authorId === viewerId) return entry;
+  return historyEntryForOthers(entry, relatedVisible, supersessionVisible);
 }
 
 // ---- SQL ------------------------------------------------------------------------------------

@@ -9,8 +9,8 @@ import { ConversationsService } from '../conversations/conversations.service.js'
 import { EmbeddingService } from '../embeddings/embedding.service.js';
 import { countTokens } from '../llm/tokenizer.js';
 import { FactVisibility } from './fact.enums.js';
-import { FactRepository } from './fact.repository.js';
 import { seesSources } from './fact-visibility.js';
+import { VisibleFactRepository } from './visible-fact.repository.js';
 
 /**
  * The 'facts' section of the agent's context: the legacy's active facts the user may see (their
@@ -22,7 +22,7 @@ export class FactsContextProvider implements ContextSectionProvider {
   readonly section = 'facts' as const;
 
   constructor(
-    private readonly facts: FactRepository,
+    private readonly facts: VisibleFactRepository,
     private readonly embeddings: EmbeddingService,
     private readonly conversations: ConversationsService,
     private readonly config: AppConfig,

@@ -26,6 +26,9 @@ import { AddFactInput, FactFilter, UpdateFactInput } from './dto/fact.inputs.js'
 import { FactEntity } from './fact.entity.js';
 import { FactVisibility } from './fact.enums.js';
 import { FactEvent, FactEventsService } from './fact-events.service.js';
+import { FactAccessService } from './fact-access.service.js';
+import { FactSharingService } from './fact-sharing.service.js';
+import { FactWriterService } from './fact-writer.service.js';
 import { FactsService } from './facts.service.js';
 import {
   FactChangedEventModel,
@@ -64,6 +67,9 @@ export function toFactModel(fact: FactEntity, viewerId: string): FactModel {
 export class FactsResolver {
   constructor(
     private readonly service: FactsService,
+    private readonly writer: FactWriterService,
+    private readonly sharing: FactSharingService,
+    private readonly access: FactAccessService,
     private readonly events: FactEventsService,
     private readonly users: UsersService,
     private readonly bus: EventBus,
@@ -119,7 +125,7 @@ export class FactsResolver {
       'Write a fact by hand (private unless visibility is SHARED). Restating one of your facts raises its mention count instead.',
   })
   async addFact(@CurrentUser() user: UserEntity, @Args('input') input: AddFactInput) {
-    return toFactModel(await this.service.add(user, input), user.id);
+    return toFactModel(await this.writer.add(user, input), user.id);
   }
 
   @Mutation(() => FactModel, { description: 'Its author changes its content or category.' })
@@ -136,7 +142,7 @@ export class FactsResolver {
     @Args('id', { type: () => ID }, UuidPipe) id: string,
     @Args('visibility', { type: () => FactVisibility }) visibility: FactVisibility,
   ) {
-    return toFactModel(await this.service.setVisibility(user, id, visibility), user.id);
+    return toFactModel(await this.sharing.setVisibility(user, id, visibility), user.id);
   }
 
   @Mutation(() => FactModel, {
@@ -169,9 +175,9 @@ export class FactsResolver {
     @Args('legacyId', { type: () => ID }, UuidPipe) legacyId: string,
     @Context() context: RequestContext,
   ) {
-    await this.service.requireMember(user, legacyId);
+    await this.access.requireMember(user, legacyId);
     return boundToSession(this.bus, context, this.factViews(user, legacyId), {
-      check: () => this.service.requireMember(user, legacyId),
+      check: () => this.access.requireMember(user, legacyId),
       revokedBy: [topics.legacyAccessRevoked(legacyId)],
     });
   }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import {
   Connection,
   decodeCursor,
@@ -8,66 +8,59 @@ import {
   toConnection,
 } from '../common/pagination/connection.js';
 import { AppConfig } from '../config/app-config.js';
-import { EmbeddingRepository } from '../embeddings/embedding.repository.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
 import type { UserEntity } from '../identity/user.entity.js';
-import { LegaciesService } from '../legacies/legacies.service.js';
 import { LegacyRepository } from '../legacies/legacy.repository.js';
+import { FactAccessService } from './fact-access.service.js';
+import { FactEvent, FactEventsService } from './fact-events.service.js';
+import { FactHistoryRepository } from './fact-history.repository.js';
 import { normalizeFact } from './fact-relations.js';
-import { canSee, historyEntryForOthers } from './fact-visibility.js';
+import { FactSourceRepository } from './fact-source.repository.js';
+import { FactVectorsService } from './fact-vectors.service.js';
+import { canSee, historyEntryAsSeenBy } from './fact-visibility.js';
+import { validFactContent } from './fact-writer.service.js';
 import { FactEntity, FactHistoryEntity, FactSourceEntity } from './fact.entity.js';
 import { FactAction, FactCategory, FactChange, FactStatus, FactVisibility } from './fact.enums.js';
-import { FACT_KIND, FactFilterSql, FactRepository } from './fact.repository.js';
+import { FactRepository } from './fact.repository.js';
 import { FactErrorCode, FactException } from './facts.exception.js';
-import { FactEvent, FactEventsService } from './fact-events.service.js';
-import { FactWriterService, NewFactInput, validFactContent } from './fact-writer.service.js';
+import { FactFilterSql, VisibleFactRepository } from './visible-fact.repository.js';
+
+type PageArgs = { first?: number; after?: string };
 
 /**
- * The family's review of facts, as the resolvers use it: list, read, edit, share, delete,
- * restore and history, each authorized here. Writing goes through FactWriterService, events
- * through FactEventsService.
+ * The family's review of facts, as the resolvers use it: list, read, edit, delete, restore and
+ * history, each authorized through FactAccessService. Writing new facts goes through
+ * FactWriterService, sharing through FactSharingService, events through FactEventsService.
  */
 @Injectable()
 export class FactsService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly facts: FactRepository,
-    private readonly legacies: LegaciesService,
+    private readonly visible: VisibleFactRepository,
+    private readonly factHistory: FactHistoryRepository,
+    private readonly sources: FactSourceRepository,
+    private readonly access: FactAccessService,
     private readonly legacyRepo: LegacyRepository,
     private readonly embeddings: EmbeddingService,
-    private readonly vectors: EmbeddingRepository,
-    private readonly writer: FactWriterService,
+    private readonly vectors: FactVectorsService,
     private readonly events: FactEventsService,
     private readonly config: AppConfig,
   ) {}
 
-  /** addFact: a member writes a fact by hand (FactWriterService.add). */
-  add(user: UserEntity, input: NewFactInput): Promise<FactEntity> {
-    return this.writer.add(user, input);
-  }
-
-  /**
-   * The fact as the user sees it (fact-visibility.ts), if they may; NOT_FOUND otherwise
-   * (existence is not revealed).
-   */
-  async getVisible(user: UserEntity, id: string): Promise<FactEntity> {
-    const [fact] = await this.facts.findForViewer([id], user.id);
-    if (!fact) throw FactException.notFound();
-    await this.legacies.requireMember(user.id, fact.legacyId).catch(() => {
-      throw FactException.notFound();
-    });
-    return fact;
+  /** FactAccessService.getVisible, for the modules that read facts through this service. */
+  getVisible(user: UserEntity, id: string): Promise<FactEntity> {
+    return this.access.getVisible(user, id);
   }
 
   async list(
     user: UserEntity,
     legacyId: string,
     filter: (FactFilterSql & { search?: string | null }) | null | undefined,
-    args: { first?: number; after?: string },
+    args: PageArgs,
   ): Promise<Connection<FactEntity>> {
-    await this.legacies.requireMember(user.id, legacyId);
-    const request = pageRequest(args, this.config.env.MAX_PAGE_SIZE);
-    const after = request.cursor ? decodeCursor(request.cursor, 'after', 2) : undefined;
+    await this.access.requireMember(user, legacyId);
+    const { request, after } = this.pageOf(args);
     const text = filter?.search?.trim() ?? '';
     const search = text
       ? {
@@ -76,7 +69,7 @@ export class FactsService {
           minSimilarity: this.config.env.FACT_SEARCH_MIN_SIMILARITY,
         }
       : null;
-    const rows = await this.facts.page(
+    const rows = await this.visible.page(
       legacyId,
       user.id,
       filter ?? {},
@@ -84,15 +77,23 @@ export class FactsService {
       after,
       search,
     );
-    return toConnection(rows, request, (f) => encodeCursor([f.cursorKey, f.id]));
+    return toConnection(rows, request, cursorOf);
+  }
+
+  /** The user's own facts in legacies they are no longer a member of (to delete them). */
+  async listLeftBehind(user: UserEntity, args: PageArgs): Promise<Connection<FactEntity>> {
+    const { request, after } = this.pageOf(args);
+    const memberOf = await this.legacyRepo.legacyIdsOf(user.id);
+    const rows = await this.visible.pageLeftBehind(user.id, memberOf, request.limit + 1, after);
+    return toConnection(rows, request, cursorOf);
   }
 
   async update(
     user: UserEntity,
     input: { id: string; content?: string | null; category?: FactCategory | null },
   ): Promise<FactEntity> {
-    const fact = await this.getVisible(user, input.id);
-    this.requireAuthor(user, fact, 'Only its author can change what a fact says.');
+    const fact = await this.access.getVisible(user, input.id);
+    this.access.requireAuthor(user, fact, 'Only its author can change what a fact says.');
     if (fact.status === FactStatus.DELETED) {
       throw new FactException(FactErrorCode.FACT_DELETED, 'Restore this fact before editing it.');
     }
@@ -100,58 +101,28 @@ export class FactsService {
     const category = input.category ?? fact.category;
     if (content === fact.content && category === fact.category) return fact;
     const normalized = normalizeFact(content);
-    const prepared = content !== fact.content ? await this.writer.prepare([content]) : null;
+    const prepared = content !== fact.content ? await this.vectors.prepare([content]) : null;
     const events: FactEvent[] = [];
     const result = await this.dataSource.transaction(async (m) => {
       await this.facts.lockAuthor(m, fact.legacyId, fact.authorId);
       const current = await this.facts.lockById(m, fact.id);
       if (!current || current.status === FactStatus.DELETED) throw FactException.notFound();
-      if (normalized !== current.normalized && current.status === FactStatus.ACTIVE) {
-        const pool = await this.facts.comparable(m, fact.legacyId, fact.authorId);
-        if (pool.some((f) => f.status === FactStatus.ACTIVE && f.normalized === normalized)) {
-          throw new FactException(
-            FactErrorCode.DUPLICATE_FACT,
-            'You already have a fact that says this.',
-            'content',
-          );
-        }
+      if (
+        normalized !== current.normalized &&
+        current.status === FactStatus.ACTIVE &&
+        (await this.hasActiveTwin(m, fact, normalized))
+      ) {
+        throw new FactException(
+          FactErrorCode.DUPLICATE_FACT,
+          'You already have a fact that says this.',
+          'content',
+        );
       }
       const changed = await this.facts.update(m, fact.id, { content, normalized, category });
-      if (prepared) {
-        // The old vector describes the old text: drop it; the sweeper fills any gap.
-        await this.vectors.deleteItems(FACT_KIND, [fact.id], m);
-        await this.writer.storeVector(m, changed, prepared, 0);
-      }
-      await this.facts.addHistory(m, changed, FactAction.UPDATED, { actorId: user.id });
+      if (prepared) await this.vectors.replace(m, changed, prepared);
+      await this.factHistory.add(m, changed, FactAction.UPDATED, { actorId: user.id });
       events.push(await this.events.event(m, FactChange.UPDATED, changed, current, user.id));
       return changed;
-    });
-    await this.events.publish(events);
-    return result;
-  }
-
-  /**
-   * Its author shares or unshares a fact; an owner or admin can take a shared fact back to
-   * private (moderation), never the other way.
-   */
-  async setVisibility(
-    user: UserEntity,
-    id: string,
-    visibility: FactVisibility,
-  ): Promise<FactEntity> {
-    const fact = await this.getVisible(user, id);
-    if (fact.authorId !== user.id) {
-      if (visibility === FactVisibility.SHARED) {
-        throw new FactException(FactErrorCode.NOT_FACT_AUTHOR, 'Only its author can share a fact.');
-      }
-      await this.requireAuthorOrManager(user, fact);
-    }
-    if (fact.visibility === visibility) return fact;
-    const events: FactEvent[] = [];
-    const result = await this.dataSource.transaction(async (m) => {
-      const current = await this.facts.lockById(m, id);
-      if (!current) throw FactException.notFound();
-      return this.writer.changeVisibility(m, current, visibility, user.id, events);
     });
     await this.events.publish(events);
     return result;
@@ -164,8 +135,8 @@ export class FactsService {
    */
   async delete(user: UserEntity, id: string): Promise<FactEntity> {
     const own = await this.facts.findById(id);
-    const fact = own?.authorId === user.id ? own : await this.getVisible(user, id);
-    await this.requireAuthorOrManager(user, fact);
+    const fact = own?.authorId === user.id ? own : await this.access.getVisible(user, id);
+    await this.access.requireAuthorOrManager(user, fact);
     if (fact.status === FactStatus.DELETED) return fact;
     const events: FactEvent[] = [];
     const result = await this.dataSource.transaction(async (m) => {
@@ -173,56 +144,28 @@ export class FactsService {
       if (!current) throw FactException.notFound();
       if (current.status === FactStatus.DELETED) return current;
       const deleted = await this.facts.softDelete(m, id, user.id);
-      await this.facts.addHistory(m, deleted, FactAction.DELETED, { actorId: user.id });
-      events.push(await this.events.event(m, FactChange.DELETED, deleted, current, user.id));
-      events.push(...(await this.events.supersededEvents(m, deleted, current, user.id)));
+      await this.factHistory.add(m, deleted, FactAction.DELETED, { actorId: user.id });
+      events.push(
+        ...(await this.events.withSuperseded(m, FactChange.DELETED, deleted, current, user.id)),
+      );
       return deleted;
     });
     await this.events.publish(events);
     return result;
   }
 
-  /**
-   * Removes deleted facts whose FACT_PURGE_AFTER has passed, for good (the scheduled task).
-   * Idempotent: a second run finds nothing. Returns how many went.
-   */
-  async purgeDeleted(now = new Date()): Promise<number> {
-    const before = new Date(now.getTime() - this.config.env.FACT_PURGE_AFTER);
-    let purged = 0;
-    for (;;) {
-      const ids = await this.facts.purgeable(before, 100);
-      for (const id of ids) {
-        if (await this.dataSource.transaction((m) => this.facts.purge(m, id, before))) purged++;
-      }
-      if (ids.length < 100) return purged;
-    }
-  }
-
-  /** The user's own facts in legacies they are no longer a member of (to delete them). */
-  async listLeftBehind(
-    user: UserEntity,
-    args: { first?: number; after?: string },
-  ): Promise<Connection<FactEntity>> {
-    const request = pageRequest(args, this.config.env.MAX_PAGE_SIZE);
-    const after = request.cursor ? decodeCursor(request.cursor, 'after', 2) : undefined;
-    const memberOf = await this.legacyRepo.legacyIdsOf(user.id);
-    const rows = await this.facts.pageLeftBehind(user.id, memberOf, request.limit + 1, after);
-    return toConnection(rows, request, (f) => encodeCursor([f.cursorKey, f.id]));
-  }
-
   /** Undoes a delete: its author, or the owner or admin who deleted it. */
   async restore(user: UserEntity, id: string): Promise<FactEntity> {
     const fact = await this.facts.findById(id);
+    // The owner or admin who deleted a shared fact may still find it, to undo their delete.
     const deletedByMe =
       fact?.status === FactStatus.DELETED &&
       fact.deletedBy === user.id &&
       fact.visibility === FactVisibility.SHARED;
     if (!fact || !(canSee(fact, user.id) || deletedByMe)) throw FactException.notFound();
-    await this.legacies.requireMember(user.id, fact.legacyId).catch(() => {
-      throw FactException.notFound();
-    });
+    await this.access.requireMemberOfFact(user, fact.legacyId);
     if (fact.status !== FactStatus.DELETED) return fact;
-    if (fact.authorId !== user.id && !(await this.legacies.isManager(user.id, fact.legacyId))) {
+    if (fact.authorId !== user.id && !(await this.access.isManager(user, fact.legacyId))) {
       throw FactException.notFound();
     }
     const events: FactEvent[] = [];
@@ -231,20 +174,17 @@ export class FactsService {
       const current = await this.facts.lockById(m, id);
       if (!current) throw FactException.notFound();
       if (current.status !== FactStatus.DELETED) return current;
-      const pool = await this.facts.comparable(m, fact.legacyId, fact.authorId);
-      const activeTwin = pool.some(
-        (f) => f.status === FactStatus.ACTIVE && f.normalized === current.normalized,
-      );
-      if (activeTwin && !current.supersededBy) {
+      if ((await this.hasActiveTwin(m, fact, current.normalized)) && !current.supersededBy) {
         throw new FactException(
           FactErrorCode.DUPLICATE_FACT,
           'An active fact already says this; this one stays deleted.',
         );
       }
       const restored = await this.facts.restore(m, id);
-      await this.facts.addHistory(m, restored, FactAction.RESTORED, { actorId: user.id });
-      events.push(await this.events.event(m, FactChange.RESTORED, restored, current, user.id));
-      events.push(...(await this.events.supersededEvents(m, restored, current, user.id)));
+      await this.factHistory.add(m, restored, FactAction.RESTORED, { actorId: user.id });
+      events.push(
+        ...(await this.events.withSuperseded(m, FactChange.RESTORED, restored, current, user.id)),
+      );
       return restored;
     });
     await this.events.publish(events);
@@ -256,41 +196,45 @@ export class FactsService {
    * the author's mentions or a supersession by a fact they cannot see (fact-visibility.ts).
    */
   async history(user: UserEntity, id: string): Promise<FactHistoryEntity[]> {
-    const fact = await this.getVisible(user, id);
-    const rows = await this.facts.history(id, user.id);
-    const mine = fact.authorId === user.id;
+    const fact = await this.access.getVisible(user, id);
+    const rows = await this.factHistory.forViewer(id, user.id);
     return rows.flatMap(({ relatedVisible, supersessionVisible, ...entry }) => {
-      if (mine) return [entry];
-      const seen = historyEntryForOthers(entry, relatedVisible, supersessionVisible);
+      const seen = historyEntryAsSeenBy(entry, fact, user.id, relatedVisible, supersessionVisible);
       return seen ? [seen] : [];
     });
   }
 
   /** Facts by id that the viewer may see, as they see them (others are left out). */
   findVisibleByIds(viewerId: string, ids: readonly string[]): Promise<FactEntity[]> {
-    return this.facts.findForViewer(ids, viewerId);
+    return this.visible.findByIds(ids, viewerId);
   }
 
   /** Sources of facts, for their authors. */
   sourcesOf(factIds: readonly string[]): Promise<FactSourceEntity[]> {
-    return this.facts.sourcesOf(factIds);
+    return this.sources.ofFacts(factIds);
   }
 
-  requireMember(user: UserEntity, legacyId: string) {
-    return this.legacies.requireMember(user.id, legacyId);
+  /**
+   * Whether another of the author's active facts says exactly this: an edit or a restore must
+   * not make two (the writer turns a new one into a mention instead).
+   */
+  private async hasActiveTwin(
+    m: EntityManager,
+    fact: { legacyId: string; authorId: string },
+    normalized: string,
+  ): Promise<boolean> {
+    const pool = await this.facts.comparable(m, fact.legacyId, fact.authorId);
+    return pool.some((f) => f.status === FactStatus.ACTIVE && f.normalized === normalized);
   }
 
-  private requireAuthor(user: UserEntity, fact: FactEntity, message: string): void {
-    if (fact.authorId !== user.id) throw new FactException(FactErrorCode.NOT_FACT_AUTHOR, message);
+  private pageOf(args: PageArgs) {
+    const request = pageRequest(args, this.config.env.MAX_PAGE_SIZE);
+    const after = request.cursor ? decodeCursor(request.cursor, 'after', 2) : undefined;
+    return { request, after };
   }
+}
 
-  private async requireAuthorOrManager(user: UserEntity, fact: FactEntity): Promise<void> {
-    if (fact.authorId === user.id) return;
-    if (!(await this.legacies.isManager(user.id, fact.legacyId))) {
-      throw new FactException(
-        FactErrorCode.NOT_FACT_AUTHOR,
-        "Only its author, or an owner or admin of the legacy, can do this to a member's fact.",
-      );
-    }
-  }
+/** Both fact pages are ordered by their cursor key, then id. */
+function cursorOf(fact: FactEntity & { cursorKey: string | number }): string {
+  return encodeCursor([fact.cursorKey, fact.id]);
 }
