@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { UserEntity } from '../identity/user.entity.js';
 import { LegaciesService } from '../legacies/legacies.service.js';
+import { asSeenBy, visibilityState } from './fact-visibility.js';
 import { FactEntity } from './fact.entity.js';
+import { FactRepository } from './fact.repository.js';
 import { FactErrorCode, FactException } from './facts.exception.js';
 import { VisibleFactRepository } from './visible-fact.repository.js';
 
@@ -13,8 +15,20 @@ import { VisibleFactRepository } from './visible-fact.repository.js';
 export class FactAccessService {
   constructor(
     private readonly visible: VisibleFactRepository,
+    private readonly facts: FactRepository,
     private readonly legacies: LegaciesService,
   ) {}
+
+  /**
+   * What a command answers whoever ran it: the fact as they see it, even one they no longer
+   * see (an admin took it back to private): never the row as stored, whose status and count
+   * may tell of the author's private facts and mentions.
+   */
+  async seenBy(user: UserEntity, fact: FactEntity): Promise<FactEntity> {
+    if (fact.authorId === user.id) return fact;
+    const superseder = fact.supersededBy ? await this.facts.findById(fact.supersededBy) : null;
+    return asSeenBy(fact, superseder && visibilityState(superseder), user.id);
+  }
 
   /**
    * The fact as the user sees it (fact-visibility.ts), if they may; NOT_FOUND otherwise

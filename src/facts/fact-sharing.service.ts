@@ -44,7 +44,7 @@ export class FactSharingService {
       return this.change(m, current, visibility, user.id, events);
     });
     await this.events.publish(events);
-    return result;
+    return this.access.seenBy(user, result);
   }
 
   /** Shares or unshares inside the caller's transaction, with the events it causes. */

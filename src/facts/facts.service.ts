@@ -151,7 +151,7 @@ export class FactsService {
       return deleted;
     });
     await this.events.publish(events);
-    return result;
+    return this.access.seenBy(user, result);
   }
 
   /** Undoes a delete: its author, or the owner or admin who deleted it. */
@@ -164,7 +164,7 @@ export class FactsService {
       fact.visibility === FactVisibility.SHARED;
     if (!fact || !(canSee(fact, user.id) || deletedByMe)) throw FactException.notFound();
     await this.access.requireMemberOfFact(user, fact.legacyId);
-    if (fact.status !== FactStatus.DELETED) return fact;
+    if (fact.status !== FactStatus.DELETED) return this.access.seenBy(user, fact);
     if (fact.authorId !== user.id && !(await this.access.isManager(user, fact.legacyId))) {
       throw FactException.notFound();
     }
@@ -188,7 +188,7 @@ export class FactsService {
       return restored;
     });
     await this.events.publish(events);
-    return result;
+    return this.access.seenBy(user, result);
   }
 
   /**

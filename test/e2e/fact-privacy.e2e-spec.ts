@@ -346,4 +346,37 @@ describe('Private facts do not leak through shared ones', () => {
       expect(JSON.stringify(seen)).not.toMatch(/night-scented|Grandpa|removed/);
     }
   });
+
+  it('answers a command on a shared fact with the fact as its runner sees it, not as stored', async () => {
+    const sharedFlower = await addFact(author, 'Her favourite flower was the sweet pea.', 'SHARED');
+    const privateFlower = await addFact(author, 'Her favourite flower was the tulip.', 'PRIVATE');
+    expect(await fact(author, sharedFlower)).toMatchObject({
+      status: 'SUPERSEDED',
+      supersededBy: { id: privateFlower },
+    });
+    const command = async (as: TestUser, mutation: string) =>
+      (await gql<Record<string, Fact>>(
+        `mutation($id: ID!) { ${mutation} { ${FACT} } }`,
+        { id: sharedFlower },
+        as,
+      )) as Record<string, Fact>;
+    for (const [, v] of viewers) {
+      // Restoring a fact that is not deleted changes nothing, and tells nothing either.
+      const { restoreFact } = await command(v, 'restoreFact(id: $id)');
+      expect(restoreFact).toMatchObject({ status: 'ACTIVE', validTo: null, supersededBy: null });
+    }
+    // The admin takes it back to private: what they are answered hides the supersession too.
+    const { setFactVisibility } = await command(
+      admin,
+      'setFactVisibility(id: $id, visibility: PRIVATE)',
+    );
+    expect(setFactVisibility).toMatchObject({
+      status: 'ACTIVE',
+      validTo: null,
+      supersededBy: null,
+    });
+    expect(JSON.stringify(setFactVisibility)).not.toMatch(/tulip/);
+    // Its author still sees it as it is.
+    expect(await fact(author, sharedFlower)).toMatchObject({ status: 'SUPERSEDED' });
+  });
 });
