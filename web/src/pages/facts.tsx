@@ -14,7 +14,7 @@ import type {
 } from '../gql/graphql';
 import { CATEGORIES } from '../lib/facts';
 import { label, when } from '../lib/format';
-import { useLatest } from '../lib/use-latest';
+import { useCoalesced } from '../lib/use-coalesced';
 
 const FactsPageData = graphql(`
   query FactsPage($legacyId: ID!, $filter: FactFilter) {
@@ -140,11 +140,12 @@ export function FactsPage() {
     variables: { legacyId, filter },
   });
 
-  // Other members' changes arrive live; the list is asked again so filters and order hold.
-  const latestRefetch = useLatest(refetch);
+  // Changes arrive live (other members', and one's own again after its mutation answered):
+  // the list is asked again once per burst, so filters and order hold.
+  const reload = useCoalesced(() => refetch({ requestPolicy: 'network-only' }));
   const onChange = useCallback(
     (_prev: unknown, event: FactChangedSubscription) => {
-      latestRefetch.current({ requestPolicy: 'network-only' });
+      reload();
       const e = event.factChanged;
       setNotice(
         e.change === 'REMOVED'
@@ -153,7 +154,7 @@ export function FactsPage() {
       );
       return event;
     },
-    [latestRefetch],
+    [reload],
   );
   useSubscription({ query: FactChanged, variables: { legacyId } }, onChange);
 
@@ -273,7 +274,7 @@ export function FactsPage() {
             moderator={moderator}
             onDone={(message) => {
               setNotice(message);
-              refetch({ requestPolicy: 'network-only' });
+              reload();
             }}
           />
         ))}
