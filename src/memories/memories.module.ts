@@ -26,11 +26,15 @@ import {
   PURGE_TASK,
   RETENTION_TASK,
 } from './memory-maintenance.service.js';
-import { MEMORY_KIND, MemoryRepository } from './memory.repository.js';
+import { MemoryRepository } from './memory.repository.js';
+import { MemoryListRepository } from './memory-list.repository.js';
+import { MemoryMaintenanceRepository } from './memory-maintenance.repository.js';
+import { MEMORY_KIND } from './memory-sql.js';
 import { MemoryWriterService } from './memory-writer.service.js';
 import { MemoryLedgerRepository } from './memory-ledger.repository.js';
 import { MemoryUseRepository } from './memory-use.repository.js';
 import { MemoryTransferRepository } from './memory-transfer.repository.js';
+import { MemoryTransferService } from './memory-transfer.service.js';
 
 /**
  * Memories about the user: consent-gated extraction after each assistant turn, the user's
@@ -42,6 +46,8 @@ import { MemoryTransferRepository } from './memory-transfer.repository.js';
   providers: [
     MemoryClock,
     MemoryRepository,
+    MemoryListRepository,
+    MemoryMaintenanceRepository,
     MemoryLedgerRepository,
     MemoryUseRepository,
     MemoryTransferRepository,
@@ -51,6 +57,7 @@ import { MemoryTransferRepository } from './memory-transfer.repository.js';
     MemoryMaintenanceService,
     MemoryContextProvider,
     MemoriesService,
+    MemoryTransferService,
     MemoryCommandsService,
     MemoryUsesService,
     MemoriesResolver,

@@ -4,22 +4,21 @@ import type { ConversationEntity } from '../conversations/conversation.entity.js
 import type { MessageEntity } from '../conversations/message.entity.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
 import type { UserEntity } from '../identity/user.entity.js';
-import { extractMemoriesHeuristic } from '../llm/heuristics/memory-patterns.js';
+import { ForgetResult, MemoriesService } from './memories.service.js';
 import { MemoryClock } from './memory-clock.js';
-import { MemoryEvents } from './memory-events.js';
-import { MemoryEntity } from './memory.entity.js';
-import {
-  ConversationMode,
-  MemoryChangeAction,
-  MemorySource,
-  MemoryStatus,
-  MemoryType,
-} from './memory.enums.js';
+import { ConversationMode, MemorySource, MemoryStatus } from './memory.enums.js';
 import { MemoryLedgerRepository } from './memory-ledger.repository.js';
+import { MemoryListRepository } from './memory-list.repository.js';
+import {
+  ConsentRefusal,
+  MemoryConsent,
+  consentRefusal,
+  requestedContent,
+  requestedMemory,
+} from './memory-policy.js';
 import { MemoryRepository } from './memory.repository.js';
 import { MemoryWriterService, SaveResult } from './memory-writer.service.js';
 
-const DAY_MS = 86_400_000;
 /** At most this many memories go for one "forget what I said about X". */
 export const FORGET_BY_CHAT_MAX = 5;
 
@@ -28,15 +27,17 @@ const VAGUE_QUERY =
   /^(?:[a-z]{1,2}|myself|everything|anything|something|stuff|things|all|them|him|her|this|that|those|these)$/i;
 
 /** Why a memory asked for in chat was not saved. */
-export type NotSavedReason = 'MEMORY_PAUSED' | 'REMEMBER_OFF' | 'INVALID_MEMORY';
+export type NotSavedReason = ConsentRefusal | 'INVALID_MEMORY';
 
 export type ChatSaveResult =
   { saved: true; result: SaveResult } | { saved: false; reason: NotSavedReason; message: string };
 
-export interface ChatForgetResult {
-  memories: MemoryEntity[];
-  restorableUntil: Date | null;
-}
+export type ChatForgetResult = ForgetResult;
+
+const REFUSALS: Record<ConsentRefusal, string> = {
+  MEMORY_PAUSED: 'Your memory is paused, so nothing was saved.',
+  REMEMBER_OFF: 'Remembering is switched off for this conversation, so nothing was saved.',
+};
 
 /** A user turn in one of the user's conversations: where a command was said. */
 export interface ChatTurn {
@@ -57,28 +58,20 @@ export interface ChatTurn {
 export class MemoryCommandsService {
   constructor(
     private readonly repo: MemoryRepository,
+    private readonly listing: MemoryListRepository,
     private readonly ledger: MemoryLedgerRepository,
+    private readonly memories: MemoriesService,
     private readonly writer: MemoryWriterService,
-    private readonly events: MemoryEvents,
     private readonly embeddings: EmbeddingService,
     private readonly clock: MemoryClock,
     private readonly config: AppConfig,
   ) {}
 
-  private get undoMs(): number {
-    return this.config.env.MEMORY_UNDO_DAYS * DAY_MS;
-  }
-
   /** "Remember that I ...": saved at full confidence, from this turn, if consent allows. */
   async save(turn: ChatTurn, text: string): Promise<ChatSaveResult> {
-    const content = text.trim();
-    const max = this.config.env.MEMORY_MAX_LENGTH;
-    if (content.length === 0 || content.length > max) {
-      return {
-        saved: false,
-        reason: 'INVALID_MEMORY',
-        message: `A memory has 1 to ${max} characters.`,
-      };
+    const checked = requestedContent(text, this.config.env.MEMORY_MAX_LENGTH);
+    if ('invalid' in checked) {
+      return { saved: false, reason: 'INVALID_MEMORY', message: checked.invalid };
     }
     const refused = await this.repo.transaction(async (m) => {
       await this.markCommand(m, turn, turn.message.id);
@@ -86,19 +79,13 @@ export class MemoryCommandsService {
     });
     if (refused) return refused;
 
-    const type =
-      (extractMemoriesHeuristic({ userTurn: content })[0]?.type as MemoryType | undefined) ??
-      MemoryType.FACT;
     const withdrawn: { refusal: ChatSaveResult | null } = { refusal: null };
     const batch = await this.writer.save(
       turn.user.id,
       turn.conversation.legacyId,
       [
         {
-          type,
-          content,
-          confidence: 1,
-          source: MemorySource.CHAT,
+          ...requestedMemory(checked.content, MemorySource.CHAT),
           conversationId: turn.conversation.id,
           sourceMessageId: turn.message.id,
           sourceTurnIndex: turn.message.turnIndex,
@@ -131,7 +118,7 @@ export class MemoryCommandsService {
     if (!text || VAGUE_QUERY.test(text)) return { memories: [], restorableUntil: null };
     await this.markTurnAsCommand(turn);
     const q = await this.embeddings.embedQuery(text);
-    const rows = await this.repo.search(
+    const rows = await this.listing.search(
       turn.user.id,
       { statuses: [MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED] },
       text,
@@ -165,33 +152,17 @@ export class MemoryCommandsService {
       return id;
     });
     if (!previous) return { memories: [], restorableUntil: null };
-    const now = this.clock.now();
-    const forgotten = await this.repo.forget(turn.user.id, { sourceMessageId: previous }, now);
-    return this.announce(turn.user, forgotten, now);
+    return this.memories.forgetWhere(turn.user, { sourceMessageId: previous });
   }
 
   /** The model's memory_forget with ids: only the user's own memories, others are skipped. */
-  async forgetIds(user: UserEntity, ids: readonly string[]): Promise<ChatForgetResult> {
-    if (ids.length === 0) return { memories: [], restorableUntil: null };
-    const now = this.clock.now();
-    const forgotten = await this.repo.forget(user.id, { ids: [...new Set(ids)] }, now);
-    return this.announce(user, forgotten, now);
+  forgetIds(user: UserEntity, ids: readonly string[]): Promise<ChatForgetResult> {
+    return this.memories.forgetWhere(user, { ids: [...new Set(ids)] });
   }
 
   /** Marks a turn forgetting or saving came from as a command: extraction leaves it alone. */
   async markTurnAsCommand(turn: ChatTurn): Promise<void> {
     await this.repo.transaction((m) => this.markCommand(m, turn, turn.message.id));
-  }
-
-  private async announce(
-    user: UserEntity,
-    forgotten: MemoryEntity[],
-    now: Date,
-  ): Promise<ChatForgetResult> {
-    const ids = forgotten.map((m) => m.id);
-    const until = ids.length > 0 ? new Date(now.getTime() + this.undoMs) : null;
-    await this.events.many(user.id, MemoryChangeAction.FORGOTTEN, ids, now, until);
-    return { memories: forgotten, restorableUntil: until };
   }
 
   private markCommand(
@@ -207,24 +178,8 @@ export class MemoryCommandsService {
     });
   }
 
-  private refusal(
-    consent: { remember: boolean; memoryPaused: boolean } | null,
-  ): Extract<ChatSaveResult, { saved: false }> | null {
-    if (consent?.memoryPaused) {
-      return {
-        saved: false,
-        reason: 'MEMORY_PAUSED',
-        message: 'Your memory is paused, so nothing was saved.',
-      };
-    }
-    // A conversation deleted meanwhile has nothing to remember from either.
-    if (!consent?.remember) {
-      return {
-        saved: false,
-        reason: 'REMEMBER_OFF',
-        message: 'Remembering is switched off for this conversation, so nothing was saved.',
-      };
-    }
-    return null;
+  private refusal(consent: MemoryConsent | null): Extract<ChatSaveResult, { saved: false }> | null {
+    const reason = consentRefusal(consent);
+    return reason ? { saved: false, reason, message: REFUSALS[reason] } : null;
   }
 }

@@ -13,7 +13,7 @@ import { ConversationMode, MemorySaveOutcome, MemorySource, MemoryType } from '.
 import { MemoryRepository } from './memory.repository.js';
 import { MemoryWriterService } from './memory-writer.service.js';
 import { MemoryLedgerRepository } from './memory-ledger.repository.js';
-import { policyConfidence } from './memory-policy.js';
+import { consents, policyConfidence } from './memory-policy.js';
 
 export const EXTRACT_JOB = 'memories:extract';
 
@@ -34,11 +34,6 @@ export type ExtractionOutcome =
   | 'no-consent'
   | 'already-done'
   | { proposed: number; belowThreshold: number; saved: number };
-
-/** Memories may come from a conversation with remember on, for a user whose memory is not paused. */
-function consents(c: { remember: boolean; memoryPaused: boolean } | null): boolean {
-  return !!c && c.remember && !c.memoryPaused;
-}
 
 /**
  * Memory extraction after each assistant turn. Consent is checked when the turn is stored and

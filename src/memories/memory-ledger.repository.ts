@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { SqlParams } from '../database/sql-params.js';
 import { isMemberSql } from '../legacies/membership-sql.js';
+import type { MemoryConsent } from './memory-policy.js';
 
 export interface LedgerRow {
   sourceMessageId: string;
@@ -51,8 +52,8 @@ export class MemoryLedgerRepository {
     conversationId: string,
     userId: string,
     options: { lock?: boolean } = {},
-  ): Promise<{ remember: boolean; memoryPaused: boolean } | null> {
-    const rows: { remember: boolean; memoryPaused: boolean }[] = await manager.query(
+  ): Promise<MemoryConsent | null> {
+    const rows: MemoryConsent[] = await manager.query(
       `SELECT p.remember AND p.left_at IS NULL AS remember, u.memory_paused AS "memoryPaused"
          FROM conversation_participants p JOIN users u ON u.id = p.user_id
         WHERE p.conversation_id = $1 AND p.user_id = $2

@@ -3,9 +3,8 @@ import { AppConfig } from '../config/app-config.js';
 import { MemoryClock } from './memory-clock.js';
 import { MemoryEvents } from './memory-events.js';
 import { MemoryChangeAction } from './memory.enums.js';
-import { MemoryRepository } from './memory.repository.js';
-
-const DAY_MS = 86_400_000;
+import { MemoryMaintenanceRepository } from './memory-maintenance.repository.js';
+import { undoWindowMs } from './memory-policy.js';
 
 /** Scheduled task names (their jobs are `scheduled:<name>`). */
 export const PURGE_TASK = 'memories-purge';
@@ -22,7 +21,7 @@ export class MemoryMaintenanceService {
   private readonly logger = new Logger('Memories');
 
   constructor(
-    private readonly repo: MemoryRepository,
+    private readonly repo: MemoryMaintenanceRepository,
     private readonly events: MemoryEvents,
     private readonly clock: MemoryClock,
     private readonly config: AppConfig,
@@ -31,7 +30,7 @@ export class MemoryMaintenanceService {
   /** Hard-deletes memories forgotten more than MEMORY_UNDO_DAYS ago. */
   async purge(): Promise<number> {
     const now = this.clock.now();
-    const before = new Date(now.getTime() - this.config.env.MEMORY_UNDO_DAYS * DAY_MS);
+    const before = new Date(now.getTime() - undoWindowMs(this.config.env.MEMORY_UNDO_DAYS));
     const purged = await this.repo.purgeForgotten(before);
     if (purged > 0) this.logger.log({ msg: 'forgotten memories purged', count: purged });
     return purged;

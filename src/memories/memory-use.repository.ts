@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { MemoryEntity } from './memory.entity.js';
 import { returned } from '../database/sql-params.js';
-import { columns } from './memory.repository.js';
+import { columns } from './memory-sql.js';
 
 /** Which memories each reply was given (memory_uses), and the references that counts. */
 @Injectable()

@@ -15,7 +15,8 @@ import {
   MemoryStatus,
   MemoryType,
 } from './memory.enums.js';
-import { MEMORY_KIND, MemoryRepository, NewMemory, QueryVector } from './memory.repository.js';
+import { MemoryRepository, NewMemory } from './memory.repository.js';
+import { MEMORY_KIND, QueryVector } from './memory-sql.js';
 
 /** Something to remember, before duplicate and contradiction checks. */
 export interface MemoryCandidate {
@@ -52,7 +53,7 @@ export interface SaveOptions {
 }
 
 /**
- * The one path by which memories are written (extraction, rememberThis): restatements raise
+ * The one path by which memories are written (extraction, rememberThis, a memory asked for in chat): restatements raise
  * the existing memory's reference count instead of adding a row; contradictions supersede the
  * older memory, keeping it archived with its history; the per-scope cap archives the least
  * referenced, oldest memories. Vectors are made before the transaction; if the embedder is down

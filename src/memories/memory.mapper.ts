@@ -1,8 +1,7 @@
 import { MemoryEntity, MemoryHistoryEntry } from './memory.entity.js';
 import { MemoryStatus } from './memory.enums.js';
+import { restorableUntil } from './memory-policy.js';
 import { MemoryChangedModel, MemoryHistoryEntryModel, MemoryModel } from './models/memory.model.js';
-
-const DAY_MS = 86_400_000;
 
 function date(value: Date | string | null | undefined): Date | null {
   return value == null ? null : value instanceof Date ? value : new Date(value);
@@ -47,7 +46,7 @@ export function toMemoryModel(memory: MemoryEntity, undoDays: number): MemoryMod
     deletedAt,
     restorableUntil:
       memory.status === MemoryStatus.DELETED && deletedAt
-        ? new Date(deletedAt.getTime() + undoDays * DAY_MS)
+        ? restorableUntil(deletedAt, undoDays)
         : null,
     history: (memory.history ?? []).map(historyEntry),
     createdAt: date(memory.createdAt)!,

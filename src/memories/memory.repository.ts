@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { denseTerms, sqlLiteral, vectorText } from '../embeddings/vector-sql.js';
+import { SqlParams, returned } from '../database/sql-params.js';
+import { denseTerms, vectorText } from '../embeddings/vector-sql.js';
 import { MemoryEntity, MemoryHistoryEntry } from './memory.entity.js';
 import {
   ArchiveReason,
@@ -11,54 +12,13 @@ import {
   MemoryStatus,
   MemoryType,
 } from './memory.enums.js';
-import { SqlParams, returned } from '../database/sql-params.js';
-
-export const MEMORY_KIND = 'memory';
+import { MEMORY_KIND, QueryVector, columns, vectorJoin } from './memory-sql.js';
 
 /** Memories scored by similarity for the memory block: this many most useful, this many nearest. */
 const CONTEXT_POOL = 200;
 
-export function columns(alias = 'm'): string {
-  const a = `${alias}.`;
-  return `${a}id, ${a}user_id AS "userId", ${a}legacy_id AS "legacyId", ${a}type, ${a}content,
-    ${a}normalized, ${a}slot_key AS "slotKey", ${a}slot_value AS "slotValue", ${a}confidence,
-    ${a}source, ${a}conversation_id AS "conversationId", ${a}source_message_id AS "sourceMessageId",
-    ${a}source_turn_index AS "sourceTurnIndex", ${a}conversation_mode AS "conversationMode",
-    ${a}source_reference AS "sourceReference", ${a}reference_count AS "referenceCount",
-    ${a}last_referenced_at AS "lastReferencedAt", ${a}status, ${a}valid_from AS "validFrom",
-    ${a}valid_to AS "validTo", ${a}superseded_by AS "supersededBy", ${a}archived_at AS "archivedAt",
-    ${a}archive_reason AS "archiveReason", ${a}deleted_at AS "deletedAt", ${a}history,
-    ${a}created_at AS "createdAt", ${a}updated_at AS "updatedAt"`;
-}
-
 function history(entry: MemoryHistoryEntry): string {
   return JSON.stringify([entry]);
-}
-
-/**
- * Joins each memory (alias `m`) to its vector in the query's model, and the cosine distance to
- * the query vector `qv.v` (parsed once in a CTE: parsing a vector is the main cost on WASM).
- * The model is compared as an expression so that the planner looks the vector up by the
- * primary key (kind, item_id, ...) even without statistics: the embedded database never
- * analyzes its tables, and the (model, kind) index then looked cheaper and cost a scan of every
- * vector per memory. The scan stays exact over the user's own memories, never the HNSW index.
- */
-function vectorJoin(q: { model: string; dimensions: number }): { on: string; distance: string } {
-  return {
-    on: `e.kind = ${sqlLiteral(MEMORY_KIND)} AND e.item_id = m.id AND (e.model || '') = ${sqlLiteral(q.model)}`,
-    distance: `(e.embedding::vector(${q.dimensions}) <=> qv.v)`,
-  };
-}
-
-function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
-
-/** A stored memory's vector search inputs, in the active model. */
-export interface QueryVector {
-  model: string;
-  dimensions: number;
-  vector: number[];
 }
 
 export interface NewMemory {
@@ -88,14 +48,11 @@ export interface NewMemory {
   updatedAt: Date;
 }
 
-export interface MemoryListFilter {
-  type?: MemoryType | null;
-  legacyId?: string | null;
-  conversationId?: string | null;
-  /** Empty: ACTIVE and ARCHIVED. */
-  statuses: MemoryStatus[];
-  from?: Date | null;
-  to?: Date | null;
+/** Which of a user's memories to forget; the conditions that are given all apply. */
+export interface ForgetScope {
+  ids?: readonly string[];
+  conversationId?: string;
+  sourceMessageId?: string;
 }
 
 export interface ContextCandidateRow {
@@ -118,13 +75,12 @@ export interface ContextCandidateRow {
   score: number;
 }
 
-export interface MemoryCounts {
-  type: MemoryType;
-  status: MemoryStatus;
-  count: number;
-}
-
-/** All SQL of the memories module. Every query is scoped by the owning user in SQL. */
+/**
+ * The memories themselves: the one write path's statements (insert, the duplicate and slot
+ * lookups, references, supersession, the cap), forgetting and restoring, reads by id, and the
+ * ranking of the memory block. Every query is scoped by the owning user in SQL; the list and
+ * search, the sweeps, transfer, uses and the ledger have repositories of their own.
+ */
 @Injectable()
 export class MemoryRepository {
   constructor(private readonly dataSource: DataSource) {}
@@ -167,88 +123,6 @@ export class MemoryRepository {
     return this.m(manager).query(
       `SELECT ${columns()} FROM memories m WHERE m.id = ANY($1::uuid[]) AND m.user_id = $2`,
       [ids, userId],
-    );
-  }
-
-  private listConditions(userId: string, filter: MemoryListFilter, p: SqlParams): string[] {
-    const statuses =
-      filter.statuses.length > 0 ? filter.statuses : [MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED];
-    const where = [`m.user_id = ${p.add(userId)}`, `m.status = ANY(${p.add(statuses)}::text[])`];
-    if (filter.type) where.push(`m.type = ${p.add(filter.type)}`);
-    if (filter.legacyId) where.push(`m.legacy_id = ${p.add(filter.legacyId)}`);
-    if (filter.conversationId) where.push(`m.conversation_id = ${p.add(filter.conversationId)}`);
-    if (filter.from) where.push(`m.created_at >= ${p.add(filter.from)}`);
-    if (filter.to) where.push(`m.created_at < ${p.add(filter.to)}`);
-    return where;
-  }
-
-  /** Newest first, keyset-paged on (created_at, id). */
-  page(
-    userId: string,
-    filter: MemoryListFilter,
-    limit: number,
-    after?: { createdAt: string; id: string },
-  ): Promise<MemoryEntity[]> {
-    const p = new SqlParams();
-    const where = this.listConditions(userId, filter, p);
-    if (after) {
-      where.push(
-        `(m.created_at, m.id) < (${p.add(after.createdAt)}::timestamptz, ${p.add(after.id)})`,
-      );
-    }
-    return this.m().query(
-      `SELECT ${columns()} FROM memories m WHERE ${where.join(' AND ')}
-        ORDER BY m.created_at DESC, m.id DESC LIMIT ${p.add(limit)}`,
-      p.values,
-    );
-  }
-
-  /**
-   * Keyword or meaning: full-text matches rank first (1 + ts_rank), then substring and
-   * trigram word similarity (typos, partial words), then cosine similarity to the query.
-   */
-  search(
-    userId: string,
-    filter: MemoryListFilter,
-    text: string,
-    q: QueryVector | null,
-    minSimilarity: number,
-    limit: number,
-    offset: number,
-  ): Promise<(MemoryEntity & { rank: number })[]> {
-    const p = new SqlParams();
-    const where = this.listConditions(userId, filter, p);
-    const s = p.add(text);
-    const like = p.add(`%${escapeLike(text)}%`);
-    let dense = 'NULL::float8';
-    let join = '';
-    let qv = 'NULL::vector';
-    if (q) {
-      qv = `${p.add(vectorText(q.vector))}::vector(${q.dimensions})`;
-      const { on, distance } = vectorJoin(q);
-      join = `CROSS JOIN qv LEFT JOIN embeddings e ON ${on}`;
-      dense = `1 - ${distance}`;
-    }
-    return this.m().query(
-      `WITH qv AS MATERIALIZED (SELECT ${qv} AS v)
-       SELECT ${columns('x')}, x.rank FROM (
-         SELECT y.*, GREATEST(y.fulltext, y.substring, y.words, y.dense) AS rank,
-                (y.fulltext > 0 OR y.substring > 0 OR y.words >= 0.5
-                   OR y.dense >= ${p.add(minSimilarity)}) AS hit
-           FROM (
-             SELECT m.*,
-                    CASE WHEN m.search_tsv @@ plainto_tsquery('simple', ${s})
-                         THEN 1 + ts_rank(m.search_tsv, plainto_tsquery('simple', ${s}))
-                         ELSE 0 END AS fulltext,
-                    CASE WHEN m.content ILIKE ${like} THEN 1 ELSE 0 END AS substring,
-                    word_similarity(${s}, m.content) AS words,
-                    COALESCE(${dense}, 0) AS dense
-               FROM memories m ${join}
-              WHERE ${where.join(' AND ')}) y) x
-        WHERE x.hit
-        ORDER BY x.rank DESC, x.created_at DESC, x.id DESC
-        LIMIT ${p.add(limit)} OFFSET ${p.add(offset)}`,
-      p.values,
     );
   }
 
@@ -362,14 +236,6 @@ export class MemoryRepository {
         p.values,
       );
     });
-  }
-
-  async counts(userId: string): Promise<MemoryCounts[]> {
-    const rows: { type: MemoryType; status: MemoryStatus; n: string }[] = await this.m().query(
-      `SELECT type, status, count(*) AS n FROM memories WHERE user_id = $1 GROUP BY type, status`,
-      [userId],
-    );
-    return rows.map((r) => ({ type: r.type, status: r.status, count: Number(r.n) }));
   }
 
   // ---- writes ------------------------------------------------------------------------------
@@ -584,11 +450,7 @@ export class MemoryRepository {
   }
 
   /** Soft delete: restorable during the undo window. */
-  async forget(
-    userId: string,
-    where: { ids?: string[]; conversationId?: string; sourceMessageId?: string },
-    now: Date,
-  ): Promise<MemoryEntity[]> {
+  async forget(userId: string, where: ForgetScope, now: Date): Promise<MemoryEntity[]> {
     const p = new SqlParams(userId, now, now.toISOString());
     const conditions = [`m.user_id = $1`, `m.status <> 'DELETED'`];
     if (where.ids) conditions.push(`m.id = ANY(${p.add(where.ids)}::uuid[])`);
@@ -636,47 +498,5 @@ export class MemoryRepository {
       [userId],
     );
     return returned<{ id: string }>(result).map((r) => r.id);
-  }
-
-  /** Hard-deletes memories forgotten before `before`, in batches; returns how many. */
-  async purgeForgotten(before: Date, batch = 500): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const result: unknown = await this.m().query(
-        `DELETE FROM memories WHERE id IN (
-           SELECT id FROM memories WHERE status = 'DELETED' AND deleted_at <= $1
-            ORDER BY deleted_at LIMIT $2)
-         RETURNING id`,
-        [before, batch],
-      );
-      const n = returned(result).length;
-      total += n;
-      if (n < batch) return total;
-    }
-  }
-
-  /**
-   * Archives active memories created more than `ageMonths` ago and not referenced for
-   * `unreferencedMonths`, for users who did not choose long-term memory.
-   */
-  async archiveForRetention(
-    now: Date,
-    ageMonths: number,
-    unreferencedMonths: number,
-  ): Promise<{ id: string; userId: string }[]> {
-    const result: unknown = await this.m().query(
-      `UPDATE memories m SET status = 'ARCHIVED', archive_reason = 'RETENTION', archived_at = $1,
-              updated_at = $1,
-              history = m.history || jsonb_build_array(jsonb_build_object(
-                'at', $4::text, 'action', 'ARCHIVED', 'fromStatus', 'ACTIVE',
-                'reason', 'not referenced for a long time'))
-         FROM users u
-        WHERE u.id = m.user_id AND NOT u.long_term_memory AND m.status = 'ACTIVE'
-          AND m.created_at < $1::timestamptz - make_interval(months => $2)
-          AND COALESCE(m.last_referenced_at, m.created_at) < $1::timestamptz - make_interval(months => $3)
-       RETURNING m.id, m.user_id AS "userId"`,
-      [now, ageMonths, unreferencedMonths, now.toISOString()],
-    );
-    return returned<{ id: string; userId: string }>(result);
   }
 }

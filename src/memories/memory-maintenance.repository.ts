@@ -1,0 +1,54 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { returned } from '../database/sql-params.js';
+
+/**
+ * The scheduled sweeps' statements: the only memory SQL that spans every user, so it is kept
+ * apart from the per-user repositories, whose every query is scoped by the owner.
+ */
+@Injectable()
+export class MemoryMaintenanceRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Hard-deletes memories forgotten before `before`, in batches; returns how many. */
+  async purgeForgotten(before: Date, batch = 500): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const result: unknown = await this.dataSource.manager.query(
+        `DELETE FROM memories WHERE id IN (
+           SELECT id FROM memories WHERE status = 'DELETED' AND deleted_at <= $1
+            ORDER BY deleted_at LIMIT $2)
+         RETURNING id`,
+        [before, batch],
+      );
+      const n = returned(result).length;
+      total += n;
+      if (n < batch) return total;
+    }
+  }
+
+  /**
+   * Archives active memories created more than `ageMonths` ago and not referenced for
+   * `unreferencedMonths`, for users who did not choose long-term memory.
+   */
+  async archiveForRetention(
+    now: Date,
+    ageMonths: number,
+    unreferencedMonths: number,
+  ): Promise<{ id: string; userId: string }[]> {
+    const result: unknown = await this.dataSource.manager.query(
+      `UPDATE memories m SET status = 'ARCHIVED', archive_reason = 'RETENTION', archived_at = $1,
+              updated_at = $1,
+              history = m.history || jsonb_build_array(jsonb_build_object(
+                'at', $4::text, 'action', 'ARCHIVED', 'fromStatus', 'ACTIVE',
+                'reason', 'not referenced for a long time'))
+         FROM users u
+        WHERE u.id = m.user_id AND NOT u.long_term_memory AND m.status = 'ACTIVE'
+          AND m.created_at < $1::timestamptz - make_interval(months => $2)
+          AND COALESCE(m.last_referenced_at, m.created_at) < $1::timestamptz - make_interval(months => $3)
+       RETURNING m.id, m.user_id AS "userId"`,
+      [now, ageMonths, unreferencedMonths, now.toISOString()],
+    );
+    return returned<{ id: string; userId: string }>(result);
+  }
+}
