@@ -53,12 +53,12 @@ export interface SaveOptions {
 }
 
 /**
- * The one path by which memories are written (extraction, rememberThis, a memory asked for in chat): restatements raise
- * the existing memory's reference count instead of adding a row; contradictions supersede the
- * older memory, keeping it archived with its history; the per-scope cap archives the least
- * referenced, oldest memories. Vectors are made before the transaction; if the embedder is down
- * the memory is stored without one (the sweeper fills it in) and only exact-text duplicates
- * are caught.
+ * The one path by which memories are written (extraction, rememberThis, a memory asked for in
+ * chat): restatements raise the existing memory's reference count instead of adding a row;
+ * contradictions supersede the older memory, keeping it archived with its history; the
+ * per-scope cap archives the least referenced, oldest memories. Vectors are made before the
+ * transaction; if the embedder is down the memory is stored without one (the sweeper fills it
+ * in) and only exact-text duplicates are caught.
  */
 @Injectable()
 export class MemoryWriterService {
