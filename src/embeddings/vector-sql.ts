@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
 
 /**
  * SQL for vectors, the embeddings module's public surface for the repositories that search
@@ -35,4 +36,17 @@ export function denseTerms(
 export function hnswIndexName(model: string, kind: string): string {
   const hash = createHash('sha1').update(model).digest('hex').slice(0, 10);
   return `embeddings_hnsw_${kind.replace(/\W/g, '_')}_${hash}`;
+}
+
+/**
+ * Inside a transaction, before a filtered nearest-neighbour query: the HNSW scan goes on past
+ * rows the filter drops (pgvector's iterative scan) and keeps `wanted` candidates in view, so
+ * a family's nearest rows are found however many other families' rows lie nearer.
+ */
+export async function widenHnswScan(m: EntityManager, wanted: number): Promise<void> {
+  await m.query(
+    `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
+            set_config('hnsw.ef_search', $1, true)`,
+    [String(Math.min(1000, Math.max(40, wanted)))],
+  );
 }

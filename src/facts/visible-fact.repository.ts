@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { QueryVector } from '../embeddings/embedding.service.js';
-import { denseTerms, vectorText } from '../embeddings/vector-sql.js';
+import { denseTerms, vectorText, widenHnswScan } from '../embeddings/vector-sql.js';
 import { SqlParams } from '../database/sql-params.js';
 import {
   activeForSql,
@@ -193,11 +193,7 @@ export class VisibleFactRepository {
          (SELECT f.id FROM facts f WHERE ${inScope}
            ORDER BY ${mentionCountSql('f', '$2')} DESC, f.confidence DESC, f.id LIMIT ${poolSize}))`;
     return this.dataSource.transaction(async (m) => {
-      await m.query(
-        `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
-                set_config('hnsw.ef_search', $1, true)`,
-        [String(Math.min(1000, Math.max(40, CONTEXT_POOL)))],
-      );
+      await widenHnswScan(m, CONTEXT_POOL);
       return m.query(
         scoredSql(
           `(1 - ${terms.distance})`,

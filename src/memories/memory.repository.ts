@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { SqlParams, returned } from '../database/sql-params.js';
-import { denseTerms, vectorText } from '../embeddings/vector-sql.js';
+import { denseTerms, vectorText, widenHnswScan } from '../embeddings/vector-sql.js';
 import { MemoryEntity, MemoryHistoryEntry } from './memory.entity.js';
 import {
   ArchiveReason,
@@ -209,11 +209,7 @@ export class MemoryRepository {
     const poolSize = p.add(Math.max(CONTEXT_POOL, input.limit));
     const nearest = denseTerms(q, MEMORY_KIND, vector);
     return this.dataSource.transaction(async (m) => {
-      await m.query(
-        `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
-                set_config('hnsw.ef_search', $1, true)`,
-        [String(Math.min(1000, Math.max(40, CONTEXT_POOL)))],
-      );
+      await widenHnswScan(m, CONTEXT_POOL);
       return m.query(
         withQuery(`,
          useful AS (

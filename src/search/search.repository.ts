@@ -2,7 +2,7 @@ import { activeForSql } from '../facts/fact-visibility.js';
 import { storyVisibleSql } from '../stories/story-visibility.js';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { denseTerms, vectorText } from '../embeddings/vector-sql.js';
+import { denseTerms, vectorText, widenHnswScan } from '../embeddings/vector-sql.js';
 import type { QueryVector } from '../embeddings/embedding.service.js';
 import type { SourceKind } from './search.types.js';
 import { SqlParams } from '../database/sql-params.js';
@@ -151,11 +151,7 @@ export class SearchRepository {
     limit: number,
   ): Promise<Map<SourceKind, PathRow[]>> {
     return this.dataSource.transaction(async (m) => {
-      await m.query(
-        `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
-                set_config('hnsw.ef_search', $1, true)`,
-        [String(Math.min(1000, Math.max(40, limit)))],
-      );
+      await widenHnswScan(m, limit);
       const out = new Map<SourceKind, PathRow[]>();
       for (const kind of kinds) out.set(kind, await this.dense(m, kind, scope, s, q, limit));
       return out;
