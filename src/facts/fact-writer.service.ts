@@ -12,8 +12,7 @@ import { FactVectorsService, PreparedVectors, pickPrepared } from './fact-vector
 import { FactEntity } from './fact.entity.js';
 import { FactCategory, FactSourceKind, FactVisibility } from './fact.enums.js';
 import { FactErrorCode, FactException } from './facts.exception.js';
-
-const MAX_CONTENT = 500;
+import { MAX_FACT_CONTENT } from './dto/fact.inputs.js';
 
 /** A fact the summarizer found in a range of turns. */
 export interface ExtractedFact {
@@ -71,10 +70,10 @@ export function validFactContent(raw: string): string {
   if (content.length === 0 || normalizeFact(content).length === 0) {
     throw new FactException(FactErrorCode.INVALID_FACT, 'A fact cannot be empty.', 'content');
   }
-  if (content.length > MAX_CONTENT) {
+  if (content.length > MAX_FACT_CONTENT) {
     throw new FactException(
       FactErrorCode.INVALID_FACT,
-      `A fact has at most ${MAX_CONTENT} characters.`,
+      `A fact has at most ${MAX_FACT_CONTENT} characters.`,
       'content',
     );
   }
@@ -108,7 +107,7 @@ export class FactWriterService {
   keepExtracted<T extends { content: string; confidence: number }>(facts: T[]): T[] {
     return facts
       .filter((f) => f.confidence >= this.config.env.FACT_MIN_CONFIDENCE)
-      .map((f) => ({ ...f, content: tidyFact(f.content).slice(0, MAX_CONTENT) }))
+      .map((f) => ({ ...f, content: tidyFact(f.content).slice(0, MAX_FACT_CONTENT) }))
       .filter((f) => normalizeFact(f.content).length > 0);
   }
 

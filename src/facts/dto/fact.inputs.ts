@@ -2,13 +2,17 @@ import { Field, ID, InputType } from '@nestjs/graphql';
 import { IsEnum, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
 import { FactCategory, FactStatus, FactVisibility } from '../fact.enums.js';
 
+/** A fact's length once tidied; the inputs take more, so that a long one gets this error. */
+export const MAX_FACT_CONTENT = 500;
+const CONTENT = `One sentence about the legacy, at most ${MAX_FACT_CONTENT} characters.`;
+
 @InputType()
 export class AddFactInput {
   @Field(() => ID)
   @IsUUID()
   legacyId: string;
 
-  @Field({ description: 'One sentence about the legacy, at most 500 characters.' })
+  @Field({ description: CONTENT })
   @IsString()
   @MaxLength(2000)
   content: string;
@@ -29,7 +33,7 @@ export class UpdateFactInput {
   @IsUUID()
   id: string;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: CONTENT })
   @IsOptional()
   @IsString()
   @MaxLength(2000)
