@@ -174,11 +174,18 @@ export class FactsService {
       const current = await this.facts.lockById(m, id);
       if (!current) throw FactException.notFound();
       if (current.status !== FactStatus.DELETED) return current;
-      if ((await this.hasActiveTwin(m, fact, current.normalized)) && !current.supersededBy) {
+      const twin = current.supersededBy ? null : await this.activeTwin(m, fact, current.normalized);
+      if (twin && canSee(twin, user.id)) {
         throw new FactException(
           FactErrorCode.DUPLICATE_FACT,
           'An active fact already says this; this one stays deleted.',
         );
+      }
+      if (twin) {
+        // The author's private fact says it again, and an admin who cannot see it restores:
+        // the fact comes back replaced by it, as a shared fact superseded by a private one
+        // (the family sees it active; its author, superseded). Refusing would tell of it.
+        await this.facts.supersede(m, id, twin.id, new Date());
       }
       const restored = await this.facts.restore(m, id);
       await this.factHistory.add(m, restored, FactAction.RESTORED, { actorId: user.id });
@@ -223,8 +230,16 @@ export class FactsService {
     fact: { legacyId: string; authorId: string },
     normalized: string,
   ): Promise<boolean> {
+    return (await this.activeTwin(m, fact, normalized)) !== null;
+  }
+
+  private async activeTwin(
+    m: EntityManager,
+    fact: { legacyId: string; authorId: string },
+    normalized: string,
+  ): Promise<FactEntity | null> {
     const pool = await this.facts.comparable(m, fact.legacyId, fact.authorId);
-    return pool.some((f) => f.status === FactStatus.ACTIVE && f.normalized === normalized);
+    return pool.find((f) => f.status === FactStatus.ACTIVE && f.normalized === normalized) ?? null;
   }
 
   private pageOf(args: PageArgs) {

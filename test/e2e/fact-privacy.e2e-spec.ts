@@ -379,4 +379,28 @@ describe('Private facts do not leak through shared ones', () => {
     // Its author still sees it as it is.
     expect(await fact(author, sharedFlower)).toMatchObject({ status: 'SUPERSEDED' });
   });
+
+  it('lets an admin undo their delete when the author has since said it again privately, telling nothing of it', async () => {
+    const text = 'Rose grew up in Leeds.';
+    const shared = await addFact(author, text, 'SHARED');
+    await gql('mutation($id: ID!) { deleteFact(id: $id) { id } }', { id: shared }, admin);
+    const twin = await addFact(author, text, 'PRIVATE');
+    expect(twin).not.toBe(shared);
+    const { restoreFact } = await gql<{ restoreFact: Fact }>(
+      `mutation($id: ID!) { restoreFact(id: $id) { ${FACT} } }`,
+      { id: shared },
+      admin,
+    );
+    // As it would be without the private twin: restored, active.
+    expect(restoreFact).toMatchObject({ id: shared, status: 'ACTIVE', supersededBy: null });
+    for (const [, v] of viewers) {
+      expect(await fact(v, shared)).toMatchObject({ status: 'ACTIVE', validTo: null });
+    }
+    // Its author sees their private fact as the one that says it now.
+    expect(await fact(author, shared)).toMatchObject({
+      status: 'SUPERSEDED',
+      supersededBy: { id: twin },
+    });
+    expect(await fact(author, twin)).toMatchObject({ status: 'ACTIVE' });
+  });
 });
