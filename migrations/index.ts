@@ -27,6 +27,7 @@ import { ChatMemoryActions1764100800000 } from './1764100800000-ChatMemoryAction
 import { TogetherConversations1764100900000 } from './1764100900000-TogetherConversations.js';
 import { SegmentToldTime1764101000000 } from './1764101000000-SegmentToldTime.js';
 import { FactReleaseSharedCount1764101100000 } from './1764101100000-FactReleaseSharedCount.js';
+import { FactFamilyView1764101200000 } from './1764101200000-FactFamilyView.js';
 
 /**
  * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
@@ -62,4 +63,5 @@ export const MIGRATIONS = [
   TogetherConversations1764100900000,
   SegmentToldTime1764101000000,
   FactReleaseSharedCount1764101100000,
+  FactFamilyView1764101200000,
 ];

@@ -219,5 +219,6 @@ function reviveDates(fact: FactEntity): FactEntity {
     deletedAt: date(fact.deletedAt),
     createdAt: date(fact.createdAt)!,
     updatedAt: date(fact.updatedAt)!,
+    sharedUpdatedAt: date(fact.sharedUpdatedAt)!,
   };
 }

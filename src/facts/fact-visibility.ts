@@ -58,6 +58,8 @@ export function asSeenBy(
   return {
     ...fact,
     mentionCount: fact.sharedMentionCount,
+    confidence: fact.sharedConfidence,
+    updatedAt: fact.sharedUpdatedAt,
     ...(hidden ? { status: FactStatus.ACTIVE, validTo: null, supersededBy: null } : {}),
   };
 }
@@ -131,8 +133,12 @@ export function statusSql(alias: string, viewer: string): string {
 
 /** The mention count the viewer sees. */
 export function mentionCountSql(alias: string, viewer: string): string {
-  return `(CASE WHEN ${alias}.author_id = ${viewer} THEN ${alias}.mention_count
-               ELSE ${alias}.shared_mention_count END)`;
+  return forViewerSql(alias, viewer, 'mention_count', 'shared_mention_count');
+}
+
+/** The confidence the viewer sees. */
+export function confidenceSql(alias: string, viewer: string): string {
+  return forViewerSql(alias, viewer, 'confidence', 'shared_confidence');
 }
 
 /** Active in the viewer's eyes, among the facts they may see: what search and context use. */
@@ -144,7 +150,9 @@ export function activeForSql(alias: string, viewer: string): string {
 export function viewerColumnsSql(viewer: string): string {
   const superseded = `${statusSql('f', viewer)} = 'SUPERSEDED'`;
   return `f.id, f.legacy_id AS "legacyId", f.author_id AS "authorId", f.category, f.content,
-  f.normalized, f.visibility, ${statusSql('f', viewer)} AS status, f.confidence,
+  f.normalized, f.visibility, ${statusSql('f', viewer)} AS status,
+  ${confidenceSql('f', viewer)} AS confidence,
+  f.shared_confidence AS "sharedConfidence",
   ${mentionCountSql('f', viewer)} AS "mentionCount", f.shared_mention_count AS "sharedMentionCount",
   f.source_conversation_id AS "sourceConversationId", f.source_range_start AS "sourceRangeStart",
   f.source_range_end AS "sourceRangeEnd", f.source_message_ids AS "sourceMessageIds",
@@ -152,5 +160,11 @@ export function viewerColumnsSql(viewer: string): string {
   CASE WHEN ${superseded} OR f.status <> 'SUPERSEDED' THEN f.valid_to END AS "validTo",
   CASE WHEN ${superseded} OR f.status <> 'SUPERSEDED' THEN f.superseded_by END AS "supersededBy",
   f.deleted_at AS "deletedAt", f.deleted_by AS "deletedBy", f.created_at AS "createdAt",
-  f.updated_at AS "updatedAt"`;
+  ${forViewerSql('f', viewer, 'updated_at', 'shared_updated_at')} AS "updatedAt",
+  f.shared_updated_at AS "sharedUpdatedAt"`;
+}
+
+/** The author's value of a column, or the one other members see. */
+function forViewerSql(alias: string, viewer: string, own: string, shared: string): string {
+  return `(CASE WHEN ${alias}.author_id = ${viewer} THEN ${alias}.${own} ELSE ${alias}.${shared} END)`;
 }

@@ -39,6 +39,10 @@ export class FactEntity {
   @Column({ type: 'real' })
   confidence: number;
 
+  /** What other members see of it: its value at the last change they could see (a trigger's). */
+  @Column({ name: 'shared_confidence', type: 'real' })
+  sharedConfidence: number;
+
   /** How many times it was said (its sources). */
   @Column({ name: 'mention_count', type: 'integer', default: 1 })
   mentionCount: number;
@@ -82,6 +86,10 @@ export class FactEntity {
 
   @Column({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;
+
+  /** When other members last saw it change (a trigger keeps it, as `sharedConfidence`). */
+  @Column({ name: 'shared_updated_at', type: 'timestamptz' })
+  sharedUpdatedAt: Date;
 }
 
 /** One mention of a fact: a summarized range of a conversation, or a hand-written addFact. */

@@ -14,7 +14,8 @@ export const FACT_COLUMNS = `f.id, f.legacy_id AS "legacyId", f.author_id AS "au
   f.source_range_end AS "sourceRangeEnd", f.source_message_ids AS "sourceMessageIds",
   f.valid_from AS "validFrom", f.valid_to AS "validTo", f.superseded_by AS "supersededBy",
   f.deleted_at AS "deletedAt", f.deleted_by AS "deletedBy", f.created_at AS "createdAt",
-  f.updated_at AS "updatedAt"`;
+  f.updated_at AS "updatedAt", f.shared_confidence AS "sharedConfidence",
+  f.shared_updated_at AS "sharedUpdatedAt"`;
 
 export interface NewFact {
   legacyId: string;

@@ -5,6 +5,7 @@ import { denseTerms, vectorText, widenHnswScan } from '../embeddings/vector-sql.
 import { SqlParams } from '../database/sql-params.js';
 import {
   activeForSql,
+  confidenceSql,
   mentionCountSql,
   statusSql,
   viewerColumnsSql,
@@ -191,7 +192,8 @@ export class VisibleFactRepository {
            ORDER BY ${terms.distance} LIMIT ${poolSize})
          UNION
          (SELECT f.id FROM facts f WHERE ${inScope}
-           ORDER BY ${mentionCountSql('f', '$2')} DESC, f.confidence DESC, f.id LIMIT ${poolSize}))`;
+           ORDER BY ${mentionCountSql('f', '$2')} DESC, ${confidenceSql('f', '$2')} DESC, f.id
+           LIMIT ${poolSize}))`;
     return this.dataSource.transaction(async (m) => {
       await widenHnswScan(m, CONTEXT_POOL);
       return m.query(

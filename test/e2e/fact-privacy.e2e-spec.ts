@@ -403,4 +403,68 @@ describe('Private facts do not leak through shared ones', () => {
     });
     expect(await fact(author, twin)).toMatchObject({ status: 'ACTIVE' });
   });
+
+  it("shows the family a shared fact's confidence and last change as of what they could see", async () => {
+    const F = 'id content confidence mentionCount updatedAt';
+    type Seen = { id: string; content: string; confidence: number; updatedAt: string };
+    const summaries = t.app.get(SummariesService);
+    const say = async (content: string) => {
+      const imported = await gql<{ importConversation: { conversation: { id: string } } }>(
+        `mutation($i: ImportConversationInput!) { importConversation(input: $i) { conversation { id } } }`,
+        {
+          i: {
+            legacyId,
+            messages: [
+              { role: 'USER', content, occurredAt: NOW() },
+              { role: 'ASSISTANT', content: 'How lovely.', occurredAt: NOW() },
+            ],
+          },
+        },
+        author,
+      );
+      while (await summaries.summarizeNext(imported.importConversation.conversation.id, true));
+    };
+    const read = async (as: TestUser, id: string) =>
+      (await gql<{ fact: Seen }>(`query($id: ID!) { fact(id: $id) { ${F} } }`, { id }, as)).fact;
+    await say('She loved marigolds.');
+    const extracted = (
+      await gql<{ facts: { nodes: Seen[] } }>(
+        `query($l: ID!) { facts(legacyId: $l, first: 100) { nodes { ${F} } } }`,
+        { l: legacyId },
+        author,
+      )
+    ).facts.nodes.find((f) => /marigolds/.test(f.content))!;
+    expect(extracted.confidence).toBeLessThan(1);
+    await share(author, extracted.id, 'SHARED');
+    const before = await Promise.all(viewers.map(([, v]) => read(v, extracted.id)));
+    const events = viewers.map(([, v]) =>
+      subscribe<{ factChanged: { change: string } }>(
+        t.ws(v),
+        'subscription($l: ID!) { factChanged(legacyId: $l) { change factId } }',
+        { l: legacyId },
+      ),
+    );
+    await Promise.all(events.map((e) => e.ready));
+    // Said again, in private, more firmly: the author's fact changes, the family's does not.
+    await say('Rose loved marigolds.');
+    const own = await read(author, extracted.id);
+    expect(own.confidence).toBeGreaterThan(extracted.confidence);
+    expect(own.updatedAt).not.toBe(extracted.updatedAt);
+    for (const [i, [, v]] of viewers.entries()) {
+      expect(await read(v, extracted.id)).toEqual(before[i]);
+    }
+    // A change they can see moves what they see, and is the only event they get.
+    await share(author, extracted.id, 'PRIVATE');
+    await share(author, extracted.id, 'SHARED');
+    for (const [i, [, v]] of viewers.entries()) {
+      const now = await read(v, extracted.id);
+      expect(now.confidence).toBe(own.confidence);
+      expect(now.updatedAt).not.toBe(before[i].updatedAt);
+      const seen = await events[i].waitFor(2);
+      expect(seen.map((e) => e.data!.factChanged.change)).toEqual([
+        'REMOVED',
+        'VISIBILITY_CHANGED',
+      ]);
+    }
+  });
 });
