@@ -105,7 +105,8 @@ export class StoriesService {
     if (used + bytes <= max) return;
     throw new StoryException(
       StoryErrorCode.STORAGE_FULL,
-      `This legacy's stories and documents take ${formatMb(used)} of the ${formatMb(max)} it may hold; delete some before adding ${formatMb(bytes)} more.`,
+      // How much is used is not said: other members' private stories count in it.
+      `This legacy's stories and documents leave no room for ${formatMb(bytes)} more of the ${formatMb(max)} it may hold: delete some of yours, or ask an admin.`,
       'file',
     );
   }
