@@ -140,7 +140,9 @@ export class SummariesService {
     let deferred = false;
     try {
       for (let i = 0; i < SUMMARIZE_NOW_INLINE_BATCHES; i++) {
-        const chunk = await this.summarizeNext(conversation.id, true);
+        // Inline, the pass is the caller's: in a together conversation another participant's
+        // budget is theirs, and whether it is spent is not this caller's to learn.
+        const chunk = await this.summarizeNext(conversation.id, true, user.id);
         if (!chunk) break;
         created.push(chunk);
       }
@@ -194,11 +196,13 @@ export class SummariesService {
   /**
    * Summarizes the next range of the conversation, if one is due. Returns the chunk written, or
    * null when nothing was due or another worker wrote this range first. Model and embedding
-   * failures propagate, with nothing stored.
+   * failures propagate, with nothing stored. The model call counts in `chargedTo`'s budget:
+   * the conversation's starter's unless a participant asked for it (summarizeNow).
    */
   async summarizeNext(
     conversationId: string,
     force: boolean,
+    chargedTo?: string,
   ): Promise<ConversationChunkEntity | null> {
     const progress = await this.chunks.progress(conversationId);
     if (!progress) return null;
@@ -216,7 +220,7 @@ export class SummariesService {
     if (said.length === 0) return null;
     const legacy = await this.legacies.findById(progress.legacyId);
     if (!legacy) return null;
-    const wait = await this.limits.backgroundModelCall(progress.userId);
+    const wait = await this.limits.backgroundModelCall(chargedTo ?? progress.userId);
     if (wait > 0) throw new ModelBudgetSpent(wait);
 
     // The model call and the embeddings happen before the transaction, which stays short.

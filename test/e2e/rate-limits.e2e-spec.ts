@@ -1,6 +1,7 @@
 import { Client } from 'graphql-ws';
 import { JobDeferred } from '../../src/jobs/jobs.exception.js';
 import { SummariesService } from '../../src/summaries/summaries.service.js';
+import { joinLegacy } from '../support/membership.js';
 import { GqlResponse, startTestApp, TestApp, TestUser } from '../support/test-app.js';
 
 /** One operation over graphql-ws: its first result. */
@@ -138,5 +139,35 @@ describe('The model-call budget', () => {
     await expect(
       t.app.get(SummariesService).runJob({ conversationId, force: true }),
     ).rejects.toBeInstanceOf(JobDeferred);
+  });
+
+  it("counts another participant's summarizeNow in their own budget, telling nothing of the starter's", async () => {
+    const other = await t.user('budget-other', { email: 'other@budget.example.com' });
+    const legacyId = (
+      await t.gql<{ conversation: { legacyId: string } }>(
+        'query($c: ID!) { conversation(id: $c) { legacyId } }',
+        { c: conversationId },
+        user,
+      )
+    ).data!.conversation.legacyId;
+    await joinLegacy(t, user, legacyId, other);
+    const otherId = (await t.gql<{ me: { id: string } }>('{ me { id } }', {}, other)).data!.me.id;
+    const added = await t.gql(
+      'mutation($i: AddConversationParticipantInput!) { addConversationParticipant(input: $i) { id } }',
+      { i: { conversationId, userId: otherId } },
+      user,
+    );
+    expect(added.errors).toBeUndefined();
+    // The starter's budget is spent (above); the other participant's is whole.
+    const summary = await t.gql<{
+      summarizeNow: { deferred: boolean; chunks: { id: string }[] };
+    }>(
+      'mutation($c: ID!) { summarizeNow(conversationId: $c) { deferred chunks { id } } }',
+      { c: conversationId },
+      other,
+    );
+    expect(summary.errors).toBeUndefined();
+    expect(summary.data!.summarizeNow.deferred).toBe(false);
+    expect(summary.data!.summarizeNow.chunks.length).toBeGreaterThan(0);
   });
 });
