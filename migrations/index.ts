@@ -28,6 +28,7 @@ import { TogetherConversations1764100900000 } from './1764100900000-TogetherConv
 import { SegmentToldTime1764101000000 } from './1764101000000-SegmentToldTime.js';
 import { FactReleaseSharedCount1764101100000 } from './1764101100000-FactReleaseSharedCount.js';
 import { FactFamilyView1764101200000 } from './1764101200000-FactFamilyView.js';
+import { RepliesAnsweredAlone1764101300000 } from './1764101300000-RepliesAnsweredAlone.js';
 
 /**
  * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
@@ -64,4 +65,5 @@ export const MIGRATIONS = [
   SegmentToldTime1764101000000,
   FactReleaseSharedCount1764101100000,
   FactFamilyView1764101200000,
+  RepliesAnsweredAlone1764101300000,
 ];

@@ -184,6 +184,8 @@ export class AgentReplyService {
       authorId: userMessage.userId,
       content: ok ? reply!.text : REPLY_ERROR_TEXT,
       placeholder: !ok || !this.llm.generates,
+      // Made with what only they may see, unless others read it as it was written.
+      answeredAlone: !conversation.together,
       clientMessageId,
       inTransaction: async (m, turn) => {
         await this.replies.insert(m, {
@@ -248,7 +250,7 @@ export class AgentReplyService {
 
   /** Stores the reply to a memory command (or the notice that it failed), streamed like any. */
   private async storeCommandReply(
-    conversation: ConversationEntity,
+    conversation: ConversationView,
     userMessage: MessageEntity,
     command: CommandReply | null,
     started: number,
@@ -266,6 +268,7 @@ export class AgentReplyService {
       content: text,
       // Not a generated answer: a statement of what was done, kept out of derived content.
       placeholder: true,
+      answeredAlone: !conversation.together,
       clientMessageId: replyClientMessageId(userMessage.id),
       inTransaction: (m, turn) =>
         this.replies.insert(m, {

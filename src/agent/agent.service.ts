@@ -64,6 +64,7 @@ export class AgentService {
       content: input.content,
       clientMessageId: input.clientMessageId,
       metadata: input.metadata,
+      answeredAlone: !conversation.together,
     };
     // A retry returns the stored turn (its uses were recorded with it), even if a memory it
     // used has been forgotten since.

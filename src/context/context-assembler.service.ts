@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
+import { asReadBy } from '../conversations/conversation-access.service.js';
 import type { ConversationEntity } from '../conversations/conversation.entity.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
@@ -96,14 +97,15 @@ export class ContextAssemblerService {
   }): Promise<AssembledContext> {
     const started = performance.now();
     const budget = this.budget(input.budget);
-    // Notices (the offline one, a failed reply's) are no part of the conversation a model continues.
+    // Notices (the offline one, a failed reply's) are no part of the conversation a model
+    // continues, nor are turns made for another participant alone.
     const recent = (
       await this.conversations.recentMessages(
         input.conversation.id,
         this.config.env.CONTEXT_RECENT_TURNS,
         input.uptoTurn === undefined ? undefined : input.uptoTurn + 1,
       )
-    ).filter((m) => !m.placeholder);
+    ).filter((m) => !m.placeholder && asReadBy(m, input.user.id) === m);
     const now = input.now ?? new Date();
     let vector: Promise<QueryVector | null> | null = null;
     let vectorMs = 0;

@@ -17,6 +17,22 @@ export interface ConversationView extends ConversationEntity {
   together: boolean;
 }
 
+/** What another participant reads of an agent's turn made for one participant alone. */
+export const WITHHELD_REPLY =
+  'A reply written for another participant alone, before others were brought in: it is theirs to read.';
+
+/**
+ * A turn as `viewerId` may read it: an agent's turn made for another participant alone (with
+ * what only they may see: their memories, profile, private facts) is withheld from them.
+ */
+export function asReadBy<M extends { answeredAlone: boolean; userId: string; content: string }>(
+  message: M,
+  viewerId: string,
+): M {
+  if (!message.answeredAlone || message.userId === viewerId) return message;
+  return { ...message, content: WITHHELD_REPLY };
+}
+
 /**
  * Who may read a conversation and who may write in it: the one place every path asks. A
  * participant who is a member of the legacy reads it and takes part; one who left reads the

@@ -14,12 +14,14 @@ import { ForwardPageArgs, PageArgs } from '../common/pagination/connection.js';
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
 import { Loaders, RequestLoaders } from '../graphql/loaders.js';
 import type { RequestContext } from '../graphql/request-context.js';
-import { boundToSession, unlessEnded } from '../graphql/session-bound.js';
+import { boundToSession, filterMap, unlessEnded } from '../graphql/session-bound.js';
 import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
 import { GqlAuthGuard } from '../identity/guards/gql-auth.guard.js';
 import { UserEntity } from '../identity/user.entity.js';
 import { EventBus, topics } from '../pubsub/event-bus.js';
 import { ConversationEntity } from './conversation.entity.js';
+import type { MessageEntity } from './message.entity.js';
+import { asReadBy } from './conversation-access.service.js';
 import type { ConversationModelWithViewer } from './conversation.mapper.js';
 import { toConversationModel } from './conversation.mapper.js';
 import { CONVERSATION_PARTICIPANTS } from './conversation.loaders.js';
@@ -116,7 +118,7 @@ export class ConversationsResolver {
 
   @Mutation(() => ConversationModel, {
     description:
-      'Brings another member of the legacy into a conversation you take part in (a together conversation). They see it whole; their memory switch starts off.',
+      'Brings another member of the legacy into a conversation you take part in (a together conversation). They see it whole, but for the replies made for one participant alone before (withheld); their memory switch starts off.',
   })
   async addConversationParticipant(
     @CurrentUser() user: UserEntity,
@@ -183,7 +185,10 @@ export class ConversationsResolver {
     @Context() context: RequestContext,
   ) {
     const conversation = await this.service.getParticipating(user, conversationId);
-    const events = this.bus.subscribe(topics.conversationMessages(conversationId));
+    const events = filterMap(
+      this.bus.subscribe<MessageEntity>(topics.conversationMessages(conversationId)),
+      (message) => Promise.resolve(asReadBy(message, user.id)),
+    );
     return boundToSession(
       this.bus,
       context,
@@ -195,10 +200,19 @@ export class ConversationsResolver {
   @ResolveField(() => MessageConnection, {
     description: 'Its turns you may read: all of them, or those said before you left.',
   })
-  messages(@Parent() conversation: ConversationModelWithViewer, @Args() page: PageArgs) {
+  messages(
+    @Parent() conversation: ConversationModelWithViewer,
+    @CurrentUser() user: UserEntity,
+    @Args() page: PageArgs,
+  ) {
     // Whatever returned the conversation authorized it for this viewer and set where their
     // reading ends: asking again would cost three queries per conversation in a list.
-    return this.service.messagesPage(conversation.id, conversation.readableUntilTurn, page);
+    return this.service.messagesPage(
+      user.id,
+      conversation.id,
+      conversation.readableUntilTurn,
+      page,
+    );
   }
 
   @ResolveField(() => [ConversationParticipantModel], {

@@ -15,7 +15,11 @@ import { LegaciesService } from '../legacies/legacies.service.js';
 import { countTokens } from '../llm/tokenizer.js';
 import { EventBus, RevocationEvent, topics } from '../pubsub/event-bus.js';
 import { QuotasService } from '../quotas/quotas.service.js';
-import { ConversationAccessService, ConversationView } from './conversation-access.service.js';
+import {
+  asReadBy,
+  ConversationAccessService,
+  ConversationView,
+} from './conversation-access.service.js';
 import type { ParticipantRow } from './conversation-participant.repository.js';
 import { ConversationErrorCode, ConversationException } from './conversation.exception.js';
 import { ConversationEntity } from './conversation.entity.js';
@@ -35,6 +39,8 @@ export interface AppendTurn {
   occurredAt?: Date | null;
   /** A notice rather than a reply (see MessageEntity.placeholder). */
   placeholder?: boolean;
+  /** An agent's turn made for its participant alone (see MessageEntity.answeredAlone). */
+  answeredAlone?: boolean;
   /** Writes that must commit with the turn or not at all (the agent's reply record). */
   inTransaction?: (manager: EntityManager, stored: MessageEntity) => Promise<void>;
 }
@@ -200,6 +206,7 @@ export class ConversationsService {
 
   /** The turns the viewer may read: all of them, or those said before they left. */
   async messagesPage(
+    viewerId: string,
     conversationId: string,
     readableUntilTurn: number | null,
     args: { first?: number; after?: string; last?: number; before?: string },
@@ -217,7 +224,11 @@ export class ConversationsService {
       cursorTurn,
       readableUntilTurn,
     );
-    return toConnection(rows, request, (m) => encodeCursor([m.turnIndex]));
+    return toConnection(
+      rows.map((m) => asReadBy(m, viewerId)),
+      request,
+      (m) => encodeCursor([m.turnIndex]),
+    );
   }
 
   recentMessages(conversationId: string, count: number, beforeTurn?: number) {
@@ -329,6 +340,7 @@ export class ConversationsService {
           clientMessageId,
           occurredAt: turn.occurredAt ?? null,
           placeholder: turn.placeholder ?? false,
+          answeredAlone: turn.answeredAlone ?? false,
         });
         await turn.inTransaction?.(m, stored);
         await this.events.runInTransaction(

@@ -38,6 +38,13 @@ export class MessageEntity {
   @Column({ type: 'boolean', default: false })
   placeholder: boolean;
 
+  /**
+   * An agent's turn written for the participant it answers alone (the conversation was not
+   * together then), with what only they may see: no one else reads it (ConversationAccess).
+   */
+  @Column({ name: 'answered_alone', type: 'boolean', default: false })
+  answeredAlone: boolean;
+
   @Column({ name: 'client_message_id', type: 'text', nullable: true })
   clientMessageId: string | null;
 

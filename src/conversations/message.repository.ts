@@ -16,12 +16,13 @@ export interface NewMessage {
   clientMessageId: string | null;
   occurredAt: Date | null;
   placeholder?: boolean;
+  answeredAlone?: boolean;
 }
 
 const COLUMNS = `id, conversation_id AS "conversationId", legacy_id AS "legacyId", user_id AS "userId",
   turn_index AS "turnIndex", role, content, token_count AS "tokenCount", metadata,
   client_message_id AS "clientMessageId", created_at AS "createdAt", occurred_at AS "occurredAt",
-  placeholder`;
+  placeholder, answered_alone AS "answeredAlone"`;
 
 @Injectable()
 export class MessageRepository {
@@ -34,8 +35,9 @@ export class MessageRepository {
   async insert(manager: EntityManager, message: NewMessage): Promise<MessageEntity> {
     const rows: MessageEntity[] = await manager.query(
       `INSERT INTO messages (conversation_id, legacy_id, user_id, turn_index, role, content,
-                             token_count, metadata, client_message_id, occurred_at, placeholder)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, COALESCE($10, now()), $11)
+                             token_count, metadata, client_message_id, occurred_at, placeholder,
+                             answered_alone)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, COALESCE($10, now()), $11, $12)
        RETURNING ${COLUMNS}`,
       [
         message.conversationId,
@@ -49,6 +51,7 @@ export class MessageRepository {
         message.clientMessageId,
         message.occurredAt,
         message.placeholder ?? false,
+        message.answeredAlone ?? false,
       ],
     );
     return rows[0];

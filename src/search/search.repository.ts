@@ -69,7 +69,10 @@ const BM25_PRERANKED = 500;
 const SEGMENT_SCOPE = (scope: ScopeName, s: ScopeParams, p: SqlParams): string => {
   if (scope === 'current') {
     const before = s.beforeTurn === null ? '' : ` AND x.turn_index < ${p.add(s.beforeTurn)}`;
-    return `x.conversation_id = ${p.add(s.conversationId)}${before}`;
+    // Another participant's turns, but not an agent's turn made for them alone.
+    return `x.conversation_id = ${p.add(s.conversationId)}${before}
+      AND (x.user_id = ${p.add(s.userId)} OR NOT EXISTS (
+        SELECT 1 FROM messages am WHERE am.id = x.message_id AND am.answered_alone))`;
   }
   const owner = `x.legacy_id = ${p.add(s.legacyId)} AND x.user_id = ${p.add(s.userId)}`;
   return scope === 'wider' && s.conversationId

@@ -31,6 +31,11 @@ export interface ChunkTurn {
   occurredAt: Date;
   /** A notice, not part of the conversation (MessageEntity.placeholder): never summarized. */
   placeholder: boolean;
+  /**
+   * An agent's turn made for one participant alone (MessageEntity.answeredAlone): never
+   * summarized, since everyone who ever takes part reads the conversation's summaries.
+   */
+  answeredAlone: boolean;
   /** Who said it (a user turn), or whom the agent answered (an assistant turn). */
   userId: string;
 }
@@ -116,7 +121,8 @@ export class ConversationChunkRepository {
   ): Promise<(ChunkTurn & { conversationId: string })[]> {
     return this.m().query(
       `SELECT m.id, m.conversation_id AS "conversationId", m.turn_index AS "turnIndex", m.role,
-              m.content, m.occurred_at AS "occurredAt", m.placeholder
+              m.content, m.occurred_at AS "occurredAt", m.placeholder,
+              m.answered_alone AS "answeredAlone"
          FROM messages m
         WHERE m.user_id = $1 AND m.legacy_id = $2 AND m.occurred_at >= $3 AND m.occurred_at < $4
           AND NOT m.placeholder
@@ -140,6 +146,7 @@ export class ConversationChunkRepository {
   turns(conversationId: string, start: number, end: number): Promise<ChunkTurn[]> {
     return this.m().query(
       `SELECT id, turn_index AS "turnIndex", role, content, occurred_at AS "occurredAt", placeholder,
+              answered_alone AS "answeredAlone",
               user_id AS "userId"
          FROM messages WHERE conversation_id = $1 AND turn_index BETWEEN $2 AND $3
         ORDER BY turn_index`,

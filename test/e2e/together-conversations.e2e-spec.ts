@@ -364,4 +364,72 @@ describe('together conversations', () => {
     expect(conversation.readableUntilTurn).not.toBeNull();
     expect(JSON.stringify(conversation)).not.toContain('while Eve was away');
   });
+
+  it("keeps an agent's replies made for one participant alone from those brought in later", async () => {
+    const secret = /zircon|piano/i;
+    await ok(
+      'mutation($i: AddFactInput!) { addFact(input: $i) { id } }',
+      {
+        i: {
+          legacyId,
+          content: 'Grandpa Lars hid the zircon ring in the piano.',
+          category: 'OTHER',
+          visibility: 'PRIVATE',
+        },
+      },
+      ana,
+    );
+    const solo = (
+      await ok<{ startConversation: { id: string } }>(
+        'mutation($l: ID!) { startConversation(input: { legacyId: $l }) { id } }',
+        { l: legacyId },
+        ana,
+      )
+    ).startConversation.id;
+    const sendIn = (who: TestUser, content: string) =>
+      ok<{ sendMessage: { reply: { id: string; content: string } } }>(
+        'mutation($i: SendMessageInput!) { sendMessage(input: $i) { reply { id content } } }',
+        { i: { conversationId: solo, content } },
+        who,
+      );
+    // Alone, the agent answers Ana with what only she may see (the offline notice lists it).
+    const alone = await sendIn(ana, 'Where is the ring now?');
+    expect(alone.sendMessage.reply.content).toMatch(secret);
+    await ok(
+      'mutation($i: AddConversationParticipantInput!) { addConversationParticipant(input: $i) { id } }',
+      { i: { conversationId: solo, userId: id.ben } },
+      ana,
+    );
+    await ok(
+      'mutation($i: AddConversationParticipantInput!) { addConversationParticipant(input: $i) { id } }',
+      { i: { conversationId: solo, userId: id.cai } },
+      ben,
+    );
+    const read = async (who: TestUser) =>
+      (
+        await ok<{ conversation: { messages: { nodes: { id: string; content: string }[] } } }>(
+          'query($id: ID!) { conversation(id: $id) { messages(first: 20) { nodes { id content } } } }',
+          { id: solo },
+          who,
+        )
+      ).conversation.messages.nodes;
+    for (const who of [ben, cai]) {
+      const nodes = await read(who);
+      expect(nodes.map((n) => n.id)).toContain(alone.sendMessage.reply.id);
+      expect(JSON.stringify(nodes)).not.toMatch(secret);
+    }
+    // Ana still reads her reply as it was written.
+    expect((await read(ana)).find((n) => n.id === alone.sendMessage.reply.id)!.content).toMatch(
+      secret,
+    );
+    // Nor does it reach another participant through the agent or the summaries.
+    const benAsks = await sendIn(ben, 'What did the agent say about the ring?');
+    expect(benAsks.sendMessage.reply.content).not.toMatch(secret);
+    const summarized = await ok<{ summarizeNow: { chunks: { content: string }[] } }>(
+      'mutation($c: ID!) { summarizeNow(conversationId: $c) { chunks { content } } }',
+      { c: solo },
+      ben,
+    );
+    expect(JSON.stringify(summarized)).not.toMatch(secret);
+  });
 });

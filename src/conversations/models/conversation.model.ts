@@ -17,7 +17,10 @@ export class MessageModel {
   @Field(() => MessageRole)
   role: MessageRole;
 
-  @Field()
+  @Field({
+    description:
+      "What was said; for an agent's reply made for another participant alone, a line saying it is withheld.",
+  })
   content: string;
 
   @Field(() => Int, { description: 'Tokens in content (o200k_base tokenizer).' })
