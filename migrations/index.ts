@@ -29,6 +29,7 @@ import { SegmentToldTime1764101000000 } from './1764101000000-SegmentToldTime.js
 import { FactReleaseSharedCount1764101100000 } from './1764101100000-FactReleaseSharedCount.js';
 import { FactFamilyView1764101200000 } from './1764101200000-FactFamilyView.js';
 import { RepliesAnsweredAlone1764101300000 } from './1764101300000-RepliesAnsweredAlone.js';
+import { FactRevivedDetail1764101400000 } from './1764101400000-FactRevivedDetail.js';
 
 /**
  * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
@@ -66,4 +67,5 @@ export const MIGRATIONS = [
   FactReleaseSharedCount1764101100000,
   FactFamilyView1764101200000,
   RepliesAnsweredAlone1764101300000,
+  FactRevivedDetail1764101400000,
 ];

@@ -16,6 +16,9 @@ import { FactEntity } from './fact.entity.js';
 import { FactAction, FactCategory, FactChange, FactStatus, FactVisibility } from './fact.enums.js';
 import { FactRepository } from './fact.repository.js';
 
+/** The history entry of a superseded fact that is in effect again. */
+export const REVIVED_DETAIL = 'In effect again after a newer fact had superseded it.';
+
 /** Nearest stored facts whose similarity the relation rules see, per new fact. */
 const SIMILAR_LIMIT = 20;
 
@@ -184,7 +187,8 @@ export class FactReconcilerService {
       await this.history.add(m, created, FactAction.RESTORED, {
         actorId: incoming.actorId,
         conversationId: incoming.source.conversationId,
-        detail: 'Said again after a newer fact had superseded it.',
+        // The family may see it come back, never that it was said (mentions are the author's).
+        detail: REVIVED_DETAIL,
       });
       events.push(await this.events.event(m, FactChange.UPDATED, created, twin, incoming.actorId));
     } else {

@@ -261,11 +261,10 @@ describe('facts from conversations', () => {
       supersededBy: { id: active.id },
     });
     expect(active).toMatchObject({ mentionCount: 2, validTo: null, supersededBy: null });
-    expect((await history(alice, active.id)).map((h) => h.action)).toEqual([
-      'CREATED',
-      'SUPERSEDED',
-      'RESTORED',
-    ]);
+    const entries = await history(alice, active.id);
+    expect(entries.map((h) => h.action)).toEqual(['CREATED', 'SUPERSEDED', 'RESTORED']);
+    // In effect again, not "said again": the family may see the first, never a mention.
+    expect(entries[2].detail).toBe('In effect again after a newer fact had superseded it.');
   });
 
   it('does not bring back a fact its author deleted', async () => {
