@@ -1,5 +1,6 @@
 import { activeForSql } from '../facts/fact-visibility.js';
 import { storyVisibleSql } from '../stories/story-visibility.js';
+import { ANSWERED_ALONE_SQL } from '../conversations/answered-alone.js';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { denseTerms, vectorText, widenHnswScan } from '../embeddings/vector-sql.js';
@@ -93,7 +94,9 @@ const KINDS: Record<SourceKind, KindSql> = {
     scope: (scope, s, p) => {
       if (scope === 'current') {
         const before = s.beforeTurn === null ? '' : ` AND x.range_start < ${p.add(s.beforeTurn)}`;
-        return `x.conversation_id = ${p.add(s.conversationId)}${before}`;
+        // Not one that covers a reply made for another participant alone.
+        return `x.conversation_id = ${p.add(s.conversationId)}${before}
+          AND (x.user_id = ${p.add(s.userId)} OR NOT ${ANSWERED_ALONE_SQL('x')})`;
       }
       const owner = `x.legacy_id = ${p.add(s.legacyId)} AND x.user_id = ${p.add(s.userId)}`;
       return scope === 'wider' && s.conversationId

@@ -86,6 +86,7 @@ export class SegmentRepository {
          LEFT JOIN users u ON u.id = m.user_id
          LEFT JOIN messages p ON p.conversation_id = m.conversation_id
                              AND p.turn_index = m.turn_index - 1 AND NOT p.placeholder
+                             AND NOT p.answered_alone
         WHERE m.conversation_id = $1
           AND NOT EXISTS (SELECT 1 FROM message_segments s WHERE s.message_id = m.id)
           AND NOT m.placeholder

@@ -53,4 +53,7 @@ export class ConversationChunkEntity {
 
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
+
+  /** Read with the chunk: it covers a reply made for its starter alone (not a column). */
+  answeredAlone?: boolean;
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { ANSWERED_ALONE_SQL } from '../conversations/answered-alone.js';
 import type { MessageRole } from '../conversations/message-role.enum.js';
 import type { StructuredSummary } from '../llm/language-model.js';
 import { ConversationChunkEntity } from './conversation-chunk.entity.js';
@@ -10,7 +11,8 @@ const COLUMNS = `k.id, k.conversation_id AS "conversationId", k.legacy_id AS "le
   k.user_id AS "userId", k.range_start AS "rangeStart", k.range_end AS "rangeEnd", k.content,
   k.structured, k.turn_count AS "turnCount", k.token_count AS "tokenCount", k.model,
   k.prompt_version AS "promptVersion", k.first_occurred_at AS "firstOccurredAt",
-  k.last_occurred_at AS "lastOccurredAt", k.created_at AS "createdAt"`;
+  k.last_occurred_at AS "lastOccurredAt", k.created_at AS "createdAt",
+  ${ANSWERED_ALONE_SQL('k')} AS "answeredAlone"`;
 
 /** How far a conversation is summarized. */
 export interface SummaryProgress {
@@ -31,11 +33,6 @@ export interface ChunkTurn {
   occurredAt: Date;
   /** A notice, not part of the conversation (MessageEntity.placeholder): never summarized. */
   placeholder: boolean;
-  /**
-   * An agent's turn made for one participant alone (MessageEntity.answeredAlone): never
-   * summarized, since everyone who ever takes part reads the conversation's summaries.
-   */
-  answeredAlone: boolean;
   /** Who said it (a user turn), or whom the agent answered (an assistant turn). */
   userId: string;
 }
@@ -121,8 +118,7 @@ export class ConversationChunkRepository {
   ): Promise<(ChunkTurn & { conversationId: string })[]> {
     return this.m().query(
       `SELECT m.id, m.conversation_id AS "conversationId", m.turn_index AS "turnIndex", m.role,
-              m.content, m.occurred_at AS "occurredAt", m.placeholder,
-              m.answered_alone AS "answeredAlone"
+              m.content, m.occurred_at AS "occurredAt", m.placeholder
          FROM messages m
         WHERE m.user_id = $1 AND m.legacy_id = $2 AND m.occurred_at >= $3 AND m.occurred_at < $4
           AND NOT m.placeholder
@@ -146,7 +142,6 @@ export class ConversationChunkRepository {
   turns(conversationId: string, start: number, end: number): Promise<ChunkTurn[]> {
     return this.m().query(
       `SELECT id, turn_index AS "turnIndex", role, content, occurred_at AS "occurredAt", placeholder,
-              answered_alone AS "answeredAlone",
               user_id AS "userId"
          FROM messages WHERE conversation_id = $1 AND turn_index BETWEEN $2 AND $3
         ORDER BY turn_index`,

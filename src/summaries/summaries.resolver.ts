@@ -7,6 +7,7 @@ import { Loaders, RequestLoaders } from '../graphql/loaders.js';
 import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
 import { GqlAuthGuard } from '../identity/guards/gql-auth.guard.js';
 import { UserEntity } from '../identity/user.entity.js';
+import type { ConversationChunkEntity } from './conversation-chunk.entity.js';
 import { ConversationChunkModel, SummarizeNowPayload } from './models/conversation-chunk.model.js';
 import { SummariesService } from './summaries.service.js';
 import { CONVERSATION_CHUNKS, UNSUMMARIZED_TURNS } from './summary.loaders.js';
@@ -25,7 +26,11 @@ export class SummariesResolver {
     @Args('conversationId', { type: () => ID }, UuidPipe) conversationId: string,
   ) {
     const result = await this.summaries.summarizeNow(user, conversationId);
-    return { ...result, conversation: toConversationModel(result.conversation) };
+    return {
+      ...result,
+      chunks: result.chunks.filter((c) => readableChunk(c, user.id)),
+      conversation: toConversationModel(result.conversation),
+    };
   }
 }
 
@@ -37,8 +42,14 @@ export class ConversationSummariesResolver {
   @ResolveField(() => [ConversationChunkModel], {
     description: 'Its summaries, in turn order, with the range of turns each covers.',
   })
-  async chunks(@Parent() conversation: ConversationModel, @RequestLoaders() loaders: Loaders) {
-    const chunks = await loaders.get(CONVERSATION_CHUNKS, this.summaries).load(conversation.id);
+  async chunks(
+    @Parent() conversation: ConversationModel,
+    @CurrentUser() user: UserEntity,
+    @RequestLoaders() loaders: Loaders,
+  ) {
+    const chunks = (
+      await loaders.get(CONVERSATION_CHUNKS, this.summaries).load(conversation.id)
+    ).filter((c) => readableChunk(c, user.id));
     // One who left reads the summaries of what was said while they took part, nothing after.
     const until = conversation.readableUntilTurn;
     return until === null ? chunks : chunks.filter((c) => c.rangeEnd < until);
@@ -54,4 +65,9 @@ export class ConversationSummariesResolver {
     if (conversation.readableUntilTurn !== null) return 0;
     return loaders.get(UNSUMMARIZED_TURNS, this.summaries).load(conversation.id);
   }
+}
+
+/** A chunk that covers a reply made for its starter alone is theirs alone to read. */
+function readableChunk(chunk: ConversationChunkEntity, viewerId: string): boolean {
+  return !chunk.answeredAlone || chunk.userId === viewerId;
 }

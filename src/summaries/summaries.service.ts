@@ -216,7 +216,7 @@ export class SummariesService {
     }
     // Notices (the offline one, a failed reply's) are covered by the range but never read: a
     // range of notices alone waits for the next turns to be summarized with them.
-    const said = turns.filter((t) => !t.placeholder && !t.answeredAlone);
+    const said = turns.filter((t) => !t.placeholder);
     if (said.length === 0) return null;
     const legacy = await this.legacies.findById(progress.legacyId);
     if (!legacy) return null;

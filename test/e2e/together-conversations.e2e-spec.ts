@@ -395,6 +395,18 @@ describe('together conversations', () => {
     // Alone, the agent answers Ana with what only she may see (the offline notice lists it).
     const alone = await sendIn(ana, 'Where is the ring now?');
     expect(alone.sendMessage.reply.content).toMatch(secret);
+    // And her own model's answer, recorded as hers (summarized, unlike the offline notice).
+    const recorded = await ok<{ recordAssistantMessage: { id: string } }>(
+      'mutation($i: RecordAssistantMessageInput!) { recordAssistantMessage(input: $i) { id } }',
+      {
+        i: {
+          conversationId: solo,
+          content: 'Grandpa Lars hid the zircon ring in the piano, as you noted.',
+          metadata: { model: 'ana-own', note: 'zircon' },
+        },
+      },
+      ana,
+    );
     await ok(
       'mutation($i: AddConversationParticipantInput!) { addConversationParticipant(input: $i) { id } }',
       { i: { conversationId: solo, userId: id.ben } },
@@ -407,8 +419,12 @@ describe('together conversations', () => {
     );
     const read = async (who: TestUser) =>
       (
-        await ok<{ conversation: { messages: { nodes: { id: string; content: string }[] } } }>(
-          'query($id: ID!) { conversation(id: $id) { messages(first: 20) { nodes { id content } } } }',
+        await ok<{
+          conversation: {
+            messages: { nodes: { id: string; content: string; metadata: unknown }[] };
+          };
+        }>(
+          'query($id: ID!) { conversation(id: $id) { messages(first: 20) { nodes { id content metadata } } } }',
           { id: solo },
           who,
         )
@@ -416,6 +432,7 @@ describe('together conversations', () => {
     for (const who of [ben, cai]) {
       const nodes = await read(who);
       expect(nodes.map((n) => n.id)).toContain(alone.sendMessage.reply.id);
+      expect(nodes.find((n) => n.id === recorded.recordAssistantMessage.id)!.metadata).toEqual({});
       expect(JSON.stringify(nodes)).not.toMatch(secret);
     }
     // Ana still reads her reply as it was written.
@@ -431,5 +448,19 @@ describe('together conversations', () => {
       ben,
     );
     expect(JSON.stringify(summarized)).not.toMatch(secret);
+    // A summary of the turns it covers is Ana's alone to read; the others' own turns are not.
+    const chunks = async (who: TestUser) =>
+      JSON.stringify(
+        await ok(
+          'query($id: ID!) { conversation(id: $id) { chunks { content rangeStart rangeEnd } } }',
+          { id: solo },
+          who,
+        ),
+      );
+    expect(await chunks(ana)).toMatch(secret);
+    for (const who of [ben, cai]) {
+      expect(await chunks(who)).not.toMatch(secret);
+      expect(await chunks(who)).not.toMatch(/Where is the ring now/);
+    }
   });
 });
