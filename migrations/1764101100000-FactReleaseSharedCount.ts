@@ -30,14 +30,21 @@ export class FactReleaseSharedCount1764101100000 implements MigrationInterface {
   }
 }
 
-/** The trigger function; `sharedCount` is the SQL the entry's shared mention count takes. */
-function releaseFunction(sharedCount: string, detail: string): string {
+/**
+ * The trigger function; `sharedCount` is the SQL the entry's shared mention count takes, and
+ * `familySees` (FactFamilyView) whether the release also moves what the family sees changed.
+ */
+export function releaseFunction(sharedCount: string, detail: string, familySees = false): string {
+  const family = familySees
+    ? `, shared_updated_at = CASE WHEN OLD.visibility = 'SHARED' AND OLD.status <> 'DELETED'
+                                THEN now() ELSE f.shared_updated_at END`
+    : '';
   return `
     CREATE OR REPLACE FUNCTION facts_release_superseded() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       WITH released AS (
         UPDATE facts f
-           SET status = 'ACTIVE', valid_to = NULL, superseded_by = NULL, updated_at = now()
+           SET status = 'ACTIVE', valid_to = NULL, superseded_by = NULL, updated_at = now()${family}
          WHERE f.superseded_by = OLD.id AND f.status = 'SUPERSEDED'
            AND NOT EXISTS (SELECT 1 FROM facts a
                             WHERE a.legacy_id = f.legacy_id AND a.author_id = f.author_id

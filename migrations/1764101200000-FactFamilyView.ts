@@ -1,4 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { releaseFunction } from './1764101100000-FactReleaseSharedCount.js';
+
+const RELEASE_DETAIL = 'The fact that superseded it was removed.';
 
 /**
  * What other members see of a shared fact's confidence and last change: the values as of the
@@ -53,9 +56,13 @@ export class FactFamilyView1764101200000 implements MigrationInterface {
       END $$`);
     await q.query(`CREATE TRIGGER facts_family_view BEFORE INSERT OR UPDATE ON facts
                      FOR EACH ROW EXECUTE FUNCTION facts_family_view()`);
+    // A fact released when its shared superseder goes changes for the family too: the trigger
+    // above cannot tell, since that superseder's row is gone by then.
+    await q.query(releaseFunction('shared_mention_count', RELEASE_DETAIL, true));
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await q.query(releaseFunction('shared_mention_count', RELEASE_DETAIL));
     await q.query(`DROP TRIGGER facts_family_view ON facts`);
     await q.query(`DROP FUNCTION facts_family_view()`);
     await q.query(`ALTER TABLE facts DROP COLUMN shared_confidence, DROP COLUMN shared_updated_at`);

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { supersessionVisibleSql, visibleSql } from './fact-visibility.js';
 import { FactEntity, FactHistoryEntity } from './fact.entity.js';
-import { FactAction } from './fact.enums.js';
+import { FactAction, FactVisibility } from './fact.enums.js';
 
 const historyColumns = (h: string) => `${h}.id, ${h}.fact_id AS "factId", ${h}.action,
   ${h}.actor_id AS "actorId", ${h}.content, ${h}.category, ${h}.visibility, ${h}.status,
@@ -15,6 +15,8 @@ export interface HistoryExtra {
   relatedFactId?: string | null;
   conversationId?: string | null;
   detail?: string | null;
+  /** Recorded as private whatever the fact's visibility: a change the family never saw. */
+  privateEntry?: boolean;
 }
 
 /** A history entry with what fact-visibility.ts needs to show it to another member. */
@@ -46,7 +48,7 @@ export class FactHistoryRepository {
         extra.actorId ?? null,
         fact.content,
         fact.category,
-        fact.visibility,
+        extra.privateEntry ? FactVisibility.PRIVATE : fact.visibility,
         fact.status,
         fact.mentionCount,
         extra.relatedFactId ?? null,

@@ -181,6 +181,12 @@ export class FactReconcilerService {
     }
     let created: FactEntity;
     if (twin) {
+      // Superseded by a fact the family cannot see, it never stopped being in effect for them:
+      // its coming back is not theirs to see either.
+      const superseder = twin.supersededBy ? await this.facts.findById(twin.supersededBy, m) : null;
+      const seenByFamily =
+        superseder?.visibility === FactVisibility.SHARED &&
+        superseder.status !== FactStatus.DELETED;
       await this.facts.reactivate(m, twin.id);
       created =
         (await this.addMention(m, twin.id, incoming)) ?? (await this.facts.findById(twin.id, m))!;
@@ -189,6 +195,7 @@ export class FactReconcilerService {
         conversationId: incoming.source.conversationId,
         // The family may see it come back, never that it was said (mentions are the author's).
         detail: REVIVED_DETAIL,
+        privateEntry: !seenByFamily,
       });
       events.push(await this.events.event(m, FactChange.UPDATED, created, twin, incoming.actorId));
     } else {

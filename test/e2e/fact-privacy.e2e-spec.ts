@@ -467,4 +467,21 @@ describe('Private facts do not leak through shared ones', () => {
       ]);
     }
   });
+
+  it('keeps a shared fact coming back from a private supersession out of what the family sees', async () => {
+    const older = await addFact(author, 'Her favourite colour was green.', 'SHARED');
+    const newer = await addFact(author, 'Her favourite colour was blue.', 'PRIVATE');
+    expect(await fact(author, older)).toMatchObject({
+      status: 'SUPERSEDED',
+      supersededBy: { id: newer },
+    });
+    const before = await Promise.all(viewers.map(([, v]) => history(v, older)));
+    // Said again, in private: in effect again for its author; for the family it never stopped.
+    await addFact(author, 'Her favourite colour was green.', 'PRIVATE');
+    expect((await history(author, older)).map((h) => h.action)).toContain('RESTORED');
+    for (const [i, [, v]] of viewers.entries()) {
+      expect(await history(v, older)).toEqual(before[i]);
+      expect(await fact(v, older)).toMatchObject({ status: 'ACTIVE' });
+    }
+  });
 });
