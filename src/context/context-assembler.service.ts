@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { asReadBy } from '../conversations/conversation-access.service.js';
+import { withheldFrom } from '../conversations/conversation-access.service.js';
 import type { ConversationEntity } from '../conversations/conversation.entity.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
@@ -105,7 +105,7 @@ export class ContextAssemblerService {
         this.config.env.CONTEXT_RECENT_TURNS,
         input.uptoTurn === undefined ? undefined : input.uptoTurn + 1,
       )
-    ).filter((m) => !m.placeholder && asReadBy(m, input.user.id) === m);
+    ).filter((m) => !m.placeholder && !withheldFrom(m, input.user.id));
     const now = input.now ?? new Date();
     let vector: Promise<QueryVector | null> | null = null;
     let vectorMs = 0;

@@ -36,8 +36,16 @@ export function asReadBy<
     metadata: Record<string, unknown>;
   },
 >(message: M, viewerId: string): M {
-  if (!message.answeredAlone || message.userId === viewerId) return message;
+  if (!withheldFrom(message, viewerId)) return message;
   return { ...message, content: WITHHELD_REPLY, tokenCount: WITHHELD_TOKENS, metadata: {} };
+}
+
+/** An agent's turn made for another participant alone: not `viewerId`'s to read. */
+export function withheldFrom(
+  message: { answeredAlone: boolean; userId: string },
+  viewerId: string,
+): boolean {
+  return message.answeredAlone && message.userId !== viewerId;
 }
 
 /**

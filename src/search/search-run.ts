@@ -105,23 +105,13 @@ export class SearchRun {
   /** The lexical query for a scope, with BM25 statistics of that scope. */
   private lexicalQuery(scope: ScopeName): LexicalQuery {
     const s = this.stats!;
-    const docs =
-      scope === 'current'
-        ? s.segmentsCurrent
-        : scope === 'wider'
-          ? s.segmentsAll - s.segmentsCurrent
-          : s.segmentsAll;
-    const length =
-      scope === 'current'
-        ? s.lengthCurrent
-        : scope === 'wider'
-          ? s.lengthAll - s.lengthCurrent
-          : s.lengthAll;
+    // Counts are kept for the current conversation and for all: 'wider' is all but current.
+    const inScope = (current: number, all: number) =>
+      scope === 'current' ? current : scope === 'wider' ? all - current : all;
+    const docs = inScope(s.segmentsCurrent, s.segmentsAll);
+    const length = inScope(s.lengthCurrent, s.lengthAll);
     const known = this.lexemes
-      .map((l) => ({
-        lexeme: l.lexeme,
-        df: scope === 'current' ? l.dfCurrent : scope === 'wider' ? l.dfAll - l.dfCurrent : l.dfAll,
-      }))
+      .map((l) => ({ lexeme: l.lexeme, df: inScope(l.dfCurrent, l.dfAll) }))
       .filter((l) => l.df > 0);
     const keywordList = queryWords(this.keywords);
     const selecting = new Set(selectingLexemes(known, docs));

@@ -1,6 +1,7 @@
 import { UseGuards } from '@nestjs/common';
 import { Args, ID, Int, Mutation, Parent, ResolveField, Resolver } from '@nestjs/graphql';
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
+import { withheldFrom } from '../conversations/conversation-access.service.js';
 import { toConversationModel } from '../conversations/conversation.mapper.js';
 import { ConversationModel } from '../conversations/models/conversation.model.js';
 import { Loaders, RequestLoaders } from '../graphql/loaders.js';
@@ -69,5 +70,8 @@ export class ConversationSummariesResolver {
 
 /** A chunk that covers a reply made for its starter alone is theirs alone to read. */
 function readableChunk(chunk: ConversationChunkEntity, viewerId: string): boolean {
-  return !chunk.answeredAlone || chunk.userId === viewerId;
+  return !withheldFrom(
+    { answeredAlone: chunk.answeredAlone === true, userId: chunk.userId },
+    viewerId,
+  );
 }
