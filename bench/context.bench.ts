@@ -43,6 +43,7 @@ import {
   token,
   rng,
 } from './support.js';
+import { wordKinds } from '../src/search/word-kinds.js';
 
 /** The period a generated turn tells of, as the indexer stores it. */
 function told(text: string, at: Date): Pick<NewSegment, 'toldFrom' | 'toldTo'> {
@@ -284,6 +285,7 @@ async function main(): Promise<void> {
       families.push({ userId: who.me.id, legacyId: legacy.createLegacy.id, bearer: other });
     }
 
+    const taxonomy = await wordKinds();
     /** One conversation of `count` turns of a family, in batches of at most 2,000. */
     const fillConversation = async (f: Family, c: number, count: number, of: number) => {
       const { startConversation } = await gqlAs<{ startConversation: { id: string } }>(
@@ -337,6 +339,7 @@ async function main(): Promise<void> {
             tokenCount: countTokens(b.content),
             occurredAt: b.at,
             ...told(b.content, b.at),
+            kinds: b.content.startsWith('```') ? null : taxonomy.kindsOf(b.content),
           }));
           const inserted = await segmentsRepo.insert(m, segments);
           const vectorOf = new Map(batch.map((b) => [idOf.get(b.i)!, b.vector]));

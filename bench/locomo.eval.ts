@@ -219,6 +219,7 @@ async function main(): Promise<void> {
       'R@10': pct(a.r10),
       'NDCG@10': pct(a.ndcg10),
       'session R@5': pct(a.sessionR5),
+      'distinct-session R@5': pct(a.distinctSessionR5),
       'flat R@5': pct(a.flatR5),
       'flat R@10': pct(a.flatR10),
     }));

@@ -30,6 +30,7 @@ import { FactReleaseSharedCount1764101100000 } from './1764101100000-FactRelease
 import { FactFamilyView1764101200000 } from './1764101200000-FactFamilyView.js';
 import { RepliesAnsweredAlone1764101300000 } from './1764101300000-RepliesAnsweredAlone.js';
 import { FactRevivedDetail1764101400000 } from './1764101400000-FactRevivedDetail.js';
+import { SegmentKinds1764101500000 } from './1764101500000-SegmentKinds.js';
 
 /**
  * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
@@ -68,4 +69,5 @@ export const MIGRATIONS = [
   FactFamilyView1764101200000,
   RepliesAnsweredAlone1764101300000,
   FactRevivedDetail1764101400000,
+  SegmentKinds1764101500000,
 ];

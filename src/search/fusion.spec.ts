@@ -22,7 +22,7 @@ const SETTINGS: SearchSettings = {
   goodHit: 0.5,
   minGoodHits: 3,
   codeBoost: 0.5,
-  bm25: { k1: 0.9, b: 0.4, contextWeight: 0.4 },
+  bm25: { k1: 0.9, b: 0.4, contextWeight: 0.4, kindWeight: 0.5 },
 };
 
 const FEATURES: QueryFeatures = {

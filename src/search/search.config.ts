@@ -159,6 +159,12 @@ export const searchVariables = defineVariables({
     default: '0.2',
     parse: decimal(0, 1),
   },
+  SEARCH_KIND_WEIGHT: {
+    description:
+      "Weight of the kinds of what a turn names (WordNet: 'martial art' for taekwondo, 'city' for Rome) in its full-text rank, so that a question asked with the kind finds the turn that names the thing.",
+    default: '0.5',
+    parse: decimal(0, 1),
+  },
   SEARCH_METRICS_RETENTION_DAYS: {
     description:
       'Days retrieval metrics rows (counts and timings, and their query text) are kept before a daily task deletes them.',
@@ -196,7 +202,7 @@ export interface SearchSettings {
   goodHit: number;
   minGoodHits: number;
   codeBoost: number;
-  bm25: { k1: number; b: number; contextWeight: number };
+  bm25: { k1: number; b: number; contextWeight: number; kindWeight: number };
 }
 
 export function searchSettings(env: SearchEnv): SearchSettings {
@@ -224,6 +230,7 @@ export function searchSettings(env: SearchEnv): SearchSettings {
       k1: env.SEARCH_BM25_K1,
       b: env.SEARCH_BM25_B,
       contextWeight: env.SEARCH_CONTEXT_WEIGHT,
+      kindWeight: env.SEARCH_KIND_WEIGHT,
     },
   };
 }

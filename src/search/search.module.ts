@@ -25,6 +25,7 @@ import {
   BACKFILL_JOB,
   INDEX_JOB,
   TOLD_JOB,
+  KINDS_JOB,
   SEGMENT_KIND,
   SegmentIndexerService,
 } from './segment-indexer.service.js';
@@ -93,6 +94,9 @@ export class SearchModule implements OnModuleInit {
     this.jobs.register(BACKFILL_JOB, () => this.indexer.backfill());
     this.jobs.register(TOLD_JOB, async () => {
       await this.indexer.readToldPeriods();
+    });
+    this.jobs.register(KINDS_JOB, async () => {
+      await this.indexer.readKinds();
     });
     // Imports fire once with no messages: the job indexes by conversation either way.
     this.turnEvents.onStoredInTransaction((event, manager) =>

@@ -43,6 +43,7 @@ export interface Bm25Settings {
   k1: number;
   b: number;
   contextWeight: number;
+  kindWeight: number;
 }
 
 export interface PathRow {
@@ -249,6 +250,7 @@ export class SearchRepository {
     const lexemes = p.add(q.lexemes);
     const idf = p.add(q.idf);
     const alpha = `${p.add(bm25.contextWeight)}::float8`;
+    const beta = `${p.add(bm25.kindWeight)}::float8`;
     const k1 = `${p.add(bm25.k1)}::float8`;
     const b = `${p.add(bm25.b)}::float8`;
     const avg = `${p.add(Math.max(1, q.avgLength))}::float8`;
@@ -278,10 +280,12 @@ export class SearchRepository {
                       / (t.tf + ${k1} * (1 - ${b} + ${b} * h.dl / ${avg}))) AS raw,
                   sum(q.idf * least(t.tf, 1)) / ${total} AS coverage
              FROM (
-               -- A word's frequency: its positions in the turn, and in the context at alpha.
+               -- A word's frequency: its positions in the turn, in the context at alpha and
+               -- among the kinds of what the turn names at beta.
                SELECT u.lexeme,
                       cardinality(u.weights)
-                        - (1 - ${alpha}) * cardinality(array_positions(u.weights, 'D')) AS tf
+                        - (1 - ${alpha}) * cardinality(array_positions(u.weights, 'D'))
+                        - (1 - ${beta}) * cardinality(array_positions(u.weights, 'C')) AS tf
                  FROM unnest(h.search_tsv) AS u) t
              JOIN q ON q.lexeme = t.lexeme) s
         WHERE s.raw IS NOT NULL

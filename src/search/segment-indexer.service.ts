@@ -7,6 +7,7 @@ import type { EmbeddedTexts } from '../embeddings/embedding.service.js';
 import { JobsService } from '../jobs/jobs.service.js';
 import { chunkMessage } from './chunker.js';
 import { toldPeriod } from './told-period.js';
+import { WordKinds, wordKinds } from './word-kinds.js';
 import {
   NewSegment,
   PendingMessage,
@@ -18,6 +19,7 @@ export const SEGMENT_KIND = 'segment';
 export const INDEX_JOB = 'search:index-conversation';
 export const BACKFILL_JOB = 'search:backfill';
 export const TOLD_JOB = 'search:told-times';
+export const KINDS_JOB = 'search:word-kinds';
 
 /** Turns per indexing batch: one embedding call and one transaction each. */
 const BATCH = 128;
@@ -28,6 +30,8 @@ const BATCH = 128;
 const WRITE_SEGMENTS = 32;
 /** Segments whose told period is read per statement by the TOLD_JOB. */
 const TOLD_BATCH = 500;
+/** Segments whose kinds are read per statement by the KINDS_JOB. */
+const KINDS_BATCH = 200;
 /** The preceding turn's words kept as a segment's context. */
 const CONTEXT_CHARS = 400;
 
@@ -88,6 +92,40 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {
     await this.jobs.enqueue(BACKFILL_JOB, 'startup', {});
     await this.jobs.enqueue(TOLD_JOB, 'startup', {});
+    await this.jobs.enqueue(KINDS_JOB, 'startup', {});
+  }
+
+  /** The kinds of what a chunk names: none for code, whose nouns are identifiers. */
+  private kindsOf(
+    kinds: WordKinds,
+    chunk: { text: string; isCode: boolean },
+    caption: string | null,
+  ): string | null {
+    if (chunk.isCode) return null;
+    return kinds.kindsOf(caption !== null ? `${chunk.text}\n${caption}` : chunk.text);
+  }
+
+  /**
+   * The KINDS_JOB handler: reads the kinds of what each segment stored before kinds existed
+   * names. Segments it has read are marked, so a second run finds nothing to do.
+   */
+  async readKinds(): Promise<number> {
+    let read = 0;
+    let kinds: WordKinds | null = null;
+    for (;;) {
+      const pending = await this.segments.kindsPending(KINDS_BATCH);
+      if (pending.length === 0) return read;
+      kinds ??= await wordKinds();
+      const taxonomy = kinds;
+      await this.segments.setKinds(
+        pending.map((s) => ({
+          id: s.id,
+          kinds: this.kindsOf(taxonomy, { text: s.content, isCode: s.isCode }, s.caption),
+        })),
+      );
+      read += pending.length;
+      await yieldToLoop();
+    }
   }
 
   /**
@@ -130,7 +168,8 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
   }
 
   private async indexBatch(pending: PendingMessage[]): Promise<number> {
-    const rows = pending.flatMap((m) => this.segmentsOf(m));
+    const kinds = await wordKinds();
+    const rows = pending.flatMap((m) => this.segmentsOf(m, kinds));
     // Embedded before the transaction; if the model is down the rows are stored without
     // vectors and the embeddings sweeper fills them later.
     const embedded = await this.embeddings.embedForStorage(rows.map((r) => segmentEmbedText(r)));
@@ -169,7 +208,7 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
   }
 
   /** The segments of one turn: its chunks, each with the text it follows as context. */
-  segmentsOf(message: PendingMessage): NewSegment[] {
+  segmentsOf(message: PendingMessage, kinds: WordKinds): NewSegment[] {
     const chunks = chunkMessage(message.content, {
       maxTokens: this.config.env.SEARCH_CHUNK_TOKENS,
       chunking: this.config.env.SEARCH_CHUNKING,
@@ -180,6 +219,7 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
       message.previousContent !== null
         ? `${previousSpeaker !== null ? `${previousSpeaker}: ` : ''}${tail(message.previousContent, CONTEXT_CHARS)}`
         : null;
+    const caption = captionOf(message.metadata);
     return chunks.map((chunk, i) => {
       const told = toldPeriod(chunk.text, message.occurredAt, message.timezone);
       return {
@@ -191,7 +231,7 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
         position: chunk.position,
         role: message.role,
         speaker,
-        caption: i === 0 ? captionOf(message.metadata) : null,
+        caption: i === 0 ? caption : null,
         context: i === 0 ? previous : tail(chunks[i - 1].text, CONTEXT_CHARS),
         content: chunk.text,
         isCode: chunk.isCode,
@@ -202,6 +242,7 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
         occurredAt: message.occurredAt,
         toldFrom: told?.from ?? null,
         toldTo: told?.to ?? null,
+        kinds: this.kindsOf(kinds, chunk, i === 0 ? caption : null),
       };
     });
   }

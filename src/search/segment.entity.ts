@@ -75,6 +75,14 @@ export class MessageSegmentEntity {
   @Column({ name: 'told_checked', type: 'boolean', default: false })
   toldChecked: boolean;
 
+  /** What the things the chunk names are kinds of (WordNet), indexed at full-text weight 'C'. */
+  @Column({ type: 'text', nullable: true })
+  kinds: string | null;
+
+  /** Whether kinds were read (segments stored before they existed are read later). */
+  @Column({ name: 'kinds_checked', type: 'boolean', default: false })
+  kindsChecked: boolean;
+
   @Column({ name: 'main_length', type: 'integer', default: 0 })
   mainLength: number;
 

@@ -39,6 +39,8 @@ export interface NewSegment {
   /** The period the chunk tells of, if it names one. */
   toldFrom: Date | null;
   toldTo: Date | null;
+  /** What the things it names are kinds of (word-kinds.ts), if any. */
+  kinds: string | null;
 }
 
 /**
@@ -111,19 +113,19 @@ export class SegmentRepository {
                                      position, role, speaker, caption, context, content, is_code,
                                      language, char_start, char_end, token_count, occurred_at,
                                      main_length, context_length, told_from, told_to,
-                                     told_checked)
+                                     told_checked, kinds, kinds_checked)
        SELECT t.message_id, t.conversation_id, t.legacy_id, t.user_id, t.turn_index, t.position,
               t.role, t.speaker, t.caption, t.context, t.content, t.is_code, t.language,
               t.char_start, t.char_end, t.token_count, t.occurred_at,
               search_word_count(${MAIN_TSV}), search_word_count(${CONTEXT_TSV}),
-              t.told_from, t.told_to, true
+              t.told_from, t.told_to, true, t.kinds, true
          FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::int[], $6::int[],
                      $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bool[],
                      $13::text[], $14::int[], $15::int[], $16::int[], $17::timestamptz[],
-                     $18::timestamptz[], $19::timestamptz[])
+                     $18::timestamptz[], $19::timestamptz[], $20::text[])
            AS t(message_id, conversation_id, legacy_id, user_id, turn_index, position, role,
                 speaker, caption, context, content, is_code, language, char_start, char_end,
-                token_count, occurred_at, told_from, told_to)
+                token_count, occurred_at, told_from, told_to, kinds)
        ON CONFLICT (message_id, position) DO NOTHING
        RETURNING id, message_id AS "messageId", position`,
       [
@@ -146,6 +148,7 @@ export class SegmentRepository {
         col('occurredAt'),
         col('toldFrom'),
         col('toldTo'),
+        col('kinds'),
       ],
     );
   }
@@ -198,6 +201,49 @@ export class SegmentRepository {
          FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[]) AS t(id, told_from, told_to)
         WHERE s.id = t.id`,
       [rows.map((r) => r.id), rows.map((r) => r.from), rows.map((r) => r.to)],
+    );
+  }
+
+  /** Segments whose kinds were never read (stored before they existed). */
+  kindsPending(
+    limit: number,
+  ): Promise<{ id: string; content: string; caption: string | null; isCode: boolean }[]> {
+    return this.m().query(
+      `SELECT s.id, s.content, s.caption, s.is_code AS "isCode"
+         FROM message_segments s
+        WHERE NOT s.kinds_checked
+        ORDER BY s.id
+        LIMIT $1`,
+      [limit],
+    );
+  }
+
+  /**
+   * Stores kinds read for segments (null where there are none) and adds the words they bring
+   * to their conversations' full-text statistics, in one statement: the words already in a
+   * segment (the `before` snapshot) were counted when it was stored.
+   */
+  async setKinds(rows: { id: string; kinds: string | null }[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.m().query(
+      `WITH before AS (
+         SELECT s.id, ARRAY(SELECT u.lexeme FROM unnest(s.search_tsv) AS u) AS lexemes
+           FROM message_segments s WHERE s.id = ANY($1::uuid[]) AND NOT s.kinds_checked
+       ),
+       updated AS (
+         UPDATE message_segments s SET kinds = t.kinds, kinds_checked = true
+           FROM unnest($1::uuid[], $2::text[]) AS t(id, kinds), before b
+          WHERE s.id = t.id AND b.id = t.id
+         RETURNING s.id, s.conversation_id, s.search_tsv
+       )
+       INSERT INTO search_term_stats (conversation_id, lexeme, df)
+       SELECT u.conversation_id, l.lexeme, count(*)::int
+         FROM updated u JOIN before b ON b.id = u.id
+         CROSS JOIN LATERAL unnest(u.search_tsv) AS l
+        WHERE NOT l.lexeme = ANY(b.lexemes)
+        GROUP BY u.conversation_id, l.lexeme
+       ON CONFLICT (conversation_id, lexeme) DO UPDATE SET df = search_term_stats.df + EXCLUDED.df`,
+      [rows.map((r) => r.id), rows.map((r) => r.kinds)],
     );
   }
 

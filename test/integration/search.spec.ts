@@ -276,7 +276,8 @@ describe('Hybrid search', () => {
 
   describe('paths', () => {
     it('dense: finds a turn by meaning with no word in common', async () => {
-      const outcome = await run('He was a science educator');
+      // ("science" would now match: chemistry is a science, among the turn's kinds.)
+      const outcome = await run('He was an educator');
       // The reply that follows it is indexed with it as context, so it ranks close by.
       const top = outcome.ranked.slice(0, 2).find((r) => r.text.includes('chemistry at Lincoln'));
       expect(top).toBeDefined();
@@ -312,7 +313,7 @@ describe('Hybrid search', () => {
         idf: [1, 0.5, 2, 2, 1.5],
         avgLength: 10,
       };
-      const bm25 = { k1: 1.2, b: 0.75, contextWeight: 0.3 };
+      const bm25 = { k1: 1.2, b: 0.75, contextWeight: 0.3, kindWeight: 0.5 };
       const exact = await repo.lexicalSegments('all', scope, q, bm25, 10);
       const preranked = await repo.lexicalSegments(
         'all',

@@ -33,22 +33,48 @@ describe('LoCoMo scoring', () => {
     const dcg = 1 / Math.log2(3) + 1 / Math.log2(8);
     expect(s.ndcg10).toBeCloseTo(dcg / (1 + 1 / Math.log2(3)), 10);
     expect(s.sessionR5).toBe(0.5);
+    // Sessions 2, 1, 2, 2, 2, 3: the first five distinct sessions reach session 3.
+    expect(s.distinctSessionR5).toBe(1);
   });
 
   it('puts every turn a result cites at its rank, and counts each evidence turn once', () => {
     const s = scoreQuestion([['D1:1', 'D1:2', 'D3:1'], ['D1:2']], Q);
-    expect(s).toEqual({ r5: 1, r10: 1, ndcg10: 1, sessionR5: 1, flatR5: 1, flatR10: 1 });
+    expect(s).toEqual({
+      r5: 1,
+      r10: 1,
+      ndcg10: 1,
+      sessionR5: 1,
+      distinctSessionR5: 1,
+      flatR5: 1,
+      flatR10: 1,
+    });
   });
 
   it('averages by category, over 1-5 and over 1-4, as percentages', () => {
     const rows = aggregate([
       {
         question: { ...Q, category: 1, category_name: 'multi-hop' },
-        scores: { r5: 1, r10: 1, ndcg10: 1, sessionR5: 1, flatR5: 1, flatR10: 1 },
+        scores: {
+          r5: 1,
+          r10: 1,
+          ndcg10: 1,
+          sessionR5: 1,
+          distinctSessionR5: 1,
+          flatR5: 1,
+          flatR10: 1,
+        },
       },
       {
         question: { ...Q, category: 5 },
-        scores: { r5: 0, r10: 0.5, ndcg10: 0, sessionR5: 0, flatR5: 0, flatR10: 0.5 },
+        scores: {
+          r5: 0,
+          r10: 0.5,
+          ndcg10: 0,
+          sessionR5: 0,
+          distinctSessionR5: 0,
+          flatR5: 0,
+          flatR10: 0.5,
+        },
       },
     ]);
     expect(rows.map((r) => [r.label, r.questions, r.r5, r.r10])).toEqual([
@@ -60,7 +86,15 @@ describe('LoCoMo scoring', () => {
   });
 
   it("labels other data sets' categories without LoCoMo's 1-4", () => {
-    const scores = { r5: 1, r10: 1, ndcg10: 1, sessionR5: 1, flatR5: 1, flatR10: 1 };
+    const scores = {
+      r5: 1,
+      r10: 1,
+      ndcg10: 1,
+      sessionR5: 1,
+      distinctSessionR5: 1,
+      flatR5: 1,
+      flatR10: 1,
+    };
     const rows = aggregate([
       { question: { ...Q, category: 2 }, scores },
       { question: { ...Q, category: 10 }, scores },

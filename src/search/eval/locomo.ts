@@ -158,7 +158,14 @@ export interface QuestionScores {
   r5: number;
   r10: number;
   ndcg10: number;
+  /** The sessions of the first five results. */
   sessionR5: number;
+  /**
+   * The data set's own session-level definition: results mapped to their sessions, first
+   * occurrences kept, the first five sessions of that list (several turns of one session
+   * among the first results count as one place).
+   */
+  distinctSessionR5: number;
   /** Recall of the flat list (each cited turn takes its own place): how the run file scores. */
   flatR5: number;
   flatR10: number;
@@ -199,6 +206,14 @@ export function scoreQuestion(results: string[][], question: LocomoQuestion): Qu
       .map(sessionOf)
       .filter((s): s is number => s !== null),
   );
+  const distinctSessions: number[] = [];
+  for (const ids of results) {
+    for (const session of ids.map(sessionOf)) {
+      if (session !== null && !distinctSessions.includes(session)) distinctSessions.push(session);
+    }
+    if (distinctSessions.length >= 5) break;
+  }
+  const firstFive = new Set(distinctSessions.slice(0, 5));
   const flat = flattenRanked(results);
   return {
     r5: found(5),
@@ -210,6 +225,8 @@ export function scoreQuestion(results: string[][], question: LocomoQuestion): Qu
       sessions.size > 0
         ? [...sessions].filter((s) => sessionsTop5.has(s)).length / sessions.size
         : 0,
+    distinctSessionR5:
+      sessions.size > 0 ? [...sessions].filter((s) => firstFive.has(s)).length / sessions.size : 0,
   };
 }
 
@@ -232,6 +249,7 @@ export function aggregate(
       r10: sum('r10'),
       ndcg10: sum('ndcg10'),
       sessionR5: sum('sessionR5'),
+      distinctSessionR5: sum('distinctSessionR5'),
       flatR5: sum('flatR5'),
       flatR10: sum('flatR10'),
     };

