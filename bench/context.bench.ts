@@ -340,6 +340,7 @@ async function main(): Promise<void> {
             occurredAt: b.at,
             ...told(b.content, b.at),
             kinds: b.content.startsWith('```') ? null : taxonomy.kindsOf(b.content),
+            kindsChecked: true,
           }));
           const inserted = await segmentsRepo.insert(m, segments);
           const vectorOf = new Map(batch.map((b) => [idOf.get(b.i)!, b.vector]));

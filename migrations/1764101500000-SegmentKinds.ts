@@ -43,5 +43,12 @@ export class SegmentKinds1764101500000 implements MigrationInterface {
       `CREATE INDEX message_segments_search_tsv_idx ON message_segments USING gin (search_tsv)`,
     );
     await q.query(`ALTER TABLE message_segments DROP COLUMN kinds_checked, DROP COLUMN kinds`);
+    // The statistics counted the kinds' words: count the segments' words again without them.
+    await q.query(`DELETE FROM search_term_stats`);
+    await q.query(`
+      INSERT INTO search_term_stats (conversation_id, lexeme, df)
+      SELECT s.conversation_id, u.lexeme, count(*)::int
+        FROM message_segments s CROSS JOIN LATERAL unnest(s.search_tsv) AS u
+       GROUP BY s.conversation_id, u.lexeme`);
   }
 }

