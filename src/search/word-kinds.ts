@@ -12,9 +12,9 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
  *
  * Each word is read in its most frequent sense (WordNet lists senses by frequency), and only
  * where that word is used mostly as a noun ("play", "run" and "like" are mostly verbs). Its
- * kinds are the hypernyms above that sense, up to the first that is too general to say
- * anything (more than MAX_DESCENDANTS kinds and things below it: "animal", "activity",
- * "event"); everything above it is more general still.
+ * kinds are its synonyms in that sense ("kid": child) and the hypernyms above it, up to the
+ * first that is too general to say anything (more than MAX_DESCENDANTS kinds and things below
+ * it: "animal", "activity", "event"); everything above it is more general still.
  */
 
 /** Kinds with more than this many kinds and things below them say too little to index. */
@@ -244,7 +244,8 @@ export class WordKinds {
     if (offset === undefined) return [];
     const own = this.synsets.get(offset)!;
     if (!THING_FILES.has(own.lexFile) || (name && own.lexFile === PERSON_FILE)) return [];
-    const kinds: string[] = [];
+    // The word's own synonyms first ("kid": child), then its kinds.
+    const kinds: string[] = own.words.slice(0, NAMES_PER_KIND).map((w) => w.replace(/_/g, ' '));
     const seen = new Set<number>([offset]);
     let level = [offset];
     for (let step = 0; step < MAX_STEPS && level.length > 0; step++) {
