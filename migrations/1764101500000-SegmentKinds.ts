@@ -5,7 +5,6 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * WordNet, kept with its segments and indexed for full-text search at weight 'C', so that a
  * question asked with the kind finds the turn that names the instance. Segments stored before
  * this are read by a background job (search:word-kinds); `kinds_checked` says which it has done.
- * Their words count in the turn's BM25 length (`kinds_length`, summed in `search_doc_stats`).
  */
 export class SegmentKinds1764101500000 implements MigrationInterface {
   name = 'SegmentKinds1764101500000';
@@ -14,10 +13,7 @@ export class SegmentKinds1764101500000 implements MigrationInterface {
     await q.query(`
       ALTER TABLE message_segments
         ADD COLUMN kinds text,
-        ADD COLUMN kinds_checked boolean NOT NULL DEFAULT false,
-        ADD COLUMN kinds_length integer NOT NULL DEFAULT 0`);
-    // The kinds' words count in a turn's BM25 length, at their weight, as the context's do.
-    await q.query(`ALTER TABLE search_doc_stats ADD COLUMN kinds_length bigint NOT NULL DEFAULT 0`);
+        ADD COLUMN kinds_checked boolean NOT NULL DEFAULT false`);
     await q.query(`DROP INDEX IF EXISTS message_segments_search_tsv_idx`);
     await q.query(`ALTER TABLE message_segments DROP COLUMN search_tsv`);
     await q.query(`
@@ -46,10 +42,7 @@ export class SegmentKinds1764101500000 implements MigrationInterface {
     await q.query(
       `CREATE INDEX message_segments_search_tsv_idx ON message_segments USING gin (search_tsv)`,
     );
-    await q.query(`ALTER TABLE search_doc_stats DROP COLUMN kinds_length`);
-    await q.query(
-      `ALTER TABLE message_segments DROP COLUMN kinds_length, DROP COLUMN kinds_checked, DROP COLUMN kinds`,
-    );
+    await q.query(`ALTER TABLE message_segments DROP COLUMN kinds_checked, DROP COLUMN kinds`);
     // The statistics counted the kinds' words: count the segments' words again without them.
     await q.query(`DELETE FROM search_term_stats`);
     await q.query(`

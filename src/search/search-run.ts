@@ -89,7 +89,7 @@ export class SearchRun {
     try {
       const words = queryWords(this.features.text);
       const result = await this.timed('lexical', () =>
-        this.statistics.lexemeStats(words.join(' '), this.scope, this.settings.bm25),
+        this.statistics.lexemeStats(words.join(' '), this.scope, this.settings.bm25.contextWeight),
       );
       this.lexemes = result.lexemes;
       this.stats = result.stats;

@@ -29,7 +29,7 @@ export class SearchStatsRepository {
   async lexemeStats(
     text: string,
     s: ScopeParams,
-    weights: { contextWeight: number; kindWeight: number },
+    contextWeight: number,
   ): Promise<{
     lexemes: LexemeStats[];
     stats: ScopeStats;
@@ -65,16 +65,15 @@ export class SearchStatsRepository {
          (SELECT string_agg(d.token, ' ') FROM ts_debug('english', $1) AS d
            WHERE array_length(d.lexemes, 1) > 0) AS keywords,
          (SELECT segments FROM search_doc_stats WHERE conversation_id = $4) AS "segmentsCurrent",
-         (SELECT main_length + $5::float8 * context_length + $6::float8 * kinds_length
-            FROM search_doc_stats WHERE conversation_id = $4) AS "lengthCurrent",
+         (SELECT main_length + $5::float8 * context_length FROM search_doc_stats
+           WHERE conversation_id = $4) AS "lengthCurrent",
          (SELECT sum(segments) FROM search_doc_stats
            WHERE conversation_id IN (SELECT id FROM owned)) AS "segmentsAll",
-         (SELECT sum(main_length + $5::float8 * context_length + $6::float8 * kinds_length)
-            FROM search_doc_stats
+         (SELECT sum(main_length + $5::float8 * context_length) FROM search_doc_stats
            WHERE conversation_id IN (SELECT id FROM owned)) AS "lengthAll",
          EXISTS (SELECT 1 FROM stories st WHERE st.legacy_id = $2 AND st.total_chunks > 0
                     AND ${storyVisibleSql('st', '$3')}) AS "hasStories"`,
-      [text, s.legacyId, s.userId, s.conversationId, weights.contextWeight, weights.kindWeight],
+      [text, s.legacyId, s.userId, s.conversationId, contextWeight],
     );
     return {
       lexemes: (row.lexemes ?? []).map((l) => ({

@@ -269,8 +269,7 @@ export class SearchRepository {
     const rows: { id: string; raw: number; coverage: number }[] = await this.dataSource.query(
       `WITH q AS (SELECT * FROM unnest(${lexemes}::text[], ${idf}::float8[]) AS q(lexeme, idf)),
        hits AS (
-         SELECT x.id, x.search_tsv,
-                x.main_length + ${alpha} * x.context_length + ${beta} * x.kinds_length AS dl
+         SELECT x.id, x.search_tsv, x.main_length + ${alpha} * x.context_length AS dl
            FROM message_segments x
           WHERE ${where} AND x.search_tsv @@ ${query}::tsquery${prerank}
        )

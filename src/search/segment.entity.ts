@@ -83,9 +83,6 @@ export class MessageSegmentEntity {
   @Column({ name: 'kinds_checked', type: 'boolean', default: false })
   kindsChecked: boolean;
 
-  @Column({ name: 'kinds_length', type: 'integer', default: 0 })
-  kindsLength: number;
-
   @Column({ name: 'main_length', type: 'integer', default: 0 })
   mainLength: number;
 

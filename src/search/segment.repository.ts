@@ -66,7 +66,6 @@ export function segmentEmbedText(s: {
 /** Words of the main text and of the context, as full-text search counts them (for BM25). */
 const MAIN_TSV = `to_tsvector('english', coalesce(t.speaker, '') || ' ' || t.content || ' ' || coalesce(t.caption, ''))`;
 const CONTEXT_TSV = `to_tsvector('english', coalesce(t.context, ''))`;
-const KINDS_TSV = `to_tsvector('english', coalesce(t.kinds, ''))`;
 
 @Injectable()
 export class SegmentRepository {
@@ -116,13 +115,12 @@ export class SegmentRepository {
                                      position, role, speaker, caption, context, content, is_code,
                                      language, char_start, char_end, token_count, occurred_at,
                                      main_length, context_length, told_from, told_to,
-                                     told_checked, kinds, kinds_checked, kinds_length)
+                                     told_checked, kinds, kinds_checked)
        SELECT t.message_id, t.conversation_id, t.legacy_id, t.user_id, t.turn_index, t.position,
               t.role, t.speaker, t.caption, t.context, t.content, t.is_code, t.language,
               t.char_start, t.char_end, t.token_count, t.occurred_at,
               search_word_count(${MAIN_TSV}), search_word_count(${CONTEXT_TSV}),
-              t.told_from, t.told_to, true, t.kinds, t.kinds_checked,
-              search_word_count(${KINDS_TSV})
+              t.told_from, t.told_to, true, t.kinds, t.kinds_checked
          FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::int[], $6::int[],
                      $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bool[],
                      $13::text[], $14::int[], $15::int[], $16::int[], $17::timestamptz[],
@@ -171,17 +169,14 @@ export class SegmentRepository {
       [segmentIds],
     );
     await manager.query(
-      `INSERT INTO search_doc_stats (conversation_id, segments, main_length, context_length,
-                                    kinds_length)
-       SELECT conversation_id, count(*)::int, sum(main_length), sum(context_length),
-              sum(kinds_length)
+      `INSERT INTO search_doc_stats (conversation_id, segments, main_length, context_length)
+       SELECT conversation_id, count(*)::int, sum(main_length), sum(context_length)
          FROM message_segments WHERE id = ANY($1::uuid[])
         GROUP BY conversation_id
        ON CONFLICT (conversation_id) DO UPDATE SET
          segments = search_doc_stats.segments + EXCLUDED.segments,
          main_length = search_doc_stats.main_length + EXCLUDED.main_length,
-         context_length = search_doc_stats.context_length + EXCLUDED.context_length,
-         kinds_length = search_doc_stats.kinds_length + EXCLUDED.kinds_length`,
+         context_length = search_doc_stats.context_length + EXCLUDED.context_length`,
       [segmentIds],
     );
   }
@@ -228,8 +223,8 @@ export class SegmentRepository {
 
   /**
    * Stores kinds read for segments (null where there are none) and adds the words they bring
-   * to their conversations' full-text statistics and lengths, in one statement: the words
-   * already in a segment (the `before` snapshot) were counted when it was stored.
+   * to their conversations' full-text statistics, in one statement: the words already in a
+   * segment (the `before` snapshot) were counted when it was stored.
    */
   async setKinds(rows: { id: string; kinds: string | null }[]): Promise<void> {
     if (rows.length === 0) return;
@@ -239,18 +234,11 @@ export class SegmentRepository {
            FROM message_segments s WHERE s.id = ANY($1::uuid[]) AND NOT s.kinds_checked
        ),
        updated AS (
-         UPDATE message_segments s SET kinds = t.kinds, kinds_checked = true,
-                kinds_length = search_word_count(to_tsvector('english', coalesce(t.kinds, '')))
+         UPDATE message_segments s SET kinds = t.kinds, kinds_checked = true
            FROM unnest($1::uuid[], $2::text[]) AS t(id, kinds), before b
           -- Checked again after waiting for a row another run holds: counted once.
           WHERE s.id = t.id AND b.id = t.id AND NOT s.kinds_checked
-         RETURNING s.id, s.conversation_id, s.search_tsv, s.kinds_length
-       ),
-       lengths AS (
-         UPDATE search_doc_stats d SET kinds_length = d.kinds_length + n.added
-           FROM (SELECT conversation_id, sum(kinds_length) AS added FROM updated
-                  GROUP BY conversation_id) n
-          WHERE d.conversation_id = n.conversation_id
+         RETURNING s.id, s.conversation_id, s.search_tsv
        )
        INSERT INTO search_term_stats (conversation_id, lexeme, df)
        SELECT u.conversation_id, l.lexeme, count(*)::int

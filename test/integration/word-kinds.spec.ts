@@ -29,13 +29,6 @@ describe('Kinds of what a turn names', () => {
         WHERE c.legacy_id = $1 ORDER BY t.lexeme`,
       [legacyId],
     );
-  const lengths = (): Promise<{ kinds: number }[]> =>
-    ds.query(
-      `SELECT d.kinds_length::int AS kinds FROM search_doc_stats d
-         JOIN conversations c ON c.id = d.conversation_id
-        WHERE c.legacy_id = $1`,
-      [legacyId],
-    );
   const search = (query: string) =>
     t.app.get(HybridSearchService).search({
       user: aliceUser,
@@ -97,32 +90,12 @@ describe('Kinds of what a turn names', () => {
     expect(code.paths.lexical!.raw!).toBeGreaterThan(hit.paths.lexical!.raw!);
   });
 
-  it('counts the kinds in the BM25 length of the turn and of its conversation', async () => {
-    const rows: { n: number; sum: number; named: number }[] = await ds.query(
-      `SELECT count(*)::int AS n, sum(kinds_length)::int AS sum,
-              count(*) FILTER (WHERE kinds IS NOT NULL)::int AS named
-         FROM message_segments WHERE legacy_id = $1 AND kinds_length > 0`,
-      [legacyId],
-    );
-    // Every turn with kinds (all but the code) is longer by their words.
-    expect(rows[0].n).toBe(3);
-    expect(rows[0].named).toBe(3);
-    expect(await lengths()).toEqual([{ kinds: rows[0].sum }]);
-  });
-
   it('reads segments stored before kinds existed, once, and counts their words', async () => {
     const before = await segments();
     const beforeStats = await stats();
-    const beforeLengths = await lengths();
     // As the migration leaves them: no kinds, and statistics that never counted them.
     await ds.query(
-      `UPDATE message_segments SET kinds = NULL, kinds_checked = false, kinds_length = 0
-        WHERE legacy_id = $1`,
-      [legacyId],
-    );
-    await ds.query(
-      `UPDATE search_doc_stats d SET kinds_length = 0 FROM conversations c
-        WHERE c.id = d.conversation_id AND c.legacy_id = $1`,
+      `UPDATE message_segments SET kinds = NULL, kinds_checked = false WHERE legacy_id = $1`,
       [legacyId],
     );
     await ds.query(
@@ -143,11 +116,9 @@ describe('Kinds of what a turn names', () => {
     expect(await indexer.readKinds()).toBe(before.length);
     expect(await segments()).toEqual(before);
     expect(await stats()).toEqual(beforeStats);
-    expect(await lengths()).toEqual(beforeLengths);
     // A second run finds nothing to read and changes nothing.
     expect(await indexer.readKinds()).toBe(0);
     expect(await segments()).toEqual(before);
     expect(await stats()).toEqual(beforeStats);
-    expect(await lengths()).toEqual(beforeLengths);
   });
 });
