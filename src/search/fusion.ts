@@ -218,11 +218,11 @@ export function questionShare(text: string): number {
 /** Speaker labels that name a role, not a person ("Assistant: ..." in an exported chat). */
 const ROLE_LABELS = /^(?:assistant|ai|bot|agent|chatbot|model|gpt|chatgpt|claude)$/i;
 
-/** A turn the agent wrote: an ASSISTANT turn without a person's name as its speaker. */
+/** Written by the agent: an ASSISTANT turn without a person's name as its speaker. */
+export function writtenByAgent(role: string | null, speaker: string | null): boolean {
+  return role === 'ASSISTANT' && (speaker === null || ROLE_LABELS.test(speaker.trim()));
+}
+
 function isAgentTurn(c: Candidate): boolean {
-  return (
-    c.kind === 'segment' &&
-    c.label === 'ASSISTANT' &&
-    (c.speaker === null || ROLE_LABELS.test(c.speaker.trim()))
-  );
+  return c.kind === 'segment' && writtenByAgent(c.label, c.speaker);
 }

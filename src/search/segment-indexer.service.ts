@@ -6,6 +6,7 @@ import { EmbeddingService, sliceEmbedded } from '../embeddings/embedding.service
 import type { EmbeddedTexts } from '../embeddings/embedding.service.js';
 import { JobsService } from '../jobs/jobs.service.js';
 import { chunkMessage } from './chunker.js';
+import { writtenByAgent } from './fusion.js';
 import { toldPeriod } from './told-period.js';
 import { WordKinds, wordKinds } from './word-kinds.js';
 import {
@@ -95,13 +96,17 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
     await this.jobs.enqueue(KINDS_JOB, 'startup', {});
   }
 
-  /** The kinds of what a chunk names: none for code, whose nouns are identifiers. */
+  /**
+   * The kinds of what a chunk names: none for code, whose nouns are identifiers, nor for the
+   * agent's replies, which explain in general words what the member told in particular ones
+   * (kinds there only widen what a long reply matches).
+   */
   private kindsOf(
     kinds: WordKinds,
-    chunk: { text: string; isCode: boolean },
+    chunk: { text: string; isCode: boolean; role: string; speaker: string | null },
     caption: string | null,
   ): string | null {
-    if (chunk.isCode) return null;
+    if (chunk.isCode || writtenByAgent(chunk.role, chunk.speaker)) return null;
     return kinds.kindsOf(caption !== null ? `${chunk.text}\n${caption}` : chunk.text);
   }
 
@@ -120,7 +125,11 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
       await this.segments.setKinds(
         pending.map((s) => ({
           id: s.id,
-          kinds: this.kindsOf(taxonomy, { text: s.content, isCode: s.isCode }, s.caption),
+          kinds: this.kindsOf(
+            taxonomy,
+            { text: s.content, isCode: s.isCode, role: s.role, speaker: s.speaker },
+            s.caption,
+          ),
         })),
       );
       read += pending.length;
@@ -246,7 +255,9 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
         occurredAt: message.occurredAt,
         toldFrom: told?.from ?? null,
         toldTo: told?.to ?? null,
-        kinds: kinds && this.kindsOf(kinds, chunk, i === 0 ? caption : null),
+        kinds:
+          kinds &&
+          this.kindsOf(kinds, { ...chunk, role: message.role, speaker }, i === 0 ? caption : null),
         kindsChecked: kinds !== null,
       };
     });

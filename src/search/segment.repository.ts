@@ -208,11 +208,18 @@ export class SegmentRepository {
   }
 
   /** Segments whose kinds were never read (stored before they existed). */
-  kindsPending(
-    limit: number,
-  ): Promise<{ id: string; content: string; caption: string | null; isCode: boolean }[]> {
+  kindsPending(limit: number): Promise<
+    {
+      id: string;
+      content: string;
+      caption: string | null;
+      isCode: boolean;
+      role: string;
+      speaker: string | null;
+    }[]
+  > {
     return this.m().query(
-      `SELECT s.id, s.content, s.caption, s.is_code AS "isCode"
+      `SELECT s.id, s.content, s.caption, s.is_code AS "isCode", s.role, s.speaker
          FROM message_segments s
         WHERE NOT s.kinds_checked
         ORDER BY s.id

@@ -53,8 +53,10 @@ describe('Kinds of what a turn names', () => {
       'Rome was his favourite trip, he went back three times.',
       'He cooked pasta every Sunday for the whole family.',
       '```\nconst city = new Rome();\n```',
+      'A trip to Rome sounds wonderful; the Colosseum is worth a visit.',
     ].map((content, i) => ({
-      role: 'USER',
+      // The last is the agent's reply.
+      role: i === 4 ? 'ASSISTANT' : 'USER',
       content,
       occurredAt: new Date(Date.UTC(2024, 4, 1 + i)).toISOString(),
     }));
@@ -70,11 +72,13 @@ describe('Kinds of what a turn names', () => {
 
   afterAll(() => t.close());
 
-  it('stores the kinds of what each turn names, none for code', async () => {
+  it("stores the kinds of what each turn names, none for code or the agent's replies", async () => {
     const rows = await segments();
     expect(rows[0].kinds).toContain('martial art');
     expect(rows[1].kinds).toContain('city');
     expect(rows[3].kinds).toBeNull();
+    expect(rows[4].content).toContain('Colosseum');
+    expect(rows[4].kinds).toBeNull();
   });
 
   it('finds the turn for a question asked with the kind, by its words alone', async () => {
