@@ -14,11 +14,12 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
  * where that word is used mostly as a noun ("play", "run" and "like" are mostly verbs). Its
  * kinds are its synonyms in that sense ("kid": child) and the hypernyms above it, up to the
  * first that is too general to say anything (more than MAX_DESCENDANTS kinds and things below
- * it: "animal", "activity", "event"); everything above it is more general still.
+ * it: "organism", "artifact", "event", "person"); everything above it is more general still.
+ * General words people still ask with stay in: "animal", "activity", "food", "location".
  */
 
 /** Kinds with more than this many kinds and things below them say too little to index. */
-export const MAX_DESCENDANTS = 1000;
+export const MAX_DESCENDANTS = 5000;
 /** Hypernym steps followed at most (a clarinet is five steps below "musical instrument"). */
 const MAX_STEPS = 6;
 /** Synonyms taken from each kind's synset (its most common names come first). */
