@@ -263,15 +263,18 @@ export class SearchRepository {
     // rather than its context, first) keeps the few hundred worth scoring.
     const prerank =
       !ids && q.selectedTurns > BM25_SCORE_ALL_MAX
-        ? ` ORDER BY ts_rank(x.search_tsv, ${p.add(q.englishAll)}::tsquery) DESC, x.id
+        ? ` ORDER BY ts_rank(x.search_tsv || x.kinds_tsv, ${p.add(q.englishAll)}::tsquery) DESC, x.id
             LIMIT ${p.add(Math.max(BM25_PRERANKED, limit * 5))}`
         : '';
     const rows: { id: string; raw: number; coverage: number }[] = await this.dataSource.query(
       `WITH q AS (SELECT * FROM unnest(${lexemes}::text[], ${idf}::float8[]) AS q(lexeme, idf)),
        hits AS (
-         SELECT x.id, x.search_tsv, x.main_length + ${alpha} * x.context_length AS dl
+         SELECT x.id, x.search_tsv, x.main_length + ${alpha} * x.context_length AS dl,
+                -- The kinds are read only where they hold a query word (few turns).
+                CASE WHEN x.kinds_tsv @@ ${query}::tsquery THEN x.kinds_tsv END AS kinds_tsv
            FROM message_segments x
-          WHERE ${where} AND x.search_tsv @@ ${query}::tsquery${prerank}
+          WHERE ${where}
+            AND (x.search_tsv @@ ${query}::tsquery OR x.kinds_tsv @@ ${query}::tsquery)${prerank}
        )
        SELECT h.id, s.raw, s.coverage
          FROM hits h
@@ -282,11 +285,17 @@ export class SearchRepository {
              FROM (
                -- A word's frequency: its positions in the turn, in the context at alpha and
                -- among the kinds of what the turn names at beta.
-               SELECT u.lexeme,
-                      cardinality(u.weights)
-                        - (1 - ${alpha}) * cardinality(array_positions(u.weights, 'D'))
-                        - (1 - ${beta}) * cardinality(array_positions(u.weights, 'C')) AS tf
-                 FROM unnest(h.search_tsv) AS u) t
+               SELECT w.lexeme, sum(w.tf) AS tf
+                 FROM (SELECT u.lexeme,
+                              cardinality(u.weights)
+                                - (1 - ${alpha}) * cardinality(array_positions(u.weights, 'D'))
+                                AS tf
+                         FROM unnest(h.search_tsv) AS u
+                       UNION ALL
+                       SELECT u.lexeme, ${beta} * cardinality(u.weights)
+                         FROM unnest(h.kinds_tsv) AS u) w
+                 JOIN q ON q.lexeme = w.lexeme
+                GROUP BY w.lexeme) t
              JOIN q ON q.lexeme = t.lexeme) s
         WHERE s.raw IS NOT NULL
         ORDER BY s.raw DESC, h.id

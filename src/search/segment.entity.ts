@@ -2,7 +2,8 @@ import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 
 /**
  * A searchable chunk of a turn (the whole turn when it is short). Written only by the indexing
- * job; `search_tsv` is a generated column, kept out of the entity (see the migration).
+ * job; `search_tsv` and `kinds_tsv` are generated columns, kept out of the entity (see the
+ * migrations).
  */
 @Entity('message_segments')
 export class MessageSegmentEntity {

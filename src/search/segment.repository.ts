@@ -162,7 +162,7 @@ export class SegmentRepository {
     await manager.query(
       `INSERT INTO search_term_stats (conversation_id, lexeme, df)
        SELECT s.conversation_id, u.lexeme, count(*)::int
-         FROM message_segments s CROSS JOIN LATERAL unnest(s.search_tsv) AS u
+         FROM message_segments s CROSS JOIN LATERAL unnest(s.search_tsv || s.kinds_tsv) AS u
         WHERE s.id = ANY($1::uuid[])
         GROUP BY s.conversation_id, u.lexeme
        ON CONFLICT (conversation_id, lexeme) DO UPDATE SET df = search_term_stats.df + EXCLUDED.df`,
@@ -237,7 +237,7 @@ export class SegmentRepository {
     if (rows.length === 0) return;
     await this.m().query(
       `WITH before AS (
-         SELECT s.id, ARRAY(SELECT u.lexeme FROM unnest(s.search_tsv) AS u) AS lexemes
+         SELECT s.id, ARRAY(SELECT u.lexeme FROM unnest(s.search_tsv || s.kinds_tsv) AS u) AS lexemes
            FROM message_segments s WHERE s.id = ANY($1::uuid[]) AND NOT s.kinds_checked
        ),
        updated AS (
@@ -245,12 +245,12 @@ export class SegmentRepository {
            FROM unnest($1::uuid[], $2::text[]) AS t(id, kinds), before b
           -- Checked again after waiting for a row another run holds: counted once.
           WHERE s.id = t.id AND b.id = t.id AND NOT s.kinds_checked
-         RETURNING s.id, s.conversation_id, s.search_tsv
+         RETURNING s.id, s.conversation_id, s.search_tsv || s.kinds_tsv AS doc
        )
        INSERT INTO search_term_stats (conversation_id, lexeme, df)
        SELECT u.conversation_id, l.lexeme, count(*)::int
          FROM updated u JOIN before b ON b.id = u.id
-         CROSS JOIN LATERAL unnest(u.search_tsv) AS l
+         CROSS JOIN LATERAL unnest(u.doc) AS l
         WHERE NOT l.lexeme = ANY(b.lexemes)
         GROUP BY u.conversation_id, l.lexeme
        ON CONFLICT (conversation_id, lexeme) DO UPDATE SET df = search_term_stats.df + EXCLUDED.df`,
