@@ -263,42 +263,48 @@ export class SearchRepository {
     // rather than its context, first) keeps the few hundred worth scoring.
     const prerank =
       !ids && q.selectedTurns > BM25_SCORE_ALL_MAX
-        ? ` ORDER BY ts_rank(x.search_tsv || x.kinds_tsv, ${p.add(q.englishAll)}::tsquery) DESC, x.id
+        ? ` ORDER BY ts_rank(x.search_tsv, ${p.add(q.englishAll)}::tsquery)
+                       + ${beta} * ts_rank(x.kinds_tsv, ${p.add(q.englishAll)}::tsquery) DESC, x.id
             LIMIT ${p.add(Math.max(BM25_PRERANKED, limit * 5))}`
         : '';
+    // A word's frequency: its positions in the turn, and in the context at alpha.
+    const turnWords = `SELECT u.lexeme,
+                              cardinality(u.weights)
+                                - (1 - ${alpha}) * cardinality(array_positions(u.weights, 'D'))
+                                AS tf
+                         FROM unnest(h.search_tsv) AS u`;
+    // ... and among the kinds of what the turn names at beta, for the few turns whose kinds
+    // hold a query word (merging the two lists per word costs every turn a third more).
+    const withKinds = `SELECT w.lexeme, sum(w.tf) AS tf
+                         FROM (${turnWords}
+                               UNION ALL
+                               SELECT u.lexeme, ${beta} * cardinality(u.weights)
+                                 FROM unnest(h.kinds_tsv) AS u) w
+                         JOIN q ON q.lexeme = w.lexeme
+                        GROUP BY w.lexeme`;
+    const scored = (words: string) => `CROSS JOIN LATERAL (
+           SELECT sum(q.idf * t.tf * (${k1} + 1)
+                      / (t.tf + ${k1} * (1 - ${b} + ${b} * h.dl / ${avg}))) AS raw,
+                  sum(q.idf * least(t.tf, 1)) / ${total} AS coverage
+             FROM (${words}) t
+             JOIN q ON q.lexeme = t.lexeme) s`;
     const rows: { id: string; raw: number; coverage: number }[] = await this.dataSource.query(
       `WITH q AS (SELECT * FROM unnest(${lexemes}::text[], ${idf}::float8[]) AS q(lexeme, idf)),
        hits AS (
          SELECT x.id, x.search_tsv, x.main_length + ${alpha} * x.context_length AS dl,
-                -- The kinds are read only where they hold a query word (few turns).
                 CASE WHEN x.kinds_tsv @@ ${query}::tsquery THEN x.kinds_tsv END AS kinds_tsv
            FROM message_segments x
           WHERE ${where}
             AND (x.search_tsv @@ ${query}::tsquery OR x.kinds_tsv @@ ${query}::tsquery)${prerank}
        )
-       SELECT h.id, s.raw, s.coverage
-         FROM hits h
-         CROSS JOIN LATERAL (
-           SELECT sum(q.idf * t.tf * (${k1} + 1)
-                      / (t.tf + ${k1} * (1 - ${b} + ${b} * h.dl / ${avg}))) AS raw,
-                  sum(q.idf * least(t.tf, 1)) / ${total} AS coverage
-             FROM (
-               -- A word's frequency: its positions in the turn, in the context at alpha and
-               -- among the kinds of what the turn names at beta.
-               SELECT w.lexeme, sum(w.tf) AS tf
-                 FROM (SELECT u.lexeme,
-                              cardinality(u.weights)
-                                - (1 - ${alpha}) * cardinality(array_positions(u.weights, 'D'))
-                                AS tf
-                         FROM unnest(h.search_tsv) AS u
-                       UNION ALL
-                       SELECT u.lexeme, ${beta} * cardinality(u.weights)
-                         FROM unnest(h.kinds_tsv) AS u) w
-                 JOIN q ON q.lexeme = w.lexeme
-                GROUP BY w.lexeme) t
-             JOIN q ON q.lexeme = t.lexeme) s
-        WHERE s.raw IS NOT NULL
-        ORDER BY s.raw DESC, h.id
+       SELECT r.id, r.raw, r.coverage
+         FROM (SELECT h.id, s.raw, s.coverage FROM hits h ${scored(turnWords)}
+                WHERE h.kinds_tsv IS NULL
+               UNION ALL
+               SELECT h.id, s.raw, s.coverage FROM hits h ${scored(withKinds)}
+                WHERE h.kinds_tsv IS NOT NULL) r
+        WHERE r.raw IS NOT NULL
+        ORDER BY r.raw DESC, r.id
         LIMIT ${p.add(limit)}`,
       p.values,
     );
