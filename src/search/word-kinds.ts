@@ -73,6 +73,9 @@ interface TagCounts {
 /** Lines parsed between two yields: reading WordNet must not stall the service's loop. */
 const LINES_PER_SLICE = 4000;
 
+/** Synsets whose descendants are counted between two yields. */
+const SYNSETS_PER_SLICE = 250;
+
 /** A file's lines, handed over in slices with the event loop free in between. */
 async function* lines(path: string): AsyncGenerator<string> {
   const all = (await readFile(path, 'latin1')).split('\n');
@@ -145,7 +148,8 @@ async function descendantCounts(synsets: Map<number, Synset>): Promise<Map<numbe
   }
   const counts = new Map<number, number>();
   for (const offset of children.keys()) {
-    if (counts.size % LINES_PER_SLICE === 0) await yieldToLoop();
+    // A general kind walks thousands of synsets: yield often.
+    if (counts.size % SYNSETS_PER_SLICE === 0) await yieldToLoop();
     const seen = new Set<number>();
     const stack = [offset];
     while (stack.length > 0) {
