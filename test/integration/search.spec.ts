@@ -98,7 +98,12 @@ describe('Hybrid search', () => {
     });
 
   beforeAll(async () => {
-    t = await startTestApp({ JOBS_WORKER: 'false', JOBS_SCHEDULER: 'false', AGENT_REPLY: 'off' });
+    t = await startTestApp({
+      JOBS_WORKER: 'false',
+      JOBS_SCHEDULER: 'false',
+      AGENT_REPLY: 'off',
+      SEARCH_KINDS: 'true',
+    });
     ds = t.app.get(DataSource);
     search = t.app.get(HybridSearchService);
     alice = await t.user('search-alice', { email: 'alice@example.com' });

@@ -39,7 +39,12 @@ describe('Kinds of what a turn names', () => {
     });
 
   beforeAll(async () => {
-    t = await startTestApp({ JOBS_WORKER: 'false', JOBS_SCHEDULER: 'false', AGENT_REPLY: 'off' });
+    t = await startTestApp({
+      JOBS_WORKER: 'false',
+      JOBS_SCHEDULER: 'false',
+      AGENT_REPLY: 'off',
+      SEARCH_KINDS: 'true',
+    });
     ds = t.app.get(DataSource);
     alice = await t.user('kinds-alice');
     const created = await t.gql<{ createLegacy: { id: string } }>(
@@ -94,6 +99,16 @@ describe('Kinds of what a turn names', () => {
     expect(code.paths.lexical!.raw!).toBeGreaterThan(hit.paths.lexical!.raw!);
   });
 
+  it('answers recall over HTTP with the turn that names the kind asked for', async () => {
+    const res = await t.gql<{ recall: { sourceType: string; text: string }[] }>(
+      `query($q: String!, $l: ID!) { recall(query: $q, legacyId: $l, first: 3) { sourceType text } }`,
+      { q: 'What martial arts did John do?', l: legacyId },
+      alice,
+    );
+    expect(res.errors).toBeUndefined();
+    expect(res.data!.recall[0].text).toContain('taekwondo');
+  });
+
   it('reads segments stored before kinds existed, once, and counts their words', async () => {
     const before = await segments();
     const beforeStats = await stats();
@@ -124,5 +139,51 @@ describe('Kinds of what a turn names', () => {
     expect(await indexer.readKinds()).toBe(0);
     expect(await segments()).toEqual(before);
     expect(await stats()).toEqual(beforeStats);
+  });
+});
+
+describe('Kinds switched off (SEARCH_KINDS=false)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({ JOBS_WORKER: 'false', JOBS_SCHEDULER: 'false', AGENT_REPLY: 'off' });
+  });
+
+  afterAll(() => t.close());
+
+  it('indexes turns without kinds, left for the job to read once switched on', async () => {
+    const alice = await t.user('kinds-off-alice');
+    const created = await t.gql<{ createLegacy: { id: string } }>(
+      'mutation { createLegacy(input: { name: "Aunt May" }) { id } }',
+      {},
+      alice,
+    );
+    const legacyId = created.data!.createLegacy.id;
+    const imported = await t.gql(
+      `mutation($input: ImportConversationInput!) { importConversation(input: $input) { importedCount } }`,
+      {
+        input: {
+          legacyId,
+          title: 'May',
+          messages: [
+            {
+              role: 'USER',
+              content: 'She started taekwondo at sixty.',
+              occurredAt: '2024-05-01T10:00:00Z',
+            },
+          ],
+        },
+      },
+      alice,
+    );
+    expect(imported.errors).toBeUndefined();
+    await t.app.get(JobsService).drain({ timeoutMs: 60_000 });
+    const rows: { kinds: string | null; checked: boolean }[] = await t.app
+      .get(DataSource)
+      .query(`SELECT kinds, kinds_checked AS checked FROM message_segments WHERE legacy_id = $1`, [
+        legacyId,
+      ]);
+    expect(rows).toEqual([{ kinds: null, checked: false }]);
+    expect(await t.app.get(SegmentIndexerService).readKinds()).toBe(0);
   });
 });

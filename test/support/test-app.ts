@@ -76,6 +76,9 @@ export async function startTestApp(
     ...db.env,
     JWT_SECRET: TEST_JWT_SECRET,
     LOG_LEVEL: 'silent',
+    // Jest keeps every test file's modules, so each file would read WordNet (150 MB) again and
+    // hold it to the end of the worker: the suites about kinds turn them on.
+    SEARCH_KINDS: 'false',
     ...env,
   });
   const app = await createApp(config);
