@@ -116,13 +116,12 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
    */
   async readKinds(): Promise<number> {
     let read = 0;
-    let kinds: WordKinds | null = null;
     if (!this.config.env.SEARCH_KINDS) return read;
     for (;;) {
       const pending = await this.segments.kindsPending(KINDS_BATCH);
       if (pending.length === 0) return read;
-      kinds ??= await wordKinds();
-      const taxonomy = kinds;
+      // Read only when there is something to read: the job runs at every start.
+      const taxonomy = await wordKinds();
       await this.segments.setKinds(
         pending.map((s) => ({
           id: s.id,
