@@ -43,7 +43,7 @@ import {
   token,
   rng,
 } from './support.js';
-import { wordKinds } from '../src/search/word-kinds.js';
+import { KINDS_VERSION, wordKinds } from '../src/search/word-kinds.js';
 
 /** The period a generated turn tells of, as the indexer stores it. */
 function told(text: string, at: Date): Pick<NewSegment, 'toldFrom' | 'toldTo'> {
@@ -340,7 +340,7 @@ async function main(): Promise<void> {
             occurredAt: b.at,
             ...told(b.content, b.at),
             kinds: b.content.startsWith('```') ? null : taxonomy.kindsOf(b.content),
-            kindsChecked: true,
+            kindsVersion: KINDS_VERSION,
           }));
           const inserted = await segmentsRepo.insert(m, segments);
           const vectorOf = new Map(batch.map((b) => [idOf.get(b.i)!, b.vector]));

@@ -31,6 +31,7 @@ import { FactFamilyView1764101200000 } from './1764101200000-FactFamilyView.js';
 import { RepliesAnsweredAlone1764101300000 } from './1764101300000-RepliesAnsweredAlone.js';
 import { FactRevivedDetail1764101400000 } from './1764101400000-FactRevivedDetail.js';
 import { SegmentKinds1764101500000 } from './1764101500000-SegmentKinds.js';
+import { SegmentKindsVersion1764101600000 } from './1764101600000-SegmentKindsVersion.js';
 
 /**
  * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
@@ -70,4 +71,5 @@ export const MIGRATIONS = [
   RepliesAnsweredAlone1764101300000,
   FactRevivedDetail1764101400000,
   SegmentKinds1764101500000,
+  SegmentKindsVersion1764101600000,
 ];

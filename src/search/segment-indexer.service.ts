@@ -8,7 +8,7 @@ import { JobsService } from '../jobs/jobs.service.js';
 import { chunkMessage } from './chunker.js';
 import { writtenByAgent } from './fusion.js';
 import { toldPeriod } from './told-period.js';
-import { WordKinds, wordKinds } from './word-kinds.js';
+import { KINDS_VERSION, WordKinds, wordKinds } from './word-kinds.js';
 import {
   NewSegment,
   PendingMessage,
@@ -111,14 +111,16 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
   }
 
   /**
-   * The KINDS_JOB handler: reads the kinds of what each segment stored before kinds existed
-   * names. Segments it has read are marked, so a second run finds nothing to do.
+   * The KINDS_JOB handler: reads the kinds of what each segment names where they were never
+   * read (stored before kinds existed, or while they were off or WordNet could not be read) or
+   * were read by older rules. Segments it has read carry KINDS_VERSION, so a second run finds
+   * nothing to do.
    */
   async readKinds(): Promise<number> {
     let read = 0;
     if (!this.config.env.SEARCH_KINDS) return read;
     for (;;) {
-      const pending = await this.segments.kindsPending(KINDS_BATCH);
+      const pending = await this.segments.kindsPending(KINDS_BATCH, KINDS_VERSION);
       if (pending.length === 0) return read;
       // Read only when there is something to read: the job runs at every start.
       const taxonomy = await wordKinds();
@@ -131,6 +133,7 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
             s.caption,
           ),
         })),
+        KINDS_VERSION,
       );
       read += pending.length;
       await yieldToLoop();
@@ -260,7 +263,7 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
         kinds:
           kinds &&
           this.kindsOf(kinds, { ...chunk, role: message.role, speaker }, i === 0 ? caption : null),
-        kindsChecked: kinds !== null,
+        kindsVersion: kinds !== null ? KINDS_VERSION : null,
       };
     });
   }

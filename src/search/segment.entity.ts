@@ -80,9 +80,12 @@ export class MessageSegmentEntity {
   @Column({ type: 'text', nullable: true })
   kinds: string | null;
 
-  /** Whether kinds were read (segments stored before they existed are read later). */
-  @Column({ name: 'kinds_checked', type: 'boolean', default: false })
-  kindsChecked: boolean;
+  /**
+   * The version of the kinds' rules that read them (KINDS_VERSION); null until read. Segments of
+   * an older version, or stored before kinds existed, are read by the KINDS_JOB.
+   */
+  @Column({ name: 'kinds_version', type: 'smallint', nullable: true })
+  kindsVersion: number | null;
 
   @Column({ name: 'main_length', type: 'integer', default: 0 })
   mainLength: number;

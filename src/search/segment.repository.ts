@@ -41,8 +41,8 @@ export interface NewSegment {
   toldTo: Date | null;
   /** What the things it names are kinds of (word-kinds.ts), if any. */
   kinds: string | null;
-  /** Whether kinds were read (not when WordNet could not be: the KINDS_JOB reads them later). */
-  kindsChecked: boolean;
+  /** KINDS_VERSION when kinds were read; null when not (the KINDS_JOB reads them later). */
+  kindsVersion: number | null;
 }
 
 /**
@@ -115,19 +115,19 @@ export class SegmentRepository {
                                      position, role, speaker, caption, context, content, is_code,
                                      language, char_start, char_end, token_count, occurred_at,
                                      main_length, context_length, told_from, told_to,
-                                     told_checked, kinds, kinds_checked)
+                                     told_checked, kinds, kinds_version)
        SELECT t.message_id, t.conversation_id, t.legacy_id, t.user_id, t.turn_index, t.position,
               t.role, t.speaker, t.caption, t.context, t.content, t.is_code, t.language,
               t.char_start, t.char_end, t.token_count, t.occurred_at,
               search_word_count(${MAIN_TSV}), search_word_count(${CONTEXT_TSV}),
-              t.told_from, t.told_to, true, t.kinds, t.kinds_checked
+              t.told_from, t.told_to, true, t.kinds, t.kinds_version
          FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::int[], $6::int[],
                      $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bool[],
                      $13::text[], $14::int[], $15::int[], $16::int[], $17::timestamptz[],
-                     $18::timestamptz[], $19::timestamptz[], $20::text[], $21::bool[])
+                     $18::timestamptz[], $19::timestamptz[], $20::text[], $21::smallint[])
            AS t(message_id, conversation_id, legacy_id, user_id, turn_index, position, role,
                 speaker, caption, context, content, is_code, language, char_start, char_end,
-                token_count, occurred_at, told_from, told_to, kinds, kinds_checked)
+                token_count, occurred_at, told_from, told_to, kinds, kinds_version)
        ON CONFLICT (message_id, position) DO NOTHING
        RETURNING id, message_id AS "messageId", position`,
       [
@@ -151,7 +151,7 @@ export class SegmentRepository {
         col('toldFrom'),
         col('toldTo'),
         col('kinds'),
-        col('kindsChecked'),
+        col('kindsVersion'),
       ],
     );
   }
@@ -207,8 +207,11 @@ export class SegmentRepository {
     );
   }
 
-  /** Segments whose kinds were never read (stored before they existed). */
-  kindsPending(limit: number): Promise<
+  /** Segments whose kinds were never read, or read by rules older than `version`. */
+  kindsPending(
+    limit: number,
+    version: number,
+  ): Promise<
     {
       id: string;
       content: string;
@@ -221,40 +224,62 @@ export class SegmentRepository {
     return this.m().query(
       `SELECT s.id, s.content, s.caption, s.is_code AS "isCode", s.role, s.speaker
          FROM message_segments s
-        WHERE NOT s.kinds_checked
+        WHERE s.kinds_version IS NULL OR s.kinds_version < $2
         ORDER BY s.id
         LIMIT $1`,
-      [limit],
+      [limit, version],
     );
   }
 
   /**
-   * Stores kinds read for segments (null where there are none) and adds the words they bring
-   * to their conversations' full-text statistics, in one statement: the words already in a
-   * segment (the `before` snapshot) were counted when it was stored.
+   * Stores the kinds read for segments by rules of `version` (null where there are none) and
+   * nets their conversations' full-text statistics, in one statement: a word the new kinds bring
+   * counts once more, a word only the old kinds had (the `before` snapshot) once less. A word
+   * no segment holds any more stays at 0, which no search matches.
    */
-  async setKinds(rows: { id: string; kinds: string | null }[]): Promise<void> {
+  async setKinds(rows: { id: string; kinds: string | null }[], version: number): Promise<void> {
     if (rows.length === 0) return;
     await this.m().query(
       `WITH before AS (
          SELECT s.id, ARRAY(SELECT u.lexeme FROM unnest(s.search_tsv || s.kinds_tsv) AS u) AS lexemes
-           FROM message_segments s WHERE s.id = ANY($1::uuid[]) AND NOT s.kinds_checked
+           FROM message_segments s
+          WHERE s.id = ANY($1::uuid[]) AND (s.kinds_version IS NULL OR s.kinds_version < $3)
        ),
        updated AS (
-         UPDATE message_segments s SET kinds = t.kinds, kinds_checked = true
+         UPDATE message_segments s SET kinds = t.kinds, kinds_version = $3
            FROM unnest($1::uuid[], $2::text[]) AS t(id, kinds), before b
           -- Checked again after waiting for a row another run holds: counted once.
-          WHERE s.id = t.id AND b.id = t.id AND NOT s.kinds_checked
-         RETURNING s.id, s.conversation_id, s.search_tsv || s.kinds_tsv AS doc
+          WHERE s.id = t.id AND b.id = t.id
+            AND (s.kinds_version IS NULL OR s.kinds_version < $3)
+         RETURNING s.id, s.conversation_id,
+                   ARRAY(SELECT u.lexeme FROM unnest(s.search_tsv || s.kinds_tsv) AS u) AS lexemes
+       ),
+       delta AS (
+         SELECT u.conversation_id, l.lexeme, 1 AS d
+           FROM updated u JOIN before b ON b.id = u.id
+          CROSS JOIN LATERAL unnest(u.lexemes) AS l(lexeme)
+          WHERE NOT l.lexeme = ANY(b.lexemes)
+         UNION ALL
+         SELECT u.conversation_id, l.lexeme, -1
+           FROM updated u JOIN before b ON b.id = u.id
+          CROSS JOIN LATERAL unnest(b.lexemes) AS l(lexeme)
+          WHERE NOT l.lexeme = ANY(u.lexemes)
+       ),
+       net AS (
+         SELECT conversation_id, lexeme, sum(d)::int AS d FROM delta
+          GROUP BY conversation_id, lexeme HAVING sum(d) <> 0
+       ),
+       -- A word counted before is in the statistics: lowered in place (an insert proposing a
+       -- negative count would break their check even where it would have updated).
+       lowered AS (
+         UPDATE search_term_stats t SET df = t.df + n.d
+           FROM net n
+          WHERE n.d < 0 AND t.conversation_id = n.conversation_id AND t.lexeme = n.lexeme
        )
        INSERT INTO search_term_stats (conversation_id, lexeme, df)
-       SELECT u.conversation_id, l.lexeme, count(*)::int
-         FROM updated u JOIN before b ON b.id = u.id
-         CROSS JOIN LATERAL unnest(u.doc) AS l
-        WHERE NOT l.lexeme = ANY(b.lexemes)
-        GROUP BY u.conversation_id, l.lexeme
+       SELECT conversation_id, lexeme, d FROM net WHERE d > 0
        ON CONFLICT (conversation_id, lexeme) DO UPDATE SET df = search_term_stats.df + EXCLUDED.df`,
-      [rows.map((r) => r.id), rows.map((r) => r.kinds)],
+      [rows.map((r) => r.id), rows.map((r) => r.kinds), version],
     );
   }
 

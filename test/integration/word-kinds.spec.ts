@@ -3,6 +3,7 @@ import type { UserEntity } from '../../src/identity/user.entity.js';
 import { JobsService } from '../../src/jobs/jobs.service.js';
 import { HybridSearchService } from '../../src/search/hybrid-search.service.js';
 import { SegmentIndexerService } from '../../src/search/segment-indexer.service.js';
+import { KINDS_VERSION } from '../../src/search/word-kinds.js';
 import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
 
 /**
@@ -26,7 +27,7 @@ describe('Kinds of what a turn names', () => {
     ds.query(
       `SELECT t.lexeme, t.df FROM search_term_stats t
          JOIN conversations c ON c.id = t.conversation_id
-        WHERE c.legacy_id = $1 ORDER BY t.lexeme`,
+        WHERE c.legacy_id = $1 AND t.df > 0 ORDER BY t.lexeme`,
       [legacyId],
     );
   const search = (query: string) =>
@@ -84,6 +85,11 @@ describe('Kinds of what a turn names', () => {
     expect(rows[3].kinds).toBeNull();
     expect(rows[4].content).toContain('Colosseum');
     expect(rows[4].kinds).toBeNull();
+    const versions: { version: number }[] = await ds.query(
+      `SELECT DISTINCT kinds_version AS version FROM message_segments WHERE legacy_id = $1`,
+      [legacyId],
+    );
+    expect(versions).toEqual([{ version: KINDS_VERSION }]);
   });
 
   it('finds the turn for a question asked with the kind, by its words alone', async () => {
@@ -114,7 +120,7 @@ describe('Kinds of what a turn names', () => {
     const beforeStats = await stats();
     // As the migration leaves them: no kinds, and statistics that never counted them.
     await ds.query(
-      `UPDATE message_segments SET kinds = NULL, kinds_checked = false WHERE legacy_id = $1`,
+      `UPDATE message_segments SET kinds = NULL, kinds_version = NULL WHERE legacy_id = $1`,
       [legacyId],
     );
     await ds.query(
@@ -138,6 +144,41 @@ describe('Kinds of what a turn names', () => {
     // A second run finds nothing to read and changes nothing.
     expect(await indexer.readKinds()).toBe(0);
     expect(await segments()).toEqual(before);
+    expect(await stats()).toEqual(beforeStats);
+  });
+
+  it('reads again the segments read by older rules, and nets the statistics', async () => {
+    const before = await segments();
+    const beforeStats = await stats();
+    // As older rules might have left them: other kinds, counted in the statistics.
+    await ds.query(
+      `UPDATE message_segments SET kinds = 'obsolete gadget', kinds_version = $2
+        WHERE legacy_id = $1`,
+      [legacyId, KINDS_VERSION - 1],
+    );
+    await ds.query(
+      `DELETE FROM search_term_stats t USING conversations c
+        WHERE c.id = t.conversation_id AND c.legacy_id = $1`,
+      [legacyId],
+    );
+    await ds.query(
+      `INSERT INTO search_term_stats (conversation_id, lexeme, df)
+       SELECT s.conversation_id, u.lexeme, count(*)::int
+         FROM message_segments s CROSS JOIN LATERAL unnest(s.search_tsv || s.kinds_tsv) AS u
+        WHERE s.legacy_id = $1 GROUP BY s.conversation_id, u.lexeme`,
+      [legacyId],
+    );
+    expect((await stats()).find((s) => s.lexeme === 'obsolet')).toEqual({
+      lexeme: 'obsolet',
+      df: before.length,
+    });
+
+    const indexer = t.app.get(SegmentIndexerService);
+    expect(await indexer.readKinds()).toBe(before.length);
+    expect(await segments()).toEqual(before);
+    // The old kinds' words are gone from the counts, the new ones' counted once.
+    expect(await stats()).toEqual(beforeStats);
+    expect(await indexer.readKinds()).toBe(0);
     expect(await stats()).toEqual(beforeStats);
   });
 });
@@ -178,12 +219,12 @@ describe('Kinds switched off (SEARCH_KINDS=false)', () => {
     );
     expect(imported.errors).toBeUndefined();
     await t.app.get(JobsService).drain({ timeoutMs: 60_000 });
-    const rows: { kinds: string | null; checked: boolean }[] = await t.app
+    const rows: { kinds: string | null; version: number | null }[] = await t.app
       .get(DataSource)
-      .query(`SELECT kinds, kinds_checked AS checked FROM message_segments WHERE legacy_id = $1`, [
+      .query(`SELECT kinds, kinds_version AS version FROM message_segments WHERE legacy_id = $1`, [
         legacyId,
       ]);
-    expect(rows).toEqual([{ kinds: null, checked: false }]);
+    expect(rows).toEqual([{ kinds: null, version: null }]);
     expect(await t.app.get(SegmentIndexerService).readKinds()).toBe(0);
   });
 });
