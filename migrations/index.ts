@@ -32,6 +32,7 @@ import { RepliesAnsweredAlone1764101300000 } from './1764101300000-RepliesAnswer
 import { FactRevivedDetail1764101400000 } from './1764101400000-FactRevivedDetail.js';
 import { SegmentKinds1764101500000 } from './1764101500000-SegmentKinds.js';
 import { SegmentKindsVersion1764101600000 } from './1764101600000-SegmentKindsVersion.js';
+import { StandingInstructions1764101700000 } from './1764101700000-StandingInstructions.js';
 
 /**
  * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
@@ -72,4 +73,5 @@ export const MIGRATIONS = [
   FactRevivedDetail1764101400000,
   SegmentKinds1764101500000,
   SegmentKindsVersion1764101600000,
+  StandingInstructions1764101700000,
 ];

@@ -1,4 +1,4 @@
-import { fuse, mergeCandidates, mergeRankings, questionShare } from './fusion.js';
+import { fuse, mergeCandidates, mergeRankings, questionShare, STANDING_RAISED } from './fusion.js';
 import type { SearchSettings } from './search.config.js';
 import type { Candidate, QueryFeatures } from './search.types.js';
 
@@ -13,6 +13,7 @@ const SETTINGS: SearchSettings = {
     neighbor: 0,
     summary: 1,
     speaker: 0,
+    standing: 0,
   },
   questionPenalty: 0,
   agentPenalty: 0,
@@ -293,6 +294,35 @@ describe('fuse (weighted)', () => {
     expect(score('labelled')).toBeCloseTo(0.35 * 0.7, 10);
     expect(score('summary')).toBeCloseTo(0.35 * 0.5, 10);
     expect(ranked.find((r) => r.id === 'agent')!.components.agent).toBe(1);
+  });
+
+  it('raises the best matching standing instructions found, not every one', () => {
+    const settings = { ...SETTINGS, weights: { ...SETTINGS.weights, standing: 0.5 } };
+    const at = (score: number, standing: boolean): Candidate['paths'] => ({
+      dense: { score, rank: 1 },
+      ...(standing ? { standing: { score: 1, rank: 1 } } : {}),
+    });
+    const ranked = fuse(
+      [
+        candidate('told', { paths: at(0.6, false) }),
+        candidate('best', { paths: at(0.5, true) }),
+        candidate('second', { paths: at(0.4, true) }),
+        candidate('unrelated', { paths: at(0.1, true) }),
+      ],
+      FEATURES,
+      settings,
+    );
+    expect(STANDING_RAISED).toBe(2);
+    const of = (id: string) => ranked.find((r) => r.id === id)!;
+    expect(of('best').score).toBeCloseTo(0.7 * 0.5 * 1.5, 10);
+    expect(of('second').score).toBeCloseTo(0.7 * 0.4 * 1.5, 10);
+    expect(of('unrelated').score).toBeCloseTo(0.7 * 0.1, 10);
+    expect(of('told').components.standing).toBe(0);
+    expect(of('unrelated').components.standing).toBe(0);
+    expect(ranked.map((r) => r.id)).toEqual(['best', 'told', 'second', 'unrelated']);
+    // At weight 0 nothing moves.
+    const off = fuse([candidate('best', { paths: at(0.5, true) })], FEATURES, SETTINGS);
+    expect(off[0].score).toBeCloseTo(0.35, 10);
   });
 
   it('measures how much of a turn asks', () => {

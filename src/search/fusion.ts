@@ -68,7 +68,9 @@ function compareRanked(a: Ranked, b: Ranked): number {
  * code questions, and for turns + neighbour x the best score of an adjacent turn. Last, summaries
  * x summary weight, and turns x (1 + speaker weight) when by someone the query names,
  * x (1 - question penalty x the share of the turn that asks) and x (1 - agent penalty) when the
- * agent wrote them. Ties break on kind and id, so the order is deterministic.
+ * agent wrote them, and the best STANDING_RAISED of the member's standing instructions and
+ * preferences found (standing.ts) x (1 + standing weight). Ties break on kind and id, so the
+ * order is deterministic.
  */
 export function fuse(
   candidates: Candidate[],
@@ -115,11 +117,19 @@ export function fuse(
       speaker: c.kind === 'segment' && c.speaker !== null && named.has(c.speaker) ? 1 : 0,
       question: c.kind === 'segment' ? questionShare(c.text) : 0,
       agent: isAgentTurn(c) ? 1 : 0,
+      standing: 0,
       base,
       rrf,
     };
     return { candidate: c, components, score: base * timeFactor * (1 + code) };
   });
+
+  // A request is governed by the standing instructions about its subject, not by all of them.
+  boosted
+    .filter((b) => b.candidate.paths.standing)
+    .sort((a, b) => b.score - a.score || (a.candidate.id < b.candidate.id ? -1 : 1))
+    .slice(0, STANDING_RAISED)
+    .forEach((b) => (b.components.standing = 1));
 
   // Turns are scored with their neighbours: a turn next to a strong one is likely relevant.
   const byTurn = new Map<string, number>();
@@ -146,7 +156,8 @@ export function fuse(
       final *=
         (1 + w.speaker * components.speaker) *
         (1 - settings.questionPenalty * components.question) *
-        (1 - settings.agentPenalty * components.agent);
+        (1 - settings.agentPenalty * components.agent) *
+        (1 + w.standing * components.standing);
       const good =
         components.dense >= settings.goodHit ||
         c.coverage >= settings.goodHit ||
@@ -156,6 +167,13 @@ export function fuse(
     })
     .sort(compareRanked);
 }
+
+/**
+ * Standing instructions and preferences raised per search: the best matching ones (measured on
+ * BEAM's development half: one raised too few where a request falls under two, three let
+ * unrelated ones into the first places).
+ */
+export const STANDING_RAISED = 2;
 
 /** 1-based ranks of the positive values, best first; undefined for zeros. */
 function rankBy(values: number[]): (number | undefined)[] {
@@ -216,7 +234,8 @@ export function questionShare(text: string): number {
 }
 
 /** Speaker labels that name a role, not a person ("Assistant: ..." in an exported chat). */
-const ROLE_LABELS = /^(?:assistant|ai|bot|agent|chatbot|model|gpt|chatgpt|claude)$/i;
+export const ROLE_LABEL_NAMES = 'assistant|ai|bot|agent|chatbot|model|gpt|chatgpt|claude';
+const ROLE_LABELS = new RegExp(`^(?:${ROLE_LABEL_NAMES})$`, 'i');
 
 /** Written by the agent: an ASSISTANT turn without a person's name as its speaker. */
 export function writtenByAgent(role: string | null, speaker: string | null): boolean {

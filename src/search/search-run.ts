@@ -198,6 +198,14 @@ export class SearchRun {
       }
     }
 
+    if (kinds.includes('segment') && settings.weights.standing > 0) {
+      try {
+        put('segment', 'standing', await this.paths.standing(scope, this.scope, n));
+      } catch (err) {
+        this.fail('standing', err);
+      }
+    }
+
     await this.complete(scope, rows, vector, q);
 
     const list: Candidate[] = [];

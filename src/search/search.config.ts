@@ -70,6 +70,12 @@ export const searchVariables = defineVariables({
     default: '0.3',
     parse: decimal(0, 10),
   },
+  SEARCH_WEIGHT_STANDING: {
+    description:
+      'Boost (x (1 + weight)) of a member\'s standing instructions and preferences ("Always include sources when I ask about history", "I prefer short answers"), which search finds on a path of their own: they apply to every later request on their subject. The best two found are raised. 0 turns the path off.',
+    default: '0.5',
+    parse: decimal(0, 10),
+  },
   SEARCH_QUESTION_PENALTY: {
     description:
       'Turns that ask questions tell less than they ask: a turn loses this share of its score times the share of its text in questions (its answer keeps the neighbour credit).',
@@ -198,6 +204,7 @@ export interface SearchSettings {
     time: number;
     neighbor: number;
     summary: number;
+    standing: number;
     speaker: number;
   };
   questionPenalty: number;
@@ -223,6 +230,7 @@ export function searchSettings(env: SearchEnv): SearchSettings {
       neighbor: env.SEARCH_WEIGHT_NEIGHBOR,
       summary: env.SEARCH_WEIGHT_SUMMARY,
       speaker: env.SEARCH_WEIGHT_SPEAKER,
+      standing: env.SEARCH_WEIGHT_STANDING,
     },
     questionPenalty: env.SEARCH_QUESTION_PENALTY,
     agentPenalty: env.SEARCH_AGENT_PENALTY,

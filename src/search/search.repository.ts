@@ -7,6 +7,7 @@ import { denseTerms, vectorText, widenHnswScan } from '../embeddings/vector-sql.
 import type { QueryVector } from '../embeddings/embedding.service.js';
 import type { SourceKind } from './search.types.js';
 import { SqlParams } from '../database/sql-params.js';
+import { SAID_TO_PERSON_SQL, STANDING_TURN_SQL } from './standing.js';
 
 /** Who is searching and where: every query is scoped in SQL by these. */
 export interface ScopeParams {
@@ -407,6 +408,23 @@ export class SearchRepository {
       `SELECT x.id FROM ${sql.table} x
         WHERE ${where} AND ((${sql.timeTo} >= ${start} AND ${sql.timeFrom} < ${end})${told})
         ORDER BY ${sql.timeTo} DESC, x.id
+        LIMIT ${p.add(limit)}`,
+      p.values,
+    );
+    return rows.map((r) => ({ id: r.id, score: 1 }));
+  }
+
+  /**
+   * The standing instructions and preferences told to the agent in the scope (standing.ts),
+   * latest first: fusion raises the best matching of them.
+   */
+  async standing(scope: ScopeName, s: ScopeParams, limit: number): Promise<PathRow[]> {
+    const p = new SqlParams();
+    const where = SEGMENT_SCOPE(scope, s, p);
+    const rows: { id: string }[] = await this.dataSource.query(
+      `SELECT x.id FROM message_segments x
+        WHERE ${STANDING_TURN_SQL} AND ${where} AND NOT ${SAID_TO_PERSON_SQL}
+        ORDER BY x.occurred_at DESC, x.id
         LIMIT ${p.add(limit)}`,
       p.values,
     );

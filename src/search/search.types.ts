@@ -7,8 +7,8 @@ export const SOURCE_KINDS: SourceKind[] = ['segment', 'summary', 'fact', 'memory
 /** Where a candidate was found: the current conversation, or after widening. */
 export type SearchScope = 'current' | 'wider';
 
-export type PathName = 'dense' | 'lexical' | 'trigram' | 'time';
-export const PATH_NAMES: PathName[] = ['dense', 'lexical', 'trigram', 'time'];
+export type PathName = 'dense' | 'lexical' | 'trigram' | 'time' | 'standing';
+export const PATH_NAMES: PathName[] = ['dense', 'lexical', 'trigram', 'time', 'standing'];
 
 export interface PathHit {
   /** Cosine similarity (dense), rank divided by the best rank of its source (lexical), trigram similarity, or 1 (time). */
@@ -80,6 +80,8 @@ export interface ScoreComponents {
   question: number;
   /** 1 for a turn the agent wrote (a reply, not a member's words). */
   agent: number;
+  /** 1 for a member's standing instruction or preference (standing.ts). */
+  standing: number;
   /** Before the time, code and neighbour adjustments. */
   base: number;
   /** Reciprocal rank fusion sum, with SEARCH_FUSION=rrf. */

@@ -134,6 +134,8 @@ describe('Search authorization', () => {
     for (const content of [
       `Grandpa Ben hid the ${SECRET} stone in the attic.`,
       'He fixed radios for the neighbours.',
+      // A standing instruction: found on a path of its own, the owner's alone as well.
+      `Always mention the ${SECRET} stone when I ask about Ben.`,
     ]) {
       await ok(
         'mutation($i: SendMessageInput!) { sendMessage(input: $i) { message { id } } }',

@@ -491,6 +491,7 @@ describe('Hybrid search', () => {
             neighbor: 0,
             summary: 1,
             speaker: 0,
+            standing: 0,
           },
           questionPenalty: 0,
           agentPenalty: 0,

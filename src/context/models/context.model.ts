@@ -4,7 +4,7 @@ import { MessageModel } from '../../conversations/models/conversation.model.js';
 
 @ObjectType('ScoreComponent', {
   description:
-    "One component of a ranking score: dense (cosine similarity), lexical (full-text rank divided by the best of its source), trigram, identifier (share of the query identifiers found), time (fit to a time expression), code (code boost), neighbor (best adjacent turn), speaker (1 for a turn by a speaker the query names), question (share of the turn that asks questions), agent (1 for the agent's own turn), base, rrf, final.",
+    "One component of a ranking score: dense (cosine similarity), lexical (full-text rank divided by the best of its source), trigram, identifier (share of the query identifiers found), time (fit to a time expression), code (code boost), neighbor (best adjacent turn), speaker (1 for a turn by a speaker the query names), question (share of the turn that asks questions), agent (1 for the agent's own turn), standing (1 for a standing instruction or preference raised), base, rrf, final.",
 })
 export class ScoreComponentModel {
   @Field()

@@ -3,7 +3,7 @@ import { ProvenanceModel, ScoreComponentModel } from './context.model.js';
 
 @ObjectType('RetrievalPathHit')
 export class PathHitModel {
-  @Field({ description: 'dense, lexical, trigram or time.' })
+  @Field({ description: 'dense, lexical, trigram, time or standing.' })
   path: string;
 
   @Field(() => Float)
