@@ -132,6 +132,7 @@ export class ContextPresenter {
       identifiers: f?.identifiers ?? [],
       codeQuery: f?.code ?? false,
       refersBack: f?.refersBack ?? false,
+      asksSummary: f?.asksSummary ?? false,
       timeExpression: f?.timeRange?.expression ?? null,
       timeFrom: f?.timeRange?.from ?? null,
       timeTo: f?.timeRange?.to ?? null,

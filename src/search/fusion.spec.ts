@@ -31,6 +31,7 @@ const FEATURES: QueryFeatures = {
   identifiers: [],
   code: false,
   refersBack: false,
+  asksSummary: false,
   timeRange: null,
   clock: new Date('2024-05-15T00:00:00Z'),
 };
@@ -294,6 +295,15 @@ describe('fuse (weighted)', () => {
     expect(score('labelled')).toBeCloseTo(0.35 * 0.7, 10);
     expect(score('summary')).toBeCloseTo(0.35 * 0.5, 10);
     expect(ranked.find((r) => r.id === 'agent')!.components.agent).toBe(1);
+  });
+
+  it("keeps the agent's turns at full score when the query asks for a summary", () => {
+    const dense = { dense: { score: 0.5, rank: 1 } };
+    const settings = { ...SETTINGS, agentPenalty: 0.3 };
+    const agent = (features: QueryFeatures) =>
+      fuse([candidate('agent', { paths: dense, label: 'ASSISTANT' })], features, settings)[0];
+    expect(agent(FEATURES).score).toBeCloseTo(0.35 * 0.7, 10);
+    expect(agent({ ...FEATURES, asksSummary: true }).score).toBeCloseTo(0.35, 10);
   });
 
   it('raises the best matching standing instructions found, not every one', () => {

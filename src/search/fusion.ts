@@ -68,7 +68,7 @@ function compareRanked(a: Ranked, b: Ranked): number {
  * code questions, and for turns + neighbour x the best score of an adjacent turn. Last, summaries
  * x summary weight, and turns x (1 + speaker weight) when by someone the query names,
  * x (1 - question penalty x the share of the turn that asks) and x (1 - agent penalty) when the
- * agent wrote them, and the best STANDING_RAISED of the member's standing instructions and
+ * agent wrote them (not when the query asks for a summary), and the best STANDING_RAISED of the member's standing instructions and
  * preferences found (standing.ts) x (1 + standing weight). Ties break on kind and id, so the
  * order is deterministic.
  */
@@ -81,6 +81,8 @@ export function fuse(
   const identifier = candidates.map((c) => identifierMatch(features.identifiers, c.text));
   const identifierRank = rankBy(identifier);
   const named = namedSpeakers(candidates, features.text);
+  // Asked to sum up what was discussed, the member wants the agent's side of it as well.
+  const agentPenalty = features.asksSummary ? 0 : settings.agentPenalty;
   const boosted = candidates.map((c, i) => {
     const dense = c.paths.dense?.score ?? 0;
     const lexical = c.paths.lexical?.score ?? 0;
@@ -156,7 +158,7 @@ export function fuse(
       final *=
         (1 + w.speaker * components.speaker) *
         (1 - settings.questionPenalty * components.question) *
-        (1 - settings.agentPenalty * components.agent) *
+        (1 - agentPenalty * components.agent) *
         (1 + w.standing * components.standing);
       const good =
         components.dense >= settings.goodHit ||

@@ -3,7 +3,7 @@ import { AppConfig } from '../config/app-config.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
 import type { QueryVector } from '../embeddings/embedding.service.js';
 import { CandidateRepository } from './candidate.repository.js';
-import { extractIdentifiers, isCodeQuery, refersBack } from './query-analysis.js';
+import { asksSummary, extractIdentifiers, isCodeQuery, refersBack } from './query-analysis.js';
 import { searchSettings, SearchSettings } from './search.config.js';
 import { SearchRepository } from './search.repository.js';
 import { SearchRun } from './search-run.js';
@@ -103,6 +103,7 @@ export class HybridSearchService {
       identifiers,
       code: isCodeQuery(query, identifiers),
       refersBack: refersBack(query),
+      asksSummary: asksSummary(query),
       timeRange: parseTimeExpression(query, clock, timezone ?? 'UTC'),
       clock,
     };

@@ -1,4 +1,5 @@
 import {
+  asksSummary,
   extractIdentifiers,
   identifierMatch,
   isCodeQuery,
@@ -74,6 +75,20 @@ describe('refersBack', () => {
 
   it.each(['Tell me about grandpa', 'He loved boats', '奶奶的花园很美'])('"%s" does not', (text) =>
     expect(refersBack(text)).toBe(false),
+  );
+});
+
+describe('asksSummary', () => {
+  it.each([
+    'Can you summarize how we approached the move?',
+    'Give me a comprehensive summary of the plan',
+    'Could you summarise our talks about the garden?',
+    'A quick recap of what we decided, please',
+  ])('"%s" asks for a summary', (text) => expect(asksSummary(text)).toBe(true));
+
+  it.each(['What did we do last summer?', 'Summarizer settings', 'Tell me about grandpa'])(
+    '"%s" does not',
+    (text) => expect(asksSummary(text)).toBe(false),
   );
 });
 

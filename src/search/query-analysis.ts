@@ -71,6 +71,17 @@ export function refersBack(query: string): boolean {
   return REFERS_BACK.some((re) => re.test(query));
 }
 
+const ASKS_SUMMARY = /\b(?:summar(?:y|ies|ize|ise|ized|ised|izing|ising|ization|isation)|recap)\b/i;
+
+/**
+ * Whether the message asks for a summary or recap ("Can you summarize how we approached the
+ * move?"): what was discussed includes the agent's side, which search otherwise ranks below
+ * the member's own words.
+ */
+export function asksSummary(query: string): boolean {
+  return ASKS_SUMMARY.test(query);
+}
+
 /** Words for full-text and trigram search, in order, without duplicates or punctuation. */
 export function queryWords(query: string): string[] {
   const words = query.match(/[\p{L}\p{N}][\p{L}\p{N}\p{M}'’_-]*/gu) ?? [];

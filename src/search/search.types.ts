@@ -100,6 +100,8 @@ export interface QueryFeatures {
   identifiers: string[];
   code: boolean;
   refersBack: boolean;
+  /** It asks for a summary or recap (query-analysis.ts): the agent's replies are not lowered. */
+  asksSummary: boolean;
   timeRange: TimeRange | null;
   /** The conversation's clock the time range is relative to. */
   clock: Date;

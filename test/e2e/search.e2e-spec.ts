@@ -59,7 +59,7 @@ const RECALL = `query($l: ID!, $q: String!, $first: Int) {
 }`;
 const DEBUG = `query($c: ID!, $q: String!) {
   retrievalDebug(conversationId: $c, query: $q) {
-    query identifiers codeQuery refersBack timeExpression clock fusion hybrid goodHits widened
+    query identifiers codeQuery refersBack asksSummary timeExpression clock fusion hybrid goodHits widened
     widenReason fallback degraded failedStage embedMs searchMs totalMs tokenCount budget truncated
     candidates { sourceType id scope score good kept section reason text tokens
       paths { path score rank raw } scores { name value } provenance { messageIds } }
@@ -251,6 +251,7 @@ describe('Search operations (e2e)', () => {
           query: string;
           identifiers: string[];
           codeQuery: boolean;
+          asksSummary: boolean;
           timeExpression: string | null;
           fusion: string;
           hybrid: boolean;
@@ -274,6 +275,7 @@ describe('Search operations (e2e)', () => {
         timeExpression: 'May 2023',
         identifiers: [],
         codeQuery: false,
+        asksSummary: false,
       });
       const kept = d.candidates.filter((c) => c.kept);
       const dropped = d.candidates.filter((c) => !c.kept);
@@ -298,9 +300,19 @@ describe('Search operations (e2e)', () => {
           'neighbor',
           'base',
           'rrf',
+          'standing',
           'final',
         ]),
       );
+    });
+
+    it("says when the message asks for a summary (the agent's turns are then not lowered)", async () => {
+      const { retrievalDebug: d } = await gql<{ retrievalDebug: { asksSummary: boolean } }>(
+        DEBUG,
+        { c: conversationId, q: 'Can you summarize what Joe did in the navy?' },
+        owner,
+      );
+      expect(d.asksSummary).toBe(true);
     });
 
     it('lets a platform admin see what the owner’s agent would see', async () => {

@@ -79,6 +79,12 @@ export class RetrievalDebugModel {
   @Field({ description: 'Whether the message refers back to earlier conversations.' })
   refersBack: boolean;
 
+  @Field({
+    description:
+      "Whether the message asks for a summary or recap (the agent's replies not lowered).",
+  })
+  asksSummary: boolean;
+
   @Field(() => String, { nullable: true })
   timeExpression: string | null;
 
