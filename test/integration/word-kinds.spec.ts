@@ -30,6 +30,21 @@ describe('Kinds of what a turn names', () => {
         WHERE c.legacy_id = $1 AND t.df > 0 ORDER BY t.lexeme`,
       [legacyId],
     );
+  /** The legacy's full-text statistics counted again from `words` (a tsvector of segment s). */
+  const recountStats = async (words: string) => {
+    await ds.query(
+      `DELETE FROM search_term_stats t USING conversations c
+        WHERE c.id = t.conversation_id AND c.legacy_id = $1`,
+      [legacyId],
+    );
+    await ds.query(
+      `INSERT INTO search_term_stats (conversation_id, lexeme, df)
+       SELECT s.conversation_id, u.lexeme, count(*)::int
+         FROM message_segments s CROSS JOIN LATERAL unnest(${words}) AS u
+        WHERE s.legacy_id = $1 GROUP BY s.conversation_id, u.lexeme`,
+      [legacyId],
+    );
+  };
   const search = (query: string) =>
     t.app.get(HybridSearchService).search({
       user: aliceUser,
@@ -123,18 +138,7 @@ describe('Kinds of what a turn names', () => {
       `UPDATE message_segments SET kinds = NULL, kinds_version = NULL WHERE legacy_id = $1`,
       [legacyId],
     );
-    await ds.query(
-      `DELETE FROM search_term_stats t USING conversations c
-        WHERE c.id = t.conversation_id AND c.legacy_id = $1`,
-      [legacyId],
-    );
-    await ds.query(
-      `INSERT INTO search_term_stats (conversation_id, lexeme, df)
-       SELECT s.conversation_id, u.lexeme, count(*)::int
-         FROM message_segments s CROSS JOIN LATERAL unnest(s.search_tsv) AS u
-        WHERE s.legacy_id = $1 GROUP BY s.conversation_id, u.lexeme`,
-      [legacyId],
-    );
+    await recountStats('s.search_tsv');
     expect((await stats()).find((s) => s.lexeme === 'martial')).toBeUndefined();
 
     const indexer = t.app.get(SegmentIndexerService);
@@ -156,18 +160,7 @@ describe('Kinds of what a turn names', () => {
         WHERE legacy_id = $1`,
       [legacyId, KINDS_VERSION - 1],
     );
-    await ds.query(
-      `DELETE FROM search_term_stats t USING conversations c
-        WHERE c.id = t.conversation_id AND c.legacy_id = $1`,
-      [legacyId],
-    );
-    await ds.query(
-      `INSERT INTO search_term_stats (conversation_id, lexeme, df)
-       SELECT s.conversation_id, u.lexeme, count(*)::int
-         FROM message_segments s CROSS JOIN LATERAL unnest(s.search_tsv || s.kinds_tsv) AS u
-        WHERE s.legacy_id = $1 GROUP BY s.conversation_id, u.lexeme`,
-      [legacyId],
-    );
+    await recountStats('s.search_tsv || s.kinds_tsv');
     expect((await stats()).find((s) => s.lexeme === 'obsolet')).toEqual({
       lexeme: 'obsolet',
       df: before.length,
