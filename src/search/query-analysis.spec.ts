@@ -84,12 +84,16 @@ describe('asksSummary', () => {
     'Give me a comprehensive summary of the plan',
     'Could you summarise our talks about the garden?',
     'A quick recap of what we decided, please',
+    'Can you sum up what we planned for the trip?',
+    'Sum it up for me',
   ])('"%s" asks for a summary', (text) => expect(asksSummary(text)).toBe(true));
 
-  it.each(['What did we do last summer?', 'Summarizer settings', 'Tell me about grandpa'])(
-    '"%s" does not',
-    (text) => expect(asksSummary(text)).toBe(false),
-  );
+  it.each([
+    'What did we do last summer?',
+    'Summarizer settings',
+    'Tell me about grandpa',
+    'What was the sum he paid up front?',
+  ])('"%s" does not', (text) => expect(asksSummary(text)).toBe(false));
 });
 
 describe('queryWords and websearchOr', () => {

@@ -71,7 +71,8 @@ export function refersBack(query: string): boolean {
   return REFERS_BACK.some((re) => re.test(query));
 }
 
-const ASKS_SUMMARY = /\b(?:summar(?:y|ies|ize|ise|ized|ised|izing|ising|ization|isation)|recap)\b/i;
+const ASKS_SUMMARY =
+  /\b(?:summar(?:y|ies|ize|ise|ized|ised|izing|ising|ization|isation)|recaps?|sum (?:it |this |that |everything |things )?up)\b/i;
 
 /**
  * Whether the message asks for a summary or recap ("Can you summarize how we approached the

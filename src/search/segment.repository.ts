@@ -241,16 +241,19 @@ export class SegmentRepository {
     if (rows.length === 0) return;
     await this.m().query(
       `WITH before AS (
-         SELECT s.id, ARRAY(SELECT u.lexeme FROM unnest(s.search_tsv || s.kinds_tsv) AS u) AS lexemes
+         SELECT s.id, s.kinds_version,
+                ARRAY(SELECT u.lexeme FROM unnest(s.search_tsv || s.kinds_tsv) AS u) AS lexemes
            FROM message_segments s
           WHERE s.id = ANY($1::uuid[]) AND (s.kinds_version IS NULL OR s.kinds_version < $3)
        ),
        updated AS (
          UPDATE message_segments s SET kinds = t.kinds, kinds_version = $3
            FROM unnest($1::uuid[], $2::text[]) AS t(id, kinds), before b
-          -- Checked again after waiting for a row another run holds: counted once.
+          -- Checked again after waiting for a row another run holds: a row it read meanwhile
+          -- (by these rules or other ones, as in a rolling upgrade) no longer fits the
+          -- snapshot the statistics are netted against, and is left for a later run.
           WHERE s.id = t.id AND b.id = t.id
-            AND (s.kinds_version IS NULL OR s.kinds_version < $3)
+            AND s.kinds_version IS NOT DISTINCT FROM b.kinds_version
          RETURNING s.id, s.conversation_id,
                    ARRAY(SELECT u.lexeme FROM unnest(s.search_tsv || s.kinds_tsv) AS u) AS lexemes
        ),

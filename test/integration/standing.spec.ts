@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import type { UserEntity } from '../../src/identity/user.entity.js';
 import { JobsService } from '../../src/jobs/jobs.service.js';
 import { HybridSearchService } from '../../src/search/hybrid-search.service.js';
-import { STANDING_PATTERN } from '../../src/search/standing.js';
+import { STANDING_PATTERN, STANDING_TURN_SQL } from '../../src/search/standing.js';
 import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
 
 /**
@@ -122,6 +122,17 @@ describe('Standing instructions and preferences', () => {
       `SELECT indexdef FROM pg_indexes WHERE indexname = 'message_segments_standing_idx'`,
     );
     expect(index.indexdef).toContain(STANDING_PATTERN.replace(/'/g, "''"));
+    // The planner proves the path's condition implies the index's predicate (or it could not
+    // use the index at all): asked not to scan the table, it reads the partial index.
+    const plan: { 'QUERY PLAN': string }[] = await ds.transaction(async (m) => {
+      await m.query(`SET LOCAL enable_seqscan = off`);
+      return m.query(
+        `EXPLAIN SELECT x.id FROM message_segments x
+          WHERE ${STANDING_TURN_SQL} AND x.legacy_id = $1 AND x.user_id = $2`,
+        [legacyId, aliceUser.id],
+      );
+    });
+    expect(plan.map((r) => r['QUERY PLAN']).join('\n')).toContain('message_segments_standing_idx');
   });
 
   it('finds and raises the instruction for a request that shares no word with it', async () => {
