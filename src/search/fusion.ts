@@ -68,9 +68,9 @@ function compareRanked(a: Ranked, b: Ranked): number {
  * code questions, and for turns + neighbour x the best score of an adjacent turn. Last, summaries
  * x summary weight, and turns x (1 + speaker weight) when by someone the query names,
  * x (1 - question penalty x the share of the turn that asks) and x (1 - agent penalty) when the
- * agent wrote them (not when the query asks for a summary), and the best STANDING_RAISED of the member's standing instructions and
- * preferences found (standing.ts) x (1 + standing weight). Ties break on kind and id, so the
- * order is deterministic.
+ * agent wrote them (not when the query asks for a summary), and the best STANDING_RAISED of
+ * the member's standing instructions and preferences found (standing.ts) x (1 + standing
+ * weight). Ties break on kind and id, so the order is deterministic.
  */
 export function fuse(
   candidates: Candidate[],
