@@ -35,7 +35,16 @@ export interface ReplyDelta {
   done: boolean;
   messageId: string | null;
   isError: boolean;
+  /**
+   * The reply's reader, as for its stored turn (withheldFrom): a reply to a turn said alone is
+   * streamed to its participant only, even to someone brought in while it streams.
+   */
+  userId: string;
+  answeredAlone: boolean;
 }
+
+/** What the reply's code says of a delta; the stream adds where it belongs and who reads it. */
+type DeltaPiece = Pick<ReplyDelta, 'text' | 'done' | 'messageId' | 'isError'>;
 
 export const REPLY_ERROR_TEXT =
   "I'm sorry, I couldn't reach the language model just now, so I can't answer this message. " +
@@ -87,11 +96,13 @@ export class AgentReplyService {
     let sequence = 0;
     // Publishes are chained so subscribers see the chunks in the order the model produced them.
     let published = Promise.resolve();
-    const emit = (delta: Omit<ReplyDelta, 'conversationId' | 'replyToMessageId' | 'sequence'>) => {
+    const emit = (delta: DeltaPiece) => {
       const event: ReplyDelta = {
         conversationId: conversation.id,
         replyToMessageId: userMessage.id,
         sequence: sequence++,
+        userId: user.id,
+        answeredAlone: !conversation.together,
         ...delta,
       };
       published = published
@@ -254,7 +265,7 @@ export class AgentReplyService {
     userMessage: MessageEntity,
     command: CommandReply | null,
     started: number,
-    emit: (delta: Omit<ReplyDelta, 'conversationId' | 'replyToMessageId' | 'sequence'>) => void,
+    emit: (delta: DeltaPiece) => void,
     published: () => Promise<void>,
   ): Promise<MessageEntity> {
     const text = command?.text ?? failedText(languageOf(userMessage.content));

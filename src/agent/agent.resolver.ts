@@ -11,15 +11,17 @@ import {
 } from '@nestjs/graphql';
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
+import { withheldFrom } from '../conversations/conversation-access.service.js';
 import { MessageModel } from '../conversations/models/conversation.model.js';
 import { Loaders, RequestLoaders } from '../graphql/loaders.js';
 import type { RequestContext } from '../graphql/request-context.js';
-import { boundToSession, unlessEnded } from '../graphql/session-bound.js';
+import { boundToSession, filterMap, unlessEnded } from '../graphql/session-bound.js';
 import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
 import { GqlAuthGuard } from '../identity/guards/gql-auth.guard.js';
 import { UserEntity } from '../identity/user.entity.js';
 import { EventBus, topics } from '../pubsub/event-bus.js';
 import { AssistantReplyEntity } from './assistant-reply.entity.js';
+import type { ReplyDelta } from './agent-reply.service.js';
 import { AgentService } from './agent.service.js';
 import { AssistantReplyRepository } from './assistant-reply.repository.js';
 import { RecordAssistantMessageInput } from './dto/record-assistant-message.input.js';
@@ -105,8 +107,11 @@ export class AgentResolver {
     @Context() context: RequestContext,
   ) {
     const conversation = await this.conversations.getParticipating(user, conversationId);
-    const deltas = this.bus.subscribe<ReplyDeltaModel>(
-      topics.conversationReplyDeltas(conversationId),
+    // Filtered here rather than with the decorator's `filter`, which turns a refusal above
+    // into a broken stream instead of an error result.
+    const deltas = filterMap(
+      this.bus.subscribe<ReplyDelta>(topics.conversationReplyDeltas(conversationId)),
+      (delta) => Promise.resolve(withheldFrom(delta, user.id) ? null : delta),
     );
     // A reply streams many deltas: one access check a second, and at once on a revocation.
     return boundToSession(this.bus, context, deltas, {

@@ -1,5 +1,6 @@
 import type { ReplyDelta } from '../../src/agent/agent-reply.service.js';
 import { FakeOpenAiServer, reply } from '../support/fake-openai/fake-openai.server.js';
+import { joinLegacy } from '../support/membership.js';
 import { startTestApp, subscribe, TestApp, TestUser } from '../support/test-app.js';
 
 const SEND = `mutation($input: SendMessageInput!) {
@@ -229,6 +230,47 @@ describe("The agent's reply (OpenAI-compatible endpoint)", () => {
       content: 'Tell me about the big catch.',
     });
     deltas.unsubscribe();
+  });
+
+  it('streams a reply to a turn said alone to its participant only, even to one brought in meanwhile', async () => {
+    const { user: ana, legacyId, conversationId } = await setup(t, 'online-gina');
+    const ben = await t.user('online-hal', { email: 'online-hal@example.com' });
+    const benId = (await t.gql<{ me: { id: string } }>('{ me { id } }', {}, ben)).data!.me.id;
+    await joinLegacy(t, ana, legacyId, ben);
+    const anaDeltas = subscribe<Delta>(t.ws(ana), DELTAS, { id: conversationId });
+    await anaDeltas.ready;
+    const words = ['The ', 'zircon ', 'ring ', 'is ', 'in ', 'the ', 'piano.'];
+    fake.enqueue('chat', reply.stream(words, { chunkDelayMs: 120 }));
+
+    const alone = send(t, ana, conversationId, 'Where did he hide the ring?');
+    await anaDeltas.waitFor(1);
+    const added = await t.gql(
+      'mutation($i: AddConversationParticipantInput!) { addConversationParticipant(input: $i) { id } }',
+      { i: { conversationId, userId: benId } },
+      ana,
+    );
+    expect(added.errors).toBeUndefined();
+    const benDeltas = subscribe<Delta>(t.ws(ben), DELTAS, { id: conversationId });
+    await benDeltas.ready;
+    const first = await alone;
+    await anaDeltas.waitFor(words.length + 1);
+    expect(anaDeltas.events.map((e) => e.data!.assistantReplyDelta.text).join('')).toBe(
+      words.join(''),
+    );
+
+    // Now together: the next reply reaches both, after everything of the first on the topic.
+    fake.enqueue('chat', reply.stream(['Hello ', 'to ', 'you ', 'both.']));
+    const together = await send(t, ben, conversationId, 'Hello, both of you.');
+    await benDeltas.waitFor(5);
+    const benSaw = benDeltas.events.map((e) => e.data!.assistantReplyDelta);
+    expect(benSaw.map((d) => d.replyToMessageId)).toEqual(
+      Array(5).fill(together.message.id) as string[],
+    );
+    expect(benSaw.map((d) => d.replyToMessageId)).not.toContain(first.message.id);
+    expect(JSON.stringify(benSaw)).not.toMatch(/zircon/);
+    await anaDeltas.waitFor(words.length + 1 + 5);
+    anaDeltas.unsubscribe();
+    benDeltas.unsubscribe();
   });
 
   it('uses a default persona that names the legacy', async () => {
