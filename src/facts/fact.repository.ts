@@ -209,14 +209,18 @@ export class FactRepository {
 
   /**
    * Counts `toId`'s mentions again from its sources, once `fromId`'s were carried over to it
-   * (FactSourceRepository.carryOver), and keeps the stronger confidence of the two.
+   * (FactSourceRepository.carryOver), and keeps the stronger confidence of the two. The family's
+   * count (and with it their confidence, fact-visibility.ts) adds only the count they saw of
+   * `fromId`: a private fact's mentions, and later ones of a shared fact, are its author's.
    */
   async recountMentions(manager: EntityManager, fromId: string, toId: string): Promise<FactEntity> {
     const result: unknown = await manager.query(
       `UPDATE facts f SET mention_count = (SELECT count(*) FROM fact_sources s WHERE s.fact_id = f.id),
-              shared_mention_count = CASE WHEN f.visibility = 'SHARED'
-                THEN (SELECT count(*) FROM fact_sources s WHERE s.fact_id = f.id)
-                ELSE f.shared_mention_count END,
+              shared_mention_count = CASE WHEN f.visibility <> 'SHARED' THEN f.shared_mention_count
+                ELSE LEAST(f.shared_mention_count + COALESCE((
+                       SELECT o.shared_mention_count FROM facts o WHERE o.id = $1
+                          AND o.visibility = 'SHARED' AND o.status <> 'DELETED'), 0),
+                     (SELECT count(*) FROM fact_sources s WHERE s.fact_id = f.id)) END,
               confidence = GREATEST(f.confidence, (SELECT confidence FROM facts WHERE id = $1)),
               updated_at = now()
         WHERE f.id = $2 RETURNING ${FACT_COLUMNS}`,

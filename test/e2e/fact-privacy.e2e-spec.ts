@@ -484,4 +484,27 @@ describe('Private facts do not leak through shared ones', () => {
       expect(await fact(v, older)).toMatchObject({ status: 'ACTIVE' });
     }
   });
+
+  it("counts for the family only the mentions they saw when a shared fact restates the author's private one", async () => {
+    await addFact(author, 'Rose grew tomatoes.', 'PRIVATE');
+    await addFact(author, 'Rose grew tomatoes.', 'PRIVATE');
+    const restated = await addFact(author, 'Rose grew tomatoes in her greenhouse.', 'SHARED');
+    // The scenario: the private fact's two mentions went over to the shared one.
+    expect(await fact(author, restated)).toMatchObject({ status: 'ACTIVE', mentionCount: 3 });
+    for (const [, v] of viewers) {
+      expect(await fact(v, restated)).toMatchObject({ mentionCount: 1 });
+      expect((await history(v, restated)).map((h) => [h.action, h.mentionCount])).toEqual([
+        ['CREATED', 1],
+      ]);
+    }
+    // Restating a shared fact carries the count the family saw of it, not the author's since.
+    const seen = await addFact(author, 'Rose kept bees.', 'SHARED');
+    await addFact(author, 'Rose kept bees.', 'SHARED');
+    expect(await fact(author, seen)).toMatchObject({ mentionCount: 2 });
+    const detailed = await addFact(author, 'Rose kept bees behind the orchard.', 'SHARED');
+    expect(await fact(author, detailed)).toMatchObject({ mentionCount: 3 });
+    for (const [, v] of viewers) {
+      expect(await fact(v, detailed)).toMatchObject({ mentionCount: 2 });
+    }
+  });
 });
