@@ -33,6 +33,7 @@ import { FactRevivedDetail1764101400000 } from './1764101400000-FactRevivedDetai
 import { SegmentKinds1764101500000 } from './1764101500000-SegmentKinds.js';
 import { SegmentKindsVersion1764101600000 } from './1764101600000-SegmentKindsVersion.js';
 import { StandingInstructions1764101700000 } from './1764101700000-StandingInstructions.js';
+import { MessagesReadersImmutable1764101800000 } from './1764101800000-MessagesReadersImmutable.js';
 
 /**
  * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
@@ -74,4 +75,5 @@ export const MIGRATIONS = [
   SegmentKinds1764101500000,
   SegmentKindsVersion1764101600000,
   StandingInstructions1764101700000,
+  MessagesReadersImmutable1764101800000,
 ];

@@ -1,3 +1,4 @@
+import { DataSource } from 'typeorm';
 import { JobsService } from '../../src/jobs/jobs.service.js';
 import { joinLegacy } from '../support/membership.js';
 import { startTestApp, subscribe, TestApp, TestUser } from '../support/test-app.js';
@@ -462,5 +463,18 @@ describe('together conversations', () => {
       expect(await chunks(who)).not.toMatch(secret);
       expect(await chunks(who)).not.toMatch(/Where is the ring now/);
     }
+    // Whom a reply was made for is part of the immutable log: it cannot be unmarked.
+    const ds = t.app.get(DataSource);
+    for (const change of ['answered_alone = false', 'user_id = $2::uuid']) {
+      await expect(
+        ds.query(`UPDATE messages SET ${change} WHERE id = $1 AND $2::uuid IS NOT NULL`, [
+          alone.sendMessage.reply.id,
+          id.ben,
+        ]),
+      ).rejects.toThrow('messages are immutable');
+    }
+    expect((await read(ben)).find((n) => n.id === alone.sendMessage.reply.id)!.content).not.toMatch(
+      secret,
+    );
   });
 });
