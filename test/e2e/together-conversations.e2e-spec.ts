@@ -1,5 +1,7 @@
 import { DataSource } from 'typeorm';
 import { JobsService } from '../../src/jobs/jobs.service.js';
+import { SearchStatsRepository } from '../../src/search/search-stats.repository.js';
+import { INDEX_JOB } from '../../src/search/segment-indexer.service.js';
 import { joinLegacy } from '../support/membership.js';
 import { startTestApp, subscribe, TestApp, TestUser } from '../support/test-app.js';
 
@@ -463,8 +465,50 @@ describe('together conversations', () => {
       expect(await chunks(who)).not.toMatch(secret);
       expect(await chunks(who)).not.toMatch(/Where is the ring now/);
     }
-    // Whom a reply was made for is part of the immutable log: it cannot be unmarked.
+    // Nor through the full-text statistics its scores are made with: for the others they count
+    // the turns they may read, for Ana the whole conversation.
+    await jobs.drain({ types: [INDEX_JOB], timeoutMs: 60_000 });
     const ds = t.app.get(DataSource);
+    const stats = t.app.get(SearchStatsRepository);
+    const words = 'zircon ring piano';
+    const counted = async (viewer: string) => {
+      const { lexemes, stats: size } = await stats.lexemeStats(
+        words,
+        { legacyId, userId: viewer, conversationId: solo, beforeTurn: null },
+        0.5,
+      );
+      return { df: Object.fromEntries(lexemes.map((l) => [l.lexeme, l.dfCurrent])), size };
+    };
+    const recounted = async (viewer: string) => {
+      const visible = `s.conversation_id = $1 AND (s.user_id = $2 OR NOT EXISTS (
+          SELECT 1 FROM messages m WHERE m.id = s.message_id AND m.answered_alone))`;
+      const df = await ds.query<{ lexeme: string; n: number }[]>(
+        `SELECT u.lexeme, count(*)::int AS n FROM message_segments s
+           CROSS JOIN LATERAL unnest(s.search_tsv || s.kinds_tsv) AS u
+          WHERE ${visible} AND u.lexeme = ANY(tsvector_to_array(to_tsvector('english', $3)))
+          GROUP BY u.lexeme`,
+        [solo, viewer, words],
+      );
+      const [size] = await ds.query<{ n: number; length: number }[]>(
+        `SELECT count(*)::int AS n, sum(main_length + 0.5 * context_length)::float8 AS length
+           FROM message_segments s WHERE ${visible}`,
+        [solo, viewer],
+      );
+      return { df: Object.fromEntries(df.map((r) => [r.lexeme, r.n])), size };
+    };
+    for (const viewer of [id.ana, id.ben, id.cai]) {
+      const got = await counted(viewer);
+      const want = await recounted(viewer);
+      for (const lexeme of Object.keys(got.df)) expect(got.df[lexeme]).toBe(want.df[lexeme] ?? 0);
+      expect([got.size.segmentsCurrent, got.size.lengthCurrent]).toEqual([
+        want.size.n,
+        want.size.length,
+      ]);
+    }
+    // The scenario: the reply made for Ana alone holds the secret, and only she counts it.
+    expect((await counted(id.ana)).df.zircon).toBeGreaterThan((await counted(id.ben)).df.zircon);
+
+    // Whom a reply was made for is part of the immutable log: it cannot be unmarked.
     for (const change of ['answered_alone = false', 'user_id = $2::uuid']) {
       await expect(
         ds.query(`UPDATE messages SET ${change} WHERE id = $1 AND $2::uuid IS NOT NULL`, [
