@@ -34,6 +34,7 @@ import { SegmentKinds1764101500000 } from './1764101500000-SegmentKinds.js';
 import { SegmentKindsVersion1764101600000 } from './1764101600000-SegmentKindsVersion.js';
 import { StandingInstructions1764101700000 } from './1764101700000-StandingInstructions.js';
 import { MessagesReadersImmutable1764101800000 } from './1764101800000-MessagesReadersImmutable.js';
+import { FactSupersederFamilyView1764101900000 } from './1764101900000-FactSupersederFamilyView.js';
 
 /**
  * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
@@ -76,4 +77,5 @@ export const MIGRATIONS = [
   SegmentKindsVersion1764101600000,
   StandingInstructions1764101700000,
   MessagesReadersImmutable1764101800000,
+  FactSupersederFamilyView1764101900000,
 ];

@@ -261,7 +261,21 @@ describe('Private facts do not leak through shared ones', () => {
       ),
     );
     await Promise.all(subs.map((s) => s.ready));
+    const changedAt = async (as: TestUser) =>
+      (
+        await gql<{ fact: { updatedAt: string } }>(
+          'query($id: ID!) { fact(id: $id) { updatedAt } }',
+          { id: sharedId },
+          as,
+        )
+      ).fact.updatedAt;
+    const seenBefore = await Promise.all(viewers.map(([, v]) => changedAt(v)));
+    const authorBefore = await changedAt(author);
     await share(author, privateId, 'SHARED');
+    // The older fact changed for the family (it is superseded now), not for its author.
+    const seenShared = await Promise.all(viewers.map(([, v]) => changedAt(v)));
+    for (const [i, at] of seenShared.entries()) expect(at > seenBefore[i]).toBe(true);
+    expect(await changedAt(author)).toBe(authorBefore);
     for (const [i, [, v]] of viewers.entries()) {
       const events = await subs[i].waitFor(2);
       const older = events.find((e) => e.data!.factChanged.fact?.id === sharedId);
@@ -275,6 +289,7 @@ describe('Private facts do not leak through shared ones', () => {
     // Private again: the family is back to the shared fact alone, told so.
     await share(author, privateId, 'PRIVATE');
     for (const [i, [, v]] of viewers.entries()) {
+      expect((await changedAt(v)) > seenShared[i]).toBe(true);
       const events = await subs[i].waitFor(4);
       const back = events.slice(2).find((e) => e.data!.factChanged.fact?.id === sharedId)!.data!
         .factChanged;
