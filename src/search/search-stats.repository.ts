@@ -17,6 +17,20 @@ export interface ScopeStats {
 }
 
 /**
+ * The current conversation's counts are the whole conversation's: an agent's turn made for
+ * another participant alone is taken out again, or its words would tell in this member's scores.
+ * Only conversations held together can have one (the first EXISTS is all a solo one pays).
+ */
+const WITHHELD_CTE = `, withheld AS MATERIALIZED (
+         SELECT s.search_tsv || s.kinds_tsv AS tsv, s.main_length, s.context_length
+           FROM message_segments s
+          WHERE s.conversation_id = $4 AND s.user_id <> $3
+            AND EXISTS (SELECT 1 FROM conversation_participants p
+                         WHERE p.conversation_id = $4 AND p.user_id <> $3)
+            AND EXISTS (SELECT 1 FROM messages m WHERE m.id = s.message_id AND m.answered_alone)
+       )`;
+
+/**
  * What a search reads before it searches: the query words' document frequencies and the
  * scope's size for BM25, whether there are stories to search, and, for recall, the legacy's
  * clock. Word counts come from the per-conversation tables indexing keeps: no turn is read.
@@ -40,6 +54,18 @@ export class SearchStatsRepository {
      */
     hasStories: boolean;
   }> {
+    // Recall searches no conversation of its own: it reads no withheld turns either.
+    const current = s.conversationId !== null;
+    const withheld = {
+      cte: current ? WITHHELD_CTE : '',
+      df: current
+        ? '- (SELECT count(*) FROM withheld w WHERE tsvector_to_array(w.tsv) @> ARRAY[lx.lexeme])'
+        : '',
+      segments: current ? '- (SELECT count(*) FROM withheld)' : '',
+      length: current
+        ? '- (SELECT coalesce(sum(main_length + $5::float8 * context_length), 0) FROM withheld)'
+        : '',
+    };
     const [row]: {
       hasStories: boolean;
       lexemes: LexemeStats[] | null;
@@ -52,24 +78,14 @@ export class SearchStatsRepository {
       `WITH owned AS (
          SELECT id FROM conversations WHERE legacy_id = $2 AND user_id = $3
        ),
-       lx AS (SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('english', $1)) AS u),
-       -- The counts are the whole conversation's: an agent's turn made for another participant
-       -- alone is taken out again, or its words would tell in this member's scores.
-       withheld AS MATERIALIZED (
-         SELECT s.search_tsv || s.kinds_tsv AS tsv, s.main_length, s.context_length
-           FROM message_segments s
-          WHERE s.conversation_id = $4 AND s.user_id <> $3
-            AND EXISTS (SELECT 1 FROM conversation_participants p
-                         WHERE p.conversation_id = $4 AND p.user_id <> $3)
-            AND EXISTS (SELECT 1 FROM messages m WHERE m.id = s.message_id AND m.answered_alone)
-       )
+       lx AS (SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('english', $1)) AS u)
+       ${withheld.cte}
        SELECT
          (SELECT json_agg(json_build_object(
              'lexeme', lx.lexeme,
              'dfCurrent', coalesce((SELECT t.df FROM search_term_stats t
                                      WHERE t.conversation_id = $4 AND t.lexeme = lx.lexeme), 0)
-                          - (SELECT count(*) FROM withheld w
-                              WHERE tsvector_to_array(w.tsv) @> ARRAY[lx.lexeme]),
+                          ${withheld.df},
              'dfAll', coalesce((SELECT sum(t.df) FROM search_term_stats t
                                  WHERE t.conversation_id IN (SELECT id FROM owned)
                                    AND t.lexeme = lx.lexeme), 0)) ORDER BY lx.lexeme)
@@ -77,11 +93,9 @@ export class SearchStatsRepository {
          (SELECT string_agg(d.token, ' ') FROM ts_debug('english', $1) AS d
            WHERE array_length(d.lexemes, 1) > 0) AS keywords,
          (SELECT segments FROM search_doc_stats WHERE conversation_id = $4)
-           - (SELECT count(*) FROM withheld) AS "segmentsCurrent",
+           ${withheld.segments} AS "segmentsCurrent",
          (SELECT main_length + $5::float8 * context_length FROM search_doc_stats
-           WHERE conversation_id = $4)
-           - (SELECT coalesce(sum(main_length + $5::float8 * context_length), 0) FROM withheld)
-           AS "lengthCurrent",
+           WHERE conversation_id = $4) ${withheld.length} AS "lengthCurrent",
          (SELECT sum(segments) FROM search_doc_stats
            WHERE conversation_id IN (SELECT id FROM owned)) AS "segmentsAll",
          (SELECT sum(main_length + $5::float8 * context_length) FROM search_doc_stats
