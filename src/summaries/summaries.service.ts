@@ -38,6 +38,11 @@ export interface SummarizeJobPayload {
   conversationId: string;
   /** summarizeNow: summarize every unsummarized turn, below the threshold too. */
   force?: boolean;
+  /**
+   * summarizeNow: the participant who asked, whose budget pays for the rest of the pass (not the
+   * starter's: in a together conversation one participant cannot spend another's).
+   */
+  chargedTo?: string;
 }
 
 /** The embedding model could not embed the summary or its facts: try the range again later. */
@@ -90,11 +95,12 @@ export class SummariesService {
   /** Asks for a check of the conversation; coalesces with a check already waiting. */
   enqueue(
     conversationId: string,
-    options: { force?: boolean; manager?: EntityManager; runAt?: Date } = {},
+    options: { force?: boolean; chargedTo?: string; manager?: EntityManager; runAt?: Date } = {},
   ): Promise<boolean> {
     const payload: SummarizeJobPayload = {
       conversationId,
       ...(options.force ? { force: true } : {}),
+      ...(options.force && options.chargedTo ? { chargedTo: options.chargedTo } : {}),
     };
     return this.jobs.enqueue(
       SUMMARIZE_JOB,
@@ -109,14 +115,14 @@ export class SummariesService {
     const force = payload.force === true;
     try {
       for (let i = 0; i < this.config.env.SUMMARIZATION_BATCHES_PER_JOB; i++) {
-        if (!(await this.summarizeNext(payload.conversationId, force))) return;
+        if (!(await this.summarizeNext(payload.conversationId, force, payload.chargedTo))) return;
       }
     } catch (err) {
       throw this.asJobError(err);
     }
     // A long backlog (an import) continues in a follow-up job, so no job runs for long.
     if (await this.due(payload.conversationId, force)) {
-      await this.enqueue(payload.conversationId, { force });
+      await this.enqueue(payload.conversationId, { force, chargedTo: payload.chargedTo });
     }
   }
 
@@ -168,6 +174,7 @@ export class SummariesService {
       const wait = deferred ? this.config.env.SUMMARIZATION_RETRY_MS : 0;
       await this.enqueue(conversation.id, {
         force: true,
+        chargedTo: user.id,
         runAt: new Date(Date.now() + wait),
       });
     }
@@ -197,7 +204,8 @@ export class SummariesService {
    * Summarizes the next range of the conversation, if one is due. Returns the chunk written, or
    * null when nothing was due or another worker wrote this range first. Model and embedding
    * failures propagate, with nothing stored. The model call counts in `chargedTo`'s budget:
-   * the conversation's starter's unless a participant asked for it (summarizeNow).
+   * the conversation's starter's unless a participant asked for it (summarizeNow, inline or in
+   * the job that continues it).
    */
   async summarizeNext(
     conversationId: string,

@@ -1,6 +1,11 @@
 import { Client } from 'graphql-ws';
 import { JobDeferred } from '../../src/jobs/jobs.exception.js';
-import { SummariesService } from '../../src/summaries/summaries.service.js';
+import { DataSource } from 'typeorm';
+import {
+  SUMMARIZE_JOB,
+  SummariesService,
+  SummarizeJobPayload,
+} from '../../src/summaries/summaries.service.js';
 import { joinLegacy } from '../support/membership.js';
 import { GqlResponse, startTestApp, TestApp, TestUser } from '../support/test-app.js';
 
@@ -169,5 +174,88 @@ describe('The model-call budget', () => {
     expect(summary.errors).toBeUndefined();
     expect(summary.data!.summarizeNow.deferred).toBe(false);
     expect(summary.data!.summarizeNow.chunks.length).toBeGreaterThan(0);
+  });
+});
+
+describe("The rest of a participant's summarizeNow", () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({
+      JOBS_WORKER: 'false',
+      JOBS_SCHEDULER: 'false',
+      AGENT_REPLY: 'off',
+      MODEL_CALLS_PER_USER_PER_MINUTE: '2',
+      SUMMARIZATION_BATCH: '2',
+    });
+  });
+  afterAll(() => t.close());
+
+  it('is charged to that participant in the background too, never to the starter', async () => {
+    const starter = await t.user('rest-starter', { email: 'starter@rest.example.com' });
+    const other = await t.user('rest-other', { email: 'other@rest.example.com' });
+    const legacyId = (
+      await t.gql<{ createLegacy: { id: string } }>(
+        'mutation { createLegacy(input: { name: "Ida" }) { id } }',
+        {},
+        starter,
+      )
+    ).data!.createLegacy.id;
+    const at = (i: number) => new Date(Date.UTC(2024, 0, 1, 10, i)).toISOString();
+    const imported = await t.gql<{ importConversation: { conversation: { id: string } } }>(
+      `mutation($i: ImportConversationInput!) { importConversation(input: $i) { conversation { id } } }`,
+      {
+        i: {
+          legacyId,
+          messages: Array.from({ length: 10 }, (_, i) => ({
+            role: i % 2 === 0 ? 'USER' : 'ASSISTANT',
+            content: `Ida kept hens, tale number ${i}.`,
+            occurredAt: at(i),
+          })),
+        },
+      },
+      starter,
+    );
+    expect(imported.errors).toBeUndefined();
+    const conversationId = imported.data!.importConversation.conversation.id;
+    await joinLegacy(t, starter, legacyId, other);
+    const otherId = (await t.gql<{ me: { id: string } }>('{ me { id } }', {}, other)).data!.me.id;
+    const added = await t.gql(
+      'mutation($i: AddConversationParticipantInput!) { addConversationParticipant(input: $i) { id } }',
+      { i: { conversationId, userId: otherId } },
+      starter,
+    );
+    expect(added.errors).toBeUndefined();
+
+    // Two batches inline take the other participant's two calls; the rest goes to a job.
+    const asked = await t.gql<{
+      summarizeNow: { deferred: boolean; unsummarizedTurns: number; chunks: { id: string }[] };
+    }>(
+      'mutation($c: ID!) { summarizeNow(conversationId: $c) { deferred unsummarizedTurns chunks { id } } }',
+      { c: conversationId },
+      other,
+    );
+    expect(asked.errors).toBeUndefined();
+    expect(asked.data!.summarizeNow.chunks).toHaveLength(2);
+    expect(asked.data!.summarizeNow.unsummarizedTurns).toBe(6);
+    const [job] = await t.app
+      .get(DataSource)
+      .query<{ payload: SummarizeJobPayload }[]>(
+        `SELECT payload FROM jobs WHERE type = $1 AND key = $2 AND status = 'PENDING'`,
+        [SUMMARIZE_JOB, `${conversationId}:now`],
+      );
+    expect(job.payload).toEqual({ conversationId, force: true, chargedTo: otherId });
+
+    // Their budget is spent: the job waits for it, though the starter's is whole.
+    await expect(t.app.get(SummariesService).runJob(job.payload)).rejects.toBeInstanceOf(
+      JobDeferred,
+    );
+    const own = await t.gql<{ summarizeNow: { chunks: { id: string }[] } }>(
+      'mutation($c: ID!) { summarizeNow(conversationId: $c) { chunks { id } } }',
+      { c: conversationId },
+      starter,
+    );
+    expect(own.errors).toBeUndefined();
+    expect(own.data!.summarizeNow.chunks).toHaveLength(2);
   });
 });

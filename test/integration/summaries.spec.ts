@@ -386,7 +386,12 @@ describe('rolling summarization', () => {
       `SELECT payload FROM jobs WHERE type = $1 AND key = $2 AND status = 'PENDING'`,
       [SUMMARIZE_JOB, `${id}:now`],
     );
-    expect(waiting.payload).toEqual({ conversationId: id, force: true });
+    // Charged to the one who asked, as the inline batches were.
+    const [{ ownerId }] = await ds.query(
+      `SELECT user_id AS "ownerId" FROM conversations WHERE id = $1`,
+      [id],
+    );
+    expect(waiting.payload).toEqual({ conversationId: id, force: true, chargedTo: ownerId });
     await jobs.drain({ horizonMs: 60_000 });
     expect(await ranges(id)).toEqual([[0, 6]]);
 
