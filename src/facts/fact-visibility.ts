@@ -16,6 +16,12 @@ import { FactAction, FactStatus, FactVisibility } from './fact.enums.js';
  * - Where a fact was said (conversation, turns, sources) is its author's alone.
  */
 
+/**
+ * A viewer who is no member's id: facts as any plain member sees those they did not write (the
+ * console's preview of what the family sees, for a fact's own author too).
+ */
+export const FAMILY_VIEWER = '00000000-0000-0000-0000-000000000000';
+
 /** The state of a fact that decides who sees it. */
 export interface FactVisibilityState {
   authorId: string;

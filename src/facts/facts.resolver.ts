@@ -38,8 +38,8 @@ import {
   FactSourceModel,
 } from './models/fact.model.js';
 import { USER_BY_ID } from '../identity/user.loaders.js';
-import { FACT_SOURCES, VISIBLE_FACT } from './fact.loaders.js';
-import { seesSources } from './fact-visibility.js';
+import { FACT_SOURCES, FAMILY_VISIBLE_FACT, VISIBLE_FACT } from './fact.loaders.js';
+import { FAMILY_VIEWER, seesSources } from './fact-visibility.js';
 
 /** A page of facts as `viewerId` sees them. */
 function toFactConnection(connection: Connection<FactEntity>, viewerId: string) {
@@ -55,6 +55,7 @@ export function toFactModel(fact: FactEntity, viewerId: string): FactModel {
   const mine = seesSources(fact, viewerId);
   return {
     ...fact,
+    viewerId,
     sourceConversationId: mine ? fact.sourceConversationId : null,
     sourceRangeStart: mine ? fact.sourceRangeStart : null,
     sourceRangeEnd: mine ? fact.sourceRangeEnd : null,
@@ -86,7 +87,7 @@ export class FactsResolver {
     @Args() page: ForwardPageArgs,
   ) {
     const connection = await this.service.list(user, legacyId, filter, page);
-    return toFactConnection(connection, user.id);
+    return toFactConnection(connection, filter?.asFamily ? FAMILY_VIEWER : user.id);
   }
 
   @Query(() => FactConnection, {
@@ -207,10 +208,13 @@ export class FactsResolver {
     @RequestLoaders() loaders: Loaders,
   ) {
     if (!fact.supersededBy) return null;
-    const newer = await loaders
-      .get(VISIBLE_FACT, { facts: this.service, viewerId: user.id })
-      .load(fact.supersededBy);
-    return newer && toFactModel(newer, user.id);
+    const family = fact.viewerId === FAMILY_VIEWER;
+    const newer = await (
+      family
+        ? loaders.get(FAMILY_VISIBLE_FACT, this.service)
+        : loaders.get(VISIBLE_FACT, { facts: this.service, viewerId: user.id })
+    ).load(fact.supersededBy);
+    return newer && toFactModel(newer, family ? FAMILY_VIEWER : user.id);
   }
 
   @ResolveField(() => [FactSourceModel], {
@@ -221,7 +225,7 @@ export class FactsResolver {
     @Parent() fact: FactModel,
     @RequestLoaders() loaders: Loaders,
   ) {
-    if (!seesSources(fact, user.id)) return [];
+    if (!seesSources(fact, fact.viewerId ?? user.id)) return [];
     return loaders.get(FACT_SOURCES, this.service).load(fact.id);
   }
 }

@@ -224,6 +224,40 @@ describe('The family console in a browser', () => {
     await expectAccessible(memberPage);
   }, 60_000);
 
+  it('previews what a plain member sees of the owner’s own facts, as the family sees them', async () => {
+    const text = 'Joe kept bees behind the shed.';
+    for (let i = 0; i < 2; i++) {
+      const added = await t.gql(
+        `mutation ($legacyId: ID!, $content: String!) { addFact(input: { legacyId: $legacyId, content: $content, category: HOBBY, visibility: SHARED }) { id } }`,
+        { legacyId, content: text },
+        owner,
+      );
+      expect(added.errors).toBeUndefined();
+    }
+    await ownerPage.goto(`${base}/app/legacies/${legacyId}/facts`);
+    // Olivia's own view: she said it twice (the second time in private, as far as others know).
+    await factItem(ownerPage, text)
+      .getByText(/by you .* said 2 times/)
+      .waitFor();
+    await ownerPage.getByLabel('Show what a plain member sees').check();
+    await factItem(ownerPage, text)
+      .getByText(/by Olivia/)
+      .waitFor();
+    expect(await factItem(ownerPage, text).textContent()).not.toMatch(/said 2 times/);
+    expect(await factItem(ownerPage, text).getByRole('button').count()).toBe(0);
+    await expectAccessible(ownerPage);
+    // The member sees the same.
+    await memberPage.goto(`${base}/app/legacies/${legacyId}/facts`);
+    await factItem(memberPage, text)
+      .getByText(/by Olivia/)
+      .waitFor();
+    expect(await factItem(memberPage, text).textContent()).not.toMatch(/said 2 times/);
+    await ownerPage.getByLabel('Show what a plain member sees').uncheck();
+    await factItem(ownerPage, text)
+      .getByText(/by you .* said 2 times/)
+      .waitFor();
+  }, 60_000);
+
   it('streams the agent’s reply into the conversation page, with what was used', async () => {
     await ownerPage.goto(`${base}/app/legacies/${legacyId}/conversations`);
     await ownerPage.getByLabel('Title (optional)').fill('The big catch');

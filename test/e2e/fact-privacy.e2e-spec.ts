@@ -522,4 +522,27 @@ describe('Private facts do not leak through shared ones', () => {
       expect(await fact(v, detailed)).toMatchObject({ mentionCount: 2 });
     }
   });
+
+  it('gives the author the family view of their own facts when asked, the same as a plain member gets', async () => {
+    const F = `id authorId content status validTo mentionCount confidence updatedAt visibility
+      supersededBy { id content mentionCount } sources { id }`;
+    const list = async (as: TestUser, filter: Record<string, unknown>) =>
+      (
+        await gql<{ facts: { nodes: { authorId: string }[] } }>(
+          `query($l: ID!, $f: FactFilter) { facts(legacyId: $l, filter: $f, first: 100) { nodes { ${F} } } }`,
+          { l: legacyId, f: filter },
+          as,
+        )
+      ).facts.nodes;
+    const memberId = (await gql<{ me: { id: string } }>('{ me { id } }', {}, member)).me.id;
+    for (const status of ['ACTIVE', 'SUPERSEDED', 'DELETED']) {
+      const family = (await list(member, { status })).filter((f) => f.authorId !== memberId);
+      expect(await list(author, { status, asFamily: true })).toEqual(family);
+      expect(await list(admin, { status, asFamily: true })).toEqual(family);
+    }
+    // The scenario: the author's own view differs (private facts, their count and supersession).
+    const own = JSON.stringify(await list(author, {}));
+    expect(own).toMatch(SECRET);
+    expect(JSON.stringify(await list(author, { asFamily: true }))).not.toMatch(SECRET);
+  });
 });

@@ -28,6 +28,7 @@ const SECRET = 'Marigold';
 const table: {
   authorizes:
     | 'facts'
+    | 'facts asFamily'
     | 'fact'
     | 'factHistory'
     | 'addFact'
@@ -45,6 +46,10 @@ const table: {
   { authorizes: 'facts', caller: 'outsider', code: 'NOT_FOUND' },
   { authorizes: 'facts', caller: 'family member', code: 'OK' },
   { authorizes: 'facts', caller: 'legacy owner', code: 'OK' },
+  { authorizes: 'facts asFamily', caller: 'anonymous', code: 'UNAUTHENTICATED' },
+  { authorizes: 'facts asFamily', caller: 'outsider', code: 'NOT_FOUND' },
+  { authorizes: 'facts asFamily', caller: 'family member', code: 'OK' },
+  { authorizes: 'facts asFamily', caller: 'legacy owner', code: 'OK' },
   { authorizes: 'fact', caller: 'anonymous', target: 'shared', code: 'UNAUTHENTICATED' },
   { authorizes: 'fact', caller: 'outsider', target: 'shared', code: 'NOT_FOUND' },
   { authorizes: 'fact', caller: 'family member', target: 'private', code: 'NOT_FOUND' },
@@ -202,6 +207,12 @@ describe('facts and summaries authorization', () => {
           { id: f.legacyId },
           who,
         );
+      case 'facts asFamily':
+        return t.gql(
+          `query($id: ID!) { facts(legacyId: $id, filter: { asFamily: true }, first: 100) { nodes { ${FIELDS} } } }`,
+          { id: f.legacyId },
+          who,
+        );
       case 'fact':
         return t.gql(`query($id: ID!) { fact(id: $id) { ${FIELDS} } }`, { id }, who);
       case 'factHistory':
@@ -255,7 +266,7 @@ describe('facts and summaries authorization', () => {
       expect(res.errors![0].extensions).toMatchObject({ code });
       expect(res.data ?? null).toBeNull();
       expect(await state()).toEqual(before);
-      if (code === 'NOT_FOUND' && authorizes !== 'facts' && authorizes !== 'addFact') {
+      if (code === 'NOT_FOUND' && !authorizes.startsWith('facts') && authorizes !== 'addFact') {
         // Indistinguishable from an id that does not exist.
         const missing = await call(authorizes, caller, '00000000-0000-4000-8000-000000000000');
         if (authorizes !== 'summarizeNow') expect(missing.errors![0]).toEqual(res.errors![0]);

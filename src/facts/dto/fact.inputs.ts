@@ -1,5 +1,5 @@
 import { Field, ID, InputType } from '@nestjs/graphql';
-import { IsEnum, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { IsBoolean, IsEnum, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
 import { FactCategory, FactStatus, FactVisibility } from '../fact.enums.js';
 
 /** A fact's length once tidied; the inputs take more, so that a long one gets this error. */
@@ -75,4 +75,13 @@ export class FactFilter {
   @IsString()
   @MaxLength(500)
   search?: string;
+
+  @Field(() => Boolean, {
+    nullable: true,
+    description:
+      'As any plain member sees them: the facts shared with the family, with the status, mention count, confidence and last change the family sees, your own included (without their sources).',
+  })
+  @IsOptional()
+  @IsBoolean()
+  asFamily?: boolean;
 }

@@ -76,6 +76,9 @@ export class FactModel {
 
   /** Not exposed: resolved through `supersededBy` only when the viewer may see it. */
   supersededBy?: string | null;
+
+  /** Whose view this is (not in the schema): the caller's, or FAMILY_VIEWER for a preview. */
+  viewerId?: string;
 }
 
 @ObjectType()

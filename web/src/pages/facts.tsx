@@ -134,6 +134,8 @@ export function FactsPage() {
     visibility: visibility || null,
     authorId: authorId || null,
     status,
+    // The family's view comes from the API: an author's own shared facts as the family sees them.
+    asFamily: asMember || null,
   };
   const [{ data, error, fetching }, refetch] = useQuery({
     query: FactsPageData,
@@ -161,8 +163,7 @@ export function FactsPage() {
   const me = data?.me.id;
   const role = data?.legacy.viewerRole;
   const moderator = (role === 'OWNER' || role === 'ADMIN') && !asMember;
-  // What any plain member sees: the facts shared with the family (their own private ones aside).
-  const facts = (data?.facts.nodes ?? []).filter((f) => !asMember || f.visibility === 'SHARED');
+  const facts = data?.facts.nodes ?? [];
 
   return (
     <main id="main" className="page">
@@ -270,7 +271,7 @@ export function FactsPage() {
             key={fact.id}
             fact={fact}
             legacyId={legacyId}
-            mine={fact.authorId === me}
+            mine={!asMember && fact.authorId === me}
             moderator={moderator}
             onDone={(message) => {
               setNotice(message);
