@@ -35,6 +35,7 @@ import { SegmentKindsVersion1764101600000 } from './1764101600000-SegmentKindsVe
 import { StandingInstructions1764101700000 } from './1764101700000-StandingInstructions.js';
 import { MessagesReadersImmutable1764101800000 } from './1764101800000-MessagesReadersImmutable.js';
 import { FactSupersederFamilyView1764101900000 } from './1764101900000-FactSupersederFamilyView.js';
+import { FactRestatedFamilyConfidence1764102000000 } from './1764102000000-FactRestatedFamilyConfidence.js';
 
 /**
  * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
@@ -78,4 +79,5 @@ export const MIGRATIONS = [
   StandingInstructions1764101700000,
   MessagesReadersImmutable1764101800000,
   FactSupersederFamilyView1764101900000,
+  FactRestatedFamilyConfidence1764102000000,
 ];

@@ -210,8 +210,8 @@ export class FactRepository {
   /**
    * Counts `toId`'s mentions again from its sources, once `fromId`'s were carried over to it
    * (FactSourceRepository.carryOver), and keeps the stronger confidence of the two. The family's
-   * count (and with it their confidence, fact-visibility.ts) adds only the count they saw of
-   * `fromId`: a private fact's mentions, and later ones of a shared fact, are its author's.
+   * count and confidence (fact-visibility.ts) take only what they saw of `fromId`: a private
+   * fact's mentions, and later ones of a shared fact, are its author's.
    */
   async recountMentions(manager: EntityManager, fromId: string, toId: string): Promise<FactEntity> {
     const result: unknown = await manager.query(
@@ -221,6 +221,10 @@ export class FactRepository {
                        SELECT o.shared_mention_count FROM facts o WHERE o.id = $1
                           AND o.visibility = 'SHARED' AND o.status <> 'DELETED'), 0),
                      (SELECT count(*) FROM fact_sources s WHERE s.fact_id = f.id)) END,
+              shared_confidence = CASE WHEN f.visibility <> 'SHARED' THEN f.shared_confidence
+                ELSE GREATEST(f.shared_confidence, COALESCE((
+                       SELECT o.shared_confidence FROM facts o WHERE o.id = $1
+                          AND o.visibility = 'SHARED' AND o.status <> 'DELETED'), 0)) END,
               confidence = GREATEST(f.confidence, (SELECT confidence FROM facts WHERE id = $1)),
               updated_at = now()
         WHERE f.id = $2 RETURNING ${FACT_COLUMNS}`,

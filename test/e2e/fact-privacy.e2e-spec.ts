@@ -1,4 +1,6 @@
 import { DataSource } from 'typeorm';
+import { FactSourceRepository } from '../../src/facts/fact-source.repository.js';
+import { FactRepository } from '../../src/facts/fact.repository.js';
 import { SummariesService } from '../../src/summaries/summaries.service.js';
 import { joinLegacy } from '../support/membership.js';
 import { startTestApp, subscribe, TestApp, TestUser } from '../support/test-app.js';
@@ -544,5 +546,43 @@ describe('Private facts do not leak through shared ones', () => {
     const own = JSON.stringify(await list(author, {}));
     expect(own).toMatch(SECRET);
     expect(JSON.stringify(await list(author, { asFamily: true }))).not.toMatch(SECRET);
+  });
+
+  it('shows the family only the confidence they saw of the facts a shared fact restates', async () => {
+    // Set up as the reconciler leaves them, then restated the way it restates (carry, recount).
+    const restate = (fromId: string, toId: string) =>
+      ds.transaction(async (m) => {
+        await t.app.get(FactSourceRepository).carryOver(m, fromId, toId);
+        await t.app.get(FactRepository).recountMentions(m, fromId, toId);
+      });
+    const confidence = async (as: TestUser, id: string) =>
+      (
+        await gql<{ fact: { confidence: number } }>(
+          'query($id: ID!) { fact(id: $id) { confidence } }',
+          { id },
+          as,
+        )
+      ).fact.confidence;
+    const shared = await addFact(author, 'Rose sewed quilts.', 'SHARED');
+    const hidden = await addFact(author, 'Rose baked rye bread.', 'PRIVATE');
+    const seen = await addFact(author, 'Rose kept goats.', 'SHARED');
+    await ds.query(`UPDATE facts SET confidence = 0.5, shared_confidence = 0.5 WHERE id = $1`, [
+      shared,
+    ]);
+    await ds.query(`UPDATE facts SET confidence = 0.9 WHERE id = $1`, [hidden]);
+    // The family saw 0.6; the author's private restatements raised it to 0.9 since.
+    await ds.query(`UPDATE facts SET confidence = 0.9, shared_confidence = 0.6 WHERE id = $1`, [
+      seen,
+    ]);
+
+    await restate(hidden, shared);
+    expect(await confidence(author, shared)).toBeCloseTo(0.9);
+    for (const [, v] of viewers) expect(await confidence(v, shared)).toBeCloseTo(0.5);
+    await restate(seen, shared);
+    expect(await fact(author, shared)).toMatchObject({ mentionCount: 3 });
+    for (const [, v] of viewers) {
+      expect(await fact(v, shared)).toMatchObject({ mentionCount: 2 });
+      expect(await confidence(v, shared)).toBeCloseTo(0.6);
+    }
   });
 });
