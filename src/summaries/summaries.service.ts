@@ -104,7 +104,10 @@ export class SummariesService {
     };
     return this.jobs.enqueue(
       SUMMARIZE_JOB,
-      options.force ? `${conversationId}:now` : conversationId,
+      // A forced pass is coalesced with one its payer asked for, never with another's.
+      options.force
+        ? `${conversationId}:now${payload.chargedTo ? `:${payload.chargedTo}` : ''}`
+        : conversationId,
       payload as unknown as Record<string, unknown>,
       { manager: options.manager, runAt: options.runAt },
     );

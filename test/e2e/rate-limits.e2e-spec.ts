@@ -242,7 +242,7 @@ describe("The rest of a participant's summarizeNow", () => {
       .get(DataSource)
       .query<{ payload: SummarizeJobPayload }[]>(
         `SELECT payload FROM jobs WHERE type = $1 AND key = $2 AND status = 'PENDING'`,
-        [SUMMARIZE_JOB, `${conversationId}:now`],
+        [SUMMARIZE_JOB, `${conversationId}:now:${otherId}`],
       );
     expect(job.payload).toEqual({ conversationId, force: true, chargedTo: otherId });
 
@@ -257,5 +257,15 @@ describe("The rest of a participant's summarizeNow", () => {
     );
     expect(own.errors).toBeUndefined();
     expect(own.data!.summarizeNow.chunks).toHaveLength(2);
+    // The rest of the starter's pass is a job of the starter's, not folded into the other's.
+    const starterId = (await t.gql<{ me: { id: string } }>('{ me { id } }', {}, starter)).data!.me
+      .id;
+    const waiting = await t.app
+      .get(DataSource)
+      .query<{ payload: SummarizeJobPayload }[]>(
+        `SELECT payload FROM jobs WHERE type = $1 AND status = 'PENDING' AND payload ? 'force'`,
+        [SUMMARIZE_JOB],
+      );
+    expect(waiting.map((j) => j.payload.chargedTo).sort()).toEqual([otherId, starterId].sort());
   });
 });

@@ -381,15 +381,15 @@ describe('rolling summarization', () => {
       chunks: [],
       conversation: { id, unsummarizedTurns: 7, chunks: [] },
     });
-    // The pass continues in the background once the model is back.
-    const [waiting] = await ds.query(
-      `SELECT payload FROM jobs WHERE type = $1 AND key = $2 AND status = 'PENDING'`,
-      [SUMMARIZE_JOB, `${id}:now`],
-    );
-    // Charged to the one who asked, as the inline batches were.
+    // The pass continues in the background once the model is back, charged to the one who
+    // asked, as the inline batches were.
     const [{ ownerId }] = await ds.query(
       `SELECT user_id AS "ownerId" FROM conversations WHERE id = $1`,
       [id],
+    );
+    const [waiting] = await ds.query(
+      `SELECT payload FROM jobs WHERE type = $1 AND key = $2 AND status = 'PENDING'`,
+      [SUMMARIZE_JOB, `${id}:now:${ownerId}`],
     );
     expect(waiting.payload).toEqual({ conversationId: id, force: true, chargedTo: ownerId });
     await jobs.drain({ horizonMs: 60_000 });
