@@ -111,7 +111,12 @@ export class AgentResolver {
     // into a broken stream instead of an error result.
     const deltas = filterMap(
       this.bus.subscribe<ReplyDelta>(topics.conversationReplyDeltas(conversationId)),
-      (delta) => Promise.resolve(withheldFrom(delta, user.id) ? null : delta),
+      // A delta that does not say whom it answers (published by an older instance during a
+      // rolling upgrade) is dropped: its turn still arrives whole, withheld or not, in messageAdded.
+      (delta) =>
+        Promise.resolve(
+          typeof delta.answeredAlone !== 'boolean' || withheldFrom(delta, user.id) ? null : delta,
+        ),
     );
     // A reply streams many deltas: one access check a second, and at once on a revocation.
     return boundToSession(this.bus, context, deltas, {

@@ -1,5 +1,6 @@
 import type { ReplyDelta } from '../../src/agent/agent-reply.service.js';
 import { FakeOpenAiServer, reply } from '../support/fake-openai/fake-openai.server.js';
+import { EventBus, topics } from '../../src/pubsub/event-bus.js';
 import { joinLegacy } from '../support/membership.js';
 import { startTestApp, subscribe, TestApp, TestUser } from '../support/test-app.js';
 
@@ -240,7 +241,7 @@ describe("The agent's reply (OpenAI-compatible endpoint)", () => {
     const anaDeltas = subscribe<Delta>(t.ws(ana), DELTAS, { id: conversationId });
     await anaDeltas.ready;
     const words = ['The ', 'zircon ', 'ring ', 'is ', 'in ', 'the ', 'piano.'];
-    fake.enqueue('chat', reply.stream(words, { chunkDelayMs: 120 }));
+    fake.enqueue('chat', reply.stream(words, { chunkDelayMs: 200 }));
 
     const alone = send(t, ana, conversationId, 'Where did he hide the ring?');
     await anaDeltas.waitFor(1);
@@ -252,6 +253,8 @@ describe("The agent's reply (OpenAI-compatible endpoint)", () => {
     expect(added.errors).toBeUndefined();
     const benDeltas = subscribe<Delta>(t.ws(ben), DELTAS, { id: conversationId });
     await benDeltas.ready;
+    // The scenario: Ben listens while the reply is still streaming.
+    expect(anaDeltas.events.length).toBeLessThan(words.length + 1);
     const first = await alone;
     await anaDeltas.waitFor(words.length + 1);
     expect(anaDeltas.events.map((e) => e.data!.assistantReplyDelta.text).join('')).toBe(
@@ -269,6 +272,26 @@ describe("The agent's reply (OpenAI-compatible endpoint)", () => {
     expect(benSaw.map((d) => d.replyToMessageId)).not.toContain(first.message.id);
     expect(JSON.stringify(benSaw)).not.toMatch(/zircon/);
     await anaDeltas.waitFor(words.length + 1 + 5);
+    // A delta that does not say whom it answers (an older instance's, mid-upgrade) is dropped.
+    const bus = t.app.get(EventBus);
+    const topic = topics.conversationReplyDeltas(conversationId);
+    const piece = {
+      conversationId,
+      replyToMessageId: first.message.id,
+      done: false,
+      messageId: null,
+      isError: false,
+    };
+    await bus.publish(topic, { ...piece, sequence: 0, text: 'zircon' });
+    await bus.publish(topic, {
+      ...piece,
+      sequence: 1,
+      text: 'marked',
+      userId: benId,
+      answeredAlone: false,
+    });
+    await benDeltas.waitFor(6);
+    expect(benDeltas.events[5].data!.assistantReplyDelta.text).toBe('marked');
     anaDeltas.unsubscribe();
     benDeltas.unsubscribe();
   });
