@@ -536,16 +536,50 @@ describe('Private facts do not leak through shared ones', () => {
           as,
         )
       ).facts.nodes;
-    const memberId = (await gql<{ me: { id: string } }>('{ me { id } }', {}, member)).me.id;
+    // The member's own: shared twice (their count is 2, the family's 1), and a private one.
+    await addFact(member, 'Rose hummed while she cooked.', 'SHARED');
+    await addFact(member, 'Rose hummed while she cooked.', 'SHARED');
+    await addFact(member, 'Rose hid sweets for the grandchildren.', 'PRIVATE');
+    // The owner wrote no fact here: their own view is the family's.
     for (const status of ['ACTIVE', 'SUPERSEDED', 'DELETED']) {
-      const family = (await list(member, { status })).filter((f) => f.authorId !== memberId);
-      expect(await list(author, { status, asFamily: true })).toEqual(family);
-      expect(await list(admin, { status, asFamily: true })).toEqual(family);
+      const family = await list(owner, { status });
+      for (const as of [author, member, admin, owner]) {
+        expect(await list(as, { status, asFamily: true })).toEqual(family);
+      }
     }
+    expect(JSON.stringify(await list(owner, {}))).not.toMatch(/sweets/);
+    expect(JSON.stringify(await list(member, {}))).toMatch(/sweets/);
     // The scenario: the author's own view differs (private facts, their count and supersession).
     const own = JSON.stringify(await list(author, {}));
     expect(own).toMatch(SECRET);
     expect(JSON.stringify(await list(author, { asFamily: true }))).not.toMatch(SECRET);
+  });
+
+  it("moves the family's updatedAt of a superseded fact when its superseder is deleted or restored", async () => {
+    const older = await addFact(author, 'Her favourite flower was the tulip.', 'SHARED');
+    const newer = await addFact(author, 'Her favourite flower was the rose.', 'SHARED');
+    const seenAs = async (as: TestUser) =>
+      (
+        await gql<{ fact: { status: string; updatedAt: string } }>(
+          'query($id: ID!) { fact(id: $id) { status updatedAt } }',
+          { id: older },
+          as,
+        )
+      ).fact;
+    const before = await Promise.all(viewers.map(([, v]) => seenAs(v)));
+    for (const b of before) expect(b.status).toBe('SUPERSEDED');
+    await gql('mutation($id: ID!) { deleteFact(id: $id) { id } }', { id: newer }, author);
+    const released = await Promise.all(viewers.map(([, v]) => seenAs(v)));
+    for (const [i, r] of released.entries()) {
+      expect(r.status).toBe('ACTIVE');
+      expect(r.updatedAt > before[i].updatedAt).toBe(true);
+    }
+    await gql('mutation($id: ID!) { restoreFact(id: $id) { id } }', { id: newer }, author);
+    for (const [i, [, v]] of viewers.entries()) {
+      const again = await seenAs(v);
+      expect(again.status).toBe('SUPERSEDED');
+      expect(again.updatedAt > released[i].updatedAt).toBe(true);
+    }
   });
 
   it('shows the family only the confidence they saw of the facts a shared fact restates', async () => {

@@ -509,7 +509,11 @@ describe('together conversations', () => {
     expect((await counted(id.ana)).df.zircon).toBeGreaterThan((await counted(id.ben)).df.zircon);
 
     // Whom a reply was made for is part of the immutable log: it cannot be unmarked.
-    for (const change of ['answered_alone = false', 'user_id = $2::uuid']) {
+    for (const change of [
+      'answered_alone = false',
+      'user_id = $2::uuid',
+      'legacy_id = gen_random_uuid()',
+    ]) {
       await expect(
         ds.query(`UPDATE messages SET ${change} WHERE id = $1 AND $2::uuid IS NOT NULL`, [
           alone.sendMessage.reply.id,
