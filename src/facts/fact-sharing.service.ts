@@ -39,6 +39,8 @@ export class FactSharingService {
     if (fact.visibility === visibility) return fact;
     const events: FactEvent[] = [];
     const result = await this.dataSource.transaction(async (m) => {
+      // In the author's order (their lock, then the row): the facts it supersedes change too.
+      await this.facts.lockAuthor(m, fact.legacyId, fact.authorId);
       const current = await this.facts.lockById(m, id);
       if (!current) throw FactException.notFound();
       return this.change(m, current, visibility, user.id, events);

@@ -143,6 +143,8 @@ export class FactsService {
     if (fact.status === FactStatus.DELETED) return fact;
     const events: FactEvent[] = [];
     const result = await this.dataSource.transaction(async (m) => {
+      // In the author's order (their lock, then the row): the facts it supersedes change too.
+      await this.facts.lockAuthor(m, fact.legacyId, fact.authorId);
       const current = await this.facts.lockById(m, id);
       if (!current) throw FactException.notFound();
       if (current.status === FactStatus.DELETED) return current;
