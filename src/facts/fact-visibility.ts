@@ -22,6 +22,11 @@ import { FactAction, FactStatus, FactVisibility } from './fact.enums.js';
  */
 export const FAMILY_VIEWER = '00000000-0000-0000-0000-000000000000';
 
+/** Whose view a list of facts is: the caller's, or the family's when they ask for it. */
+export function listViewer(userId: string, asFamily: boolean | null | undefined): string {
+  return asFamily ? FAMILY_VIEWER : userId;
+}
+
 /** The state of a fact that decides who sees it. */
 export interface FactVisibilityState {
   authorId: string;

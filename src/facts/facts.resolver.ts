@@ -39,7 +39,7 @@ import {
 } from './models/fact.model.js';
 import { USER_BY_ID } from '../identity/user.loaders.js';
 import { FACT_SOURCES, FAMILY_VISIBLE_FACT, VISIBLE_FACT } from './fact.loaders.js';
-import { FAMILY_VIEWER, seesSources } from './fact-visibility.js';
+import { FAMILY_VIEWER, listViewer, seesSources } from './fact-visibility.js';
 
 /** A page of facts as `viewerId` sees them. */
 function toFactConnection(connection: Connection<FactEntity>, viewerId: string) {
@@ -87,7 +87,7 @@ export class FactsResolver {
     @Args() page: ForwardPageArgs,
   ) {
     const connection = await this.service.list(user, legacyId, filter, page);
-    return toFactConnection(connection, filter?.asFamily ? FAMILY_VIEWER : user.id);
+    return toFactConnection(connection, listViewer(user.id, filter?.asFamily));
   }
 
   @Query(() => FactConnection, {

@@ -17,7 +17,7 @@ import { FactHistoryRepository } from './fact-history.repository.js';
 import { normalizeFact } from './fact-relations.js';
 import { FactSourceRepository } from './fact-source.repository.js';
 import { FactVectorsService } from './fact-vectors.service.js';
-import { canSee, FAMILY_VIEWER, historyEntryAsSeenBy } from './fact-visibility.js';
+import { canSee, historyEntryAsSeenBy, listViewer } from './fact-visibility.js';
 import { validFactContent } from './fact-writer.service.js';
 import { FactEntity, FactHistoryEntity, FactSourceEntity } from './fact.entity.js';
 import { FactAction, FactCategory, FactChange, FactStatus, FactVisibility } from './fact.enums.js';
@@ -62,7 +62,7 @@ export class FactsService {
   ): Promise<Connection<FactEntity>> {
     await this.access.requireMember(user, legacyId);
     // What the family sees is less than any member sees: every member may ask for it.
-    const viewerId = filter?.asFamily ? FAMILY_VIEWER : user.id;
+    const viewerId = listViewer(user.id, filter?.asFamily);
     const { request, after } = this.pageOf(args);
     const text = filter?.search?.trim() ?? '';
     const search = text
