@@ -4,36 +4,30 @@ import { releaseFunction } from './1764101100000-FactReleaseSharedCount.js';
 const RELEASE_DETAIL = 'The fact that superseded it was removed.';
 
 /**
- * What other members see of a shared fact's confidence and last change: the values as of the
- * last change they could see. A private restatement raised `confidence` and moved `updated_at`,
- * and removing a private conversation or superseder moved `updated_at` too: shown as they are,
- * both told the family when and how strongly the author spoke of the fact in private. A trigger
- * keeps the family's values, so no write path has to remember them.
+ * The trigger function keeping the family's values; `onRecount` is whether a recount also
+ * copies the confidence (FactRestatedFamilyConfidence turned that off).
  */
-export class FactFamilyView1764101200000 implements MigrationInterface {
-  name = 'FactFamilyView1764101200000';
-
-  async up(q: QueryRunner): Promise<void> {
-    await q.query(
-      `ALTER TABLE facts ADD COLUMN shared_confidence real, ADD COLUMN shared_updated_at timestamptz`,
-    );
-    await q.query(
-      `UPDATE facts SET shared_confidence = confidence, shared_updated_at = updated_at`,
-    );
-    await q.query(`ALTER TABLE facts ALTER COLUMN shared_confidence SET NOT NULL,
-                     ALTER COLUMN shared_updated_at SET NOT NULL`);
-    await q.query(`
-      CREATE FUNCTION facts_family_view() RETURNS trigger LANGUAGE plpgsql AS $$
+export function familyView(onRecount: boolean): string {
+  const learns = onRecount
+    ? `NEW.visibility = 'SHARED' AND (OLD.visibility <> 'SHARED'
+             OR NEW.shared_mention_count <> OLD.shared_mention_count)`
+    : `NEW.visibility = 'SHARED' AND OLD.visibility <> 'SHARED'`;
+  return `
+      CREATE OR REPLACE FUNCTION facts_family_view() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         IF TG_OP = 'INSERT' THEN
           NEW.shared_confidence := NEW.confidence;
           NEW.shared_updated_at := NEW.updated_at;
           RETURN NEW;
         END IF;
-        -- The family learns the confidence when the fact is shared, and with a recount they
-        -- are told of (its shared mention count changes only then).
-        IF NEW.visibility = 'SHARED' AND (OLD.visibility <> 'SHARED'
-             OR NEW.shared_mention_count <> OLD.shared_mention_count) THEN
+        -- The family learns the confidence when the fact is shared${
+          onRecount
+            ? `, and with a recount they
+        -- are told of (its shared mention count changes only then)`
+            : `; a recount of a shared
+        -- fact sets theirs itself (FactRepository.recountMentions)`
+        }.
+        IF ${learns} THEN
           NEW.shared_confidence := NEW.confidence;
         END IF;
         -- A change they can see: what it says, who sees it, its count or confidence as they see
@@ -53,7 +47,29 @@ export class FactFamilyView1764101200000 implements MigrationInterface {
           NEW.shared_updated_at := NEW.updated_at;
         END IF;
         RETURN NEW;
-      END $$`);
+      END $$`;
+}
+
+/**
+ * What other members see of a shared fact's confidence and last change: the values as of the
+ * last change they could see. A private restatement raised `confidence` and moved `updated_at`,
+ * and removing a private conversation or superseder moved `updated_at` too: shown as they are,
+ * both told the family when and how strongly the author spoke of the fact in private. A trigger
+ * keeps the family's values, so no write path has to remember them.
+ */
+export class FactFamilyView1764101200000 implements MigrationInterface {
+  name = 'FactFamilyView1764101200000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(
+      `ALTER TABLE facts ADD COLUMN shared_confidence real, ADD COLUMN shared_updated_at timestamptz`,
+    );
+    await q.query(
+      `UPDATE facts SET shared_confidence = confidence, shared_updated_at = updated_at`,
+    );
+    await q.query(`ALTER TABLE facts ALTER COLUMN shared_confidence SET NOT NULL,
+                     ALTER COLUMN shared_updated_at SET NOT NULL`);
+    await q.query(familyView(true));
     await q.query(`CREATE TRIGGER facts_family_view BEFORE INSERT OR UPDATE ON facts
                      FOR EACH ROW EXECUTE FUNCTION facts_family_view()`);
     // A fact released when its shared superseder goes changes for the family too: the trigger
