@@ -3,6 +3,7 @@
  *                          [--queries 500] [--per-conversation 1000]
  *                          [--profile] (the statements the service's floor spends its time on)
  *                          [--keep] (leave the database on the server)
+ *                          [--server] (without DATABASE_URL: the project's test server, postgres.sh)
  *
  * Latency of context assembly at scale, on the embedded database or, with DATABASE_URL, on that
  * server (in a database of its own, dropped afterwards). Fills through a bulk path (SQL batches,
@@ -37,6 +38,7 @@ import { toldPeriod } from '../src/search/told-period.js';
 import {
   BENCH_LIMITS,
   benchDatabase,
+  benchServerUrl,
   JWT_SECRET,
   percentile,
   table,
@@ -189,6 +191,7 @@ async function main(): Promise<void> {
       users: { type: 'string', default: '1' },
       profile: { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false },
+      server: { type: 'boolean', default: false },
     },
   });
   const total = Number(values.messages);
@@ -197,7 +200,8 @@ async function main(): Promise<void> {
   const perConversation = Math.max(1, Number(values['per-conversation']));
   const random = rng(42);
   const dataDir = mkdtempSync(join(tmpdir(), 'keepsake-context-bench-'));
-  const server = process.env.DATABASE_URL ? await benchDatabase(process.env.DATABASE_URL) : null;
+  const serverUrl = benchServerUrl(values.server);
+  const server = serverUrl ? await benchDatabase(serverUrl) : null;
   const config = AppConfig.load({
     ...BENCH_LIMITS,
     DATA_DIR: dataDir,

