@@ -7,12 +7,16 @@ import { describeDatabase } from './database.config.js';
 import { dataSourceOptions } from './data-source-options.js';
 import { SCHEMA_LOCK_SQL, SCHEMA_UNLOCK_SQL } from './schema-lock.js';
 import { EmbeddedPostgres, openEmbeddedPostgres } from './embedded-postgres.js';
+import { pgvectorProblem } from './pgvector-version.js';
 
 export const EMBEDDED_POSTGRES = Symbol('EMBEDDED_POSTGRES');
 
 export class DatabaseUnavailableError extends Error {}
 
-/** At boot on a real server: the extensions must be creatable, or we stop with one clear line. */
+/**
+ * At boot on a real server: the extensions must be creatable and pgvector new enough, or we stop
+ * with one clear line.
+ */
 async function ensureExtensions(ds: DataSource, url: string): Promise<void> {
   const where = describeDatabase(url);
   for (const ext of ['vector', 'pg_trgm']) {
@@ -27,6 +31,13 @@ async function ensureExtensions(ds: DataSource, url: string): Promise<void> {
       );
     }
   }
+  const [vector] = (await ds.query(
+    `SELECT e.extversion AS installed, a.default_version AS available
+       FROM pg_extension e LEFT JOIN pg_available_extensions a ON a.name = e.extname
+      WHERE e.extname = 'vector'`,
+  )) as { installed: string; available: string | null }[];
+  const problem = pgvectorProblem(where, vector.installed, vector.available);
+  if (problem) throw new DatabaseUnavailableError(problem);
 }
 
 /** Node's codes for a server not there yet, and PostgreSQL's for one starting or full. */

@@ -3,6 +3,7 @@ import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../../src/config/app-config.js';
 import { DatabaseUnavailableError, openDataSource } from '../../src/database/database.module.js';
+import { PGVECTOR_MINIMUM, versionAtLeast } from '../../src/database/pgvector-version.js';
 import { startTestApp } from '../support/test-app.js';
 import {
   createTestDatabase,
@@ -164,6 +165,38 @@ describeServer('DATABASE_URL on a real server', () => {
       opened.splice(opened.indexOf(two), 1);
     } finally {
       await dropServerDatabase(empty);
+    }
+  });
+
+  it('reads the installed pgvector at boot and refuses one older than 0.8', async () => {
+    const [{ v }] = await (
+      await open({ DATABASE_URL: db.databaseUrl! })
+    ).query(`SELECT extversion AS v FROM pg_extension WHERE extname = 'vector'`);
+    expect(versionAtLeast(v, PGVECTOR_MINIMUM)).toBe(true);
+
+    const old = `${name}_oldvector`;
+    await dropServerDatabase(old);
+    await onMaintenance(`CREATE DATABASE "${old}"`);
+    try {
+      // A database whose pgvector was created before 0.8 and never updated, as the catalog says.
+      const client = new pg.Client({ connectionString: serverDatabaseUrl(old) });
+      await client.connect();
+      await client.query(`CREATE EXTENSION vector`);
+      await client.query(`UPDATE pg_extension SET extversion = '0.7.4' WHERE extname = 'vector'`);
+      await client.end();
+      await expect(open({ DATABASE_URL: serverDatabaseUrl(old) })).rejects.toThrow(
+        new RegExp(
+          `has pgvector 0\\.7\\.4; Keepsake needs 0\\.8\\.0 or later.*the server has pgvector ${v.replace(/\./g, '\\.')}: run ALTER EXTENSION vector UPDATE`,
+        ),
+      );
+      const tables = new pg.Client({ connectionString: serverDatabaseUrl(old) });
+      await tables.connect();
+      // Refused before migrating: nothing half-written.
+      const { rows } = await tables.query(`SELECT to_regclass('typeorm_migrations') AS t`);
+      await tables.end();
+      expect(rows).toEqual([{ t: null }]);
+    } finally {
+      await dropServerDatabase(old);
     }
   });
 
