@@ -67,3 +67,33 @@ export async function screenshots(
     await page.close();
   }
 }
+
+/** Signs in on the development sign-in page with a token, as a person pastes it. */
+export async function signInWithToken(page: Page, base: string, token: string) {
+  await page.goto(`${base}/app/sign-in`);
+  await page.getByRole('heading', { name: 'Development sign-in' }).waitFor();
+  await page.getByLabel('Token').fill(token);
+  await page.getByRole('button', { name: 'Sign in with this token' }).click();
+  await page.getByRole('heading', { name: 'Your legacies' }).waitFor();
+}
+
+/**
+ * The page at phone width: no serious or critical axe violation, and nothing wider than the
+ * screen (no sideways scrolling). `ready` is a text the page shows once loaded.
+ */
+export async function phoneProblems(
+  context: BrowserContext,
+  url: string,
+  ready: string,
+): Promise<string[]> {
+  const page = await context.newPage();
+  await page.setViewportSize(PHONE);
+  await page.goto(url);
+  await page.getByText(ready, { exact: false }).first().waitFor();
+  await page.waitForLoadState('networkidle');
+  const problems = await seriousViolations(page);
+  const width = (await page.evaluate('document.documentElement.scrollWidth')) as number;
+  if (width > PHONE.width) problems.push(`${url} is ${width}px wide at phone width`);
+  await page.close();
+  return problems;
+}

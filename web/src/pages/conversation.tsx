@@ -2,6 +2,7 @@ import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react'
 import { useMutation, useQuery, useSubscription } from 'urql';
 import { Link, useParams } from 'wouter';
 import { LegacyNav } from '../components/legacy-nav';
+import { Participants } from '../components/participants';
 import { ErrorNote } from '../components/status';
 import { graphql } from '../gql';
 import type {
@@ -10,19 +11,41 @@ import type {
   TurnAddedSubscription,
 } from '../gql/graphql';
 import { label, when } from '../lib/format';
+import { nameOf, type Person } from '../lib/people';
 
 const ConversationMessages = graphql(`
-  query ConversationMessages($id: ID!) {
+  query ConversationMessages($id: ID!, $legacyId: ID!) {
+    me {
+      id
+    }
+    legacy(id: $legacyId) {
+      id
+      members {
+        user {
+          id
+          displayName
+          email
+        }
+      }
+    }
     conversation(id: $id) {
       id
       title
       remember
       legacyId
       messageCount
+      startedBy
+      readableUntilTurn
+      participants {
+        userId
+        joinedAt
+        leftAt
+      }
       messages(last: 100) {
         nodes {
           id
           role
+          authorId
           content
           turnIndex
           occurredAt
@@ -111,8 +134,11 @@ export function ConversationPage() {
   const { legacyId, conversationId } = useParams<{ legacyId: string; conversationId: string }>();
   const [{ data, error }, refetch] = useQuery({
     query: ConversationMessages,
-    variables: { id: conversationId },
+    variables: { id: conversationId, legacyId },
   });
+  const conversation = data?.conversation;
+  // One who left reads what was said until then: no sending, no switch, no live events.
+  const taking = conversation ? conversation.readableUntilTurn == null : false;
   const [remembered, setRemember] = useMutation(SetRemember);
   const [sent, send] = useMutation(SendMessage);
   const [draft, setDraft] = useState('');
@@ -129,7 +155,7 @@ export function ConversationPage() {
     }));
     return event;
   }, []);
-  useSubscription({ query: ReplyDelta, variables: { conversationId } }, onDelta);
+  useSubscription({ query: ReplyDelta, variables: { conversationId }, pause: !taking }, onDelta);
 
   const onTurn = useCallback(
     (_prev: unknown, event: TurnAddedSubscription) => {
@@ -139,7 +165,7 @@ export function ConversationPage() {
     },
     [refetch],
   );
-  useSubscription({ query: TurnAdded, variables: { conversationId } }, onTurn);
+  useSubscription({ query: TurnAdded, variables: { conversationId }, pause: !taking }, onTurn);
 
   const turns = data?.conversation.messages.nodes ?? [];
   // A block body: recent Chromium returns a promise from scrollIntoView, which React would
@@ -161,7 +187,9 @@ export function ConversationPage() {
     refetch({ requestPolicy: 'network-only' });
   }
 
-  const conversation = data?.conversation;
+  const me = data?.me.id ?? '';
+  const members: Person[] = data?.legacy.members.map((m) => m.user) ?? [];
+  const together = (conversation?.participants.length ?? 0) > 1;
   return (
     <main id="main" className="page">
       <h1>{conversation?.title ?? 'Conversation'}</h1>
@@ -171,6 +199,22 @@ export function ConversationPage() {
       </p>
       <ErrorNote error={error} />
       {conversation && (
+        <Participants
+          conversationId={conversationId}
+          participants={conversation.participants}
+          members={members}
+          me={me}
+          startedBy={conversation.startedBy}
+          taking={taking}
+          onChanged={() => refetch({ requestPolicy: 'network-only' })}
+        />
+      )}
+      {conversation && !taking && (
+        <p className="notice">
+          You left this conversation: you read what was said while you took part, nothing after.
+        </p>
+      )}
+      {conversation && taking && (
         <label className="check switch">
           <input
             type="checkbox"
@@ -182,12 +226,24 @@ export function ConversationPage() {
           Remember things I say here {conversation.remember ? '(on)' : '(off)'}
         </label>
       )}
+      {together && taking && (
+        <p className="muted">
+          Each participant has their own switch: memories about someone come only from their own
+          turns, while theirs is on.
+        </p>
+      )}
       <ErrorNote error={remembered.error} />
 
       <section aria-label="Turns" className="chat">
         <ol className="turns">
           {turns.map((turn) => (
-            <TurnItem key={turn.id} turn={turn} legacyId={legacyId} />
+            <TurnItem
+              key={turn.id}
+              turn={turn}
+              legacyId={legacyId}
+              author={nameOf(members, turn.authorId, me)}
+              together={together}
+            />
           ))}
           {pending && !turns.some((t) => t.role === 'USER' && t.content === pending) && (
             <li className="turn user">
@@ -209,34 +265,57 @@ export function ConversationPage() {
         <div ref={end} />
       </section>
 
-      <form className="composer" onSubmit={(e) => void submit(e)}>
-        <label htmlFor="message">Your message</label>
-        <textarea
-          id="message"
-          rows={3}
-          value={draft}
-          onChange={(e) => setDraft(e.target.value)}
-          onKeyDown={(e) => {
-            if (e.key === 'Enter' && (e.ctrlKey || e.metaKey))
-              e.currentTarget.form?.requestSubmit();
-          }}
-        />
-        <button type="submit" className="primary" disabled={sent.fetching || !draft.trim()}>
-          {sent.fetching ? 'Sending…' : 'Send'}
-        </button>
-      </form>
+      {taking && (
+        <form className="composer" onSubmit={(e) => void submit(e)}>
+          <label htmlFor="message">Your message</label>
+          <textarea
+            id="message"
+            rows={3}
+            value={draft}
+            onChange={(e) => setDraft(e.target.value)}
+            onKeyDown={(e) => {
+              if (e.key === 'Enter' && (e.ctrlKey || e.metaKey))
+                e.currentTarget.form?.requestSubmit();
+            }}
+          />
+          <button type="submit" className="primary" disabled={sent.fetching || !draft.trim()}>
+            {sent.fetching ? 'Sending…' : 'Send'}
+          </button>
+        </form>
+      )}
       <ErrorNote error={sent.error} />
     </main>
   );
 }
 
-function TurnItem({ turn, legacyId }: { turn: Turn; legacyId: string }) {
+/**
+ * One turn, with who said it: a participant, or the agent and (in a together conversation) whom
+ * it answered. A reply made for another participant alone reads as the API returns it: withheld.
+ */
+function TurnItem({
+  turn,
+  legacyId,
+  author,
+  together,
+}: {
+  turn: Turn;
+  legacyId: string;
+  author: string;
+  together: boolean;
+}) {
   const user = turn.role === 'USER';
   const g = turn.generation;
+  const who = user
+    ? author
+    : together
+      ? `Agent, answering ${author === 'You' ? 'you' : author}`
+      : 'Agent';
   return (
-    <li className={`turn ${user ? 'user' : 'assistant'}${turn.isError ? ' failed' : ''}`}>
+    <li
+      className={`turn ${user ? (author === 'You' ? 'user' : 'other') : 'assistant'}${turn.isError ? ' failed' : ''}`}
+    >
       <p className="who">
-        {user ? 'You' : 'Agent'}{' '}
+        {who}{' '}
         <span className="muted">
           · {when(turn.occurredAt)}
           {turn.placeholder ? ' · notice' : ''}

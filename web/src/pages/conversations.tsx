@@ -6,6 +6,7 @@ import { ErrorNote, StatusNote } from '../components/status';
 import { graphql } from '../gql';
 import { parseConversationFile } from '../lib/conversation-file';
 import { errorMessage, when } from '../lib/format';
+import { nameOf } from '../lib/people';
 
 const ConversationList = graphql(`
   query ConversationList($legacyId: ID!) {
@@ -16,6 +17,13 @@ const ConversationList = graphql(`
     legacy(id: $legacyId) {
       id
       name
+      members {
+        user {
+          id
+          displayName
+          email
+        }
+      }
     }
     conversations(legacyId: $legacyId, first: 50) {
       nodes {
@@ -24,6 +32,12 @@ const ConversationList = graphql(`
         messageCount
         remember
         lastActivityAt
+        startedBy
+        readableUntilTurn
+        participants {
+          userId
+          leftAt
+        }
       }
     }
   }
@@ -56,12 +70,21 @@ export function ConversationsPage() {
   const [, navigate] = useLocation();
   const [title, setTitle] = useState('');
   const [remember, setRemember] = useState<boolean | null>(null);
+  const [together, setTogether] = useState<string[]>([]);
   const rememberOn = remember ?? data?.me.rememberByDefault ?? false;
+  const me = data?.me.id;
+  const people = data?.legacy.members.map((m) => m.user) ?? [];
+  const others = people.filter((p) => p.id !== me);
 
   async function submit(event: FormEvent) {
     event.preventDefault();
     const result = await start({
-      input: { legacyId, title: title.trim() || null, remember: rememberOn },
+      input: {
+        legacyId,
+        title: title.trim() || null,
+        remember: rememberOn,
+        participantIds: together.length ? together : null,
+      },
     });
     if (result.data)
       navigate(`/legacies/${legacyId}/conversations/${result.data.startConversation.id}`);
@@ -86,6 +109,29 @@ export function ConversationsPage() {
             />
             Remember things I say in it
           </label>
+          {others.length > 0 && (
+            <fieldset className="choices">
+              <legend>Talk together with (optional)</legend>
+              {others.map((p) => (
+                <label key={p.id} className="check">
+                  <input
+                    type="checkbox"
+                    checked={together.includes(p.id)}
+                    onChange={(e) =>
+                      setTogether((ids) =>
+                        e.target.checked ? [...ids, p.id] : ids.filter((id) => id !== p.id),
+                      )
+                    }
+                  />
+                  {nameOf(people, p.id)}
+                </label>
+              ))}
+              <p className="muted">
+                Everyone in it reads every turn and every reply; each has their own remember switch,
+                off until they turn it on.
+              </p>
+            </fieldset>
+          )}
           <ErrorNote error={started.error} />
           <button type="submit" className="primary">
             Start
@@ -103,6 +149,12 @@ export function ConversationsPage() {
                 {c.title ?? 'Untitled conversation'}
               </Link>
               <span className="muted">
+                {c.participants.length > 1 &&
+                  `with ${c.participants
+                    .filter((p) => p.userId !== me)
+                    .map((p) => nameOf(people, p.userId, me))
+                    .join(', ')} · `}
+                {c.readableUntilTurn != null && 'you left · '}
                 {c.messageCount} turns · {c.remember ? 'remembering' : 'not remembering'} ·{' '}
                 {when(c.lastActivityAt)}
               </span>

@@ -1,0 +1,13 @@
+/** A member as the API returns them (`legacy.members { user { ... } }`). */
+export interface Person {
+  id: string;
+  displayName?: string | null;
+  email?: string | null;
+}
+
+/** How the console names someone: "You", their name, their email, or "a former member". */
+export function nameOf(people: readonly Person[], id: string, me?: string): string {
+  if (id === me) return 'You';
+  const person = people.find((p) => p.id === id);
+  return person ? (person.displayName ?? person.email ?? person.id) : 'A former member';
+}
