@@ -43,10 +43,10 @@ export const storiesVariables = defineVariables({
     default: '200',
     parse: integer(1, 100_000),
   },
-  LEGACY_STORAGE_MAX_BYTES: {
+  MEMBER_STORAGE_MAX_BYTES: {
     description:
-      'Bytes of stories and documents (their original files) one legacy may hold: 2 GB by default.',
-    default: '2147483648',
+      "Bytes of stories and documents (their original files) one member may keep in one legacy, private and shared: 1 GB by default. Only their own count, so what they are told never depends on another member's private files.",
+    default: '1073741824',
     parse: integer(1024 * 1024, 1024 * 1024 * 1024 * 1024),
   },
   STORY_MAX_CHARS: {

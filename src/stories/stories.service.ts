@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import {
   Connection,
   decodeCursor,
@@ -92,21 +92,32 @@ export class StoriesService {
   ) {}
 
   /**
-   * Before an upload is read: the uploader is a member, and the legacy has room for a file of
-   * the size the request declares (it is checked again, exactly, when the file is stored).
+   * Before an upload is read: the uploader is a member. Room is not checked here: the request
+   * declares only its size, and it is checked exactly when the file is stored.
    */
-  async assertMayUpload(user: UserEntity, legacyId: string, declaredBytes: number): Promise<void> {
+  async assertMayUpload(user: UserEntity, legacyId: string): Promise<void> {
     await this.legacies.requireMember(user.id, legacyId);
-    if (declaredBytes > 0) this.assertRoom(await this.repo.storageUsed(legacyId), declaredBytes);
   }
 
-  private assertRoom(used: number, bytes: number): void {
-    const max = this.config.env.LEGACY_STORAGE_MAX_BYTES;
+  /**
+   * Whether the author has room for `bytes` more in the legacy (MEMBER_STORAGE_MAX_BYTES). Only
+   * their own stories count: the answer never depends on what another member keeps privately.
+   */
+  private async assertRoom(
+    m: EntityManager,
+    user: UserEntity,
+    legacyId: string,
+    bytes: number,
+    replacing: string | null = null,
+  ): Promise<void> {
+    // One writer per member and legacy at a time: the sum then the write stay within the limit.
+    await this.quotas.serialize(m, `stories:storage:${legacyId}:${user.id}`);
+    const used = await this.repo.storageUsed(m, legacyId, user.id, replacing);
+    const max = this.config.env.MEMBER_STORAGE_MAX_BYTES;
     if (used + bytes <= max) return;
     throw new StoryException(
       StoryErrorCode.STORAGE_FULL,
-      // How much is used is not said: other members' private stories count in it.
-      `This legacy's stories and documents leave no room for ${formatMb(bytes)} more of the ${formatMb(max)} it may hold: delete some of yours, or ask an admin.`,
+      `Your stories and documents in this legacy take ${formatMb(used)} of the ${formatMb(max)} each member may keep: ${formatMb(bytes)} more does not fit. Delete some of yours first.`,
       'file',
     );
   }
@@ -198,9 +209,7 @@ export class StoriesService {
         windowMs: 24 * 60 * 60 * 1000,
         message: `At most ${this.config.env.STORIES_PER_DAY} stories and documents can be added a day.`,
       });
-      // One writer per legacy at a time: the sum then the insert stay within the limit.
-      await this.quotas.serialize(m, `stories:storage:${legacyId}`);
-      this.assertRoom(await this.repo.storageUsed(legacyId, m), story.file.bytes.byteLength);
+      await this.assertRoom(m, user, legacyId, story.file.bytes.byteLength);
       const row = await this.repo.insert(m, {
         legacyId,
         authorId: user.id,
@@ -301,13 +310,17 @@ export class StoriesService {
       // The same text again changes nothing: its passages, vectors and facts stay.
       const rewritten =
         content !== undefined && before?.pages[0]?.text !== content ? content : null;
+      const file = rewritten !== null ? new TextEncoder().encode(rewritten) : null;
+      // The new text's file takes the old one's place in its author's room.
+      if (file) await this.assertRoom(m, user, story.legacyId, file.byteLength, story.id);
       await this.repo.update(m, story.id, {
         title,
         occurredAt: input.occurredAt,
         pages: rewritten !== null ? [{ number: 1, text: rewritten }] : undefined,
+        sizeBytes: file?.byteLength,
       });
-      if (rewritten !== null) {
-        await this.repo.saveFile(m, story.id, new TextEncoder().encode(rewritten));
+      if (file) {
+        await this.repo.saveFile(m, story.id, file);
         // A new text: the old chunks and vectors go (with the facts read only from them), the
         // index job makes new ones.
         const finish = await this.factEvents.watchSource(m, { storyId: story.id }, user.id);

@@ -8,7 +8,7 @@ export enum StoryErrorCode {
   UNREADABLE_DOCUMENT = 'UNREADABLE_DOCUMENT',
   NOT_EDITABLE = 'NOT_EDITABLE',
   NOT_READY = 'NOT_READY',
-  /** The legacy holds LEGACY_STORAGE_MAX_BYTES of stories and documents already. */
+  /** The member keeps MEMBER_STORAGE_MAX_BYTES of stories and documents in the legacy already. */
   STORAGE_FULL = 'STORAGE_FULL',
 }
 

@@ -83,11 +83,20 @@ export class StoryRepository {
     return revive(rows[0]);
   }
 
-  /** Bytes of the legacy's stories and documents (their original files). */
-  async storageUsed(legacyId: string, manager?: EntityManager): Promise<number> {
-    const rows: { bytes: string }[] = await this.m(manager).query(
-      `SELECT coalesce(sum(size_bytes), 0)::bigint AS bytes FROM stories WHERE legacy_id = $1`,
-      [legacyId],
+  /**
+   * Bytes of one author's stories and documents in a legacy (their original files), leaving out
+   * `exceptId` (a story whose file is being replaced).
+   */
+  async storageUsed(
+    manager: EntityManager,
+    legacyId: string,
+    authorId: string,
+    exceptId: string | null = null,
+  ): Promise<number> {
+    const rows: { bytes: string }[] = await manager.query(
+      `SELECT coalesce(sum(size_bytes), 0)::bigint AS bytes FROM stories
+        WHERE legacy_id = $1 AND author_id = $2 AND ($3::uuid IS NULL OR id <> $3::uuid)`,
+      [legacyId, authorId, exceptId],
     );
     return Number(rows[0]?.bytes ?? 0);
   }
@@ -214,12 +223,13 @@ export class StoryRepository {
   async update(
     manager: EntityManager,
     id: string,
-    changes: { title?: string; pages?: StoryPage[]; occurredAt?: Date | null },
+    changes: { title?: string; pages?: StoryPage[]; occurredAt?: Date | null; sizeBytes?: number },
   ): Promise<void> {
     const p = new SqlParams(id);
     const sets = [`updated_at = date_trunc('milliseconds', clock_timestamp())`];
     if (changes.title !== undefined) sets.push(`title = ${p.add(changes.title)}`);
     if (changes.occurredAt !== undefined) sets.push(`occurred_at = ${p.add(changes.occurredAt)}`);
+    if (changes.sizeBytes !== undefined) sets.push(`size_bytes = ${p.add(changes.sizeBytes)}`);
     if (changes.pages !== undefined) {
       sets.push(`pages = ${p.add(JSON.stringify(changes.pages))}`);
       sets.push(`page_count = ${p.add(changes.pages.length)}`);

@@ -1,5 +1,6 @@
 import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
 import PDFDocument from 'pdfkit';
+import { request as httpRequest } from 'node:http';
 import { DataSource } from 'typeorm';
 import { JobsService } from '../../src/jobs/jobs.service.js';
 import { joinLegacy } from '../support/membership.js';
@@ -127,7 +128,7 @@ describe('stories and documents', () => {
       JOBS_WORKER: 'false',
       JOBS_SCHEDULER: 'false',
       DOCUMENT_MAX_BYTES: String(400 * 1024),
-      LEGACY_STORAGE_MAX_BYTES: String(1024 * 1024),
+      MEMBER_STORAGE_MAX_BYTES: String(1024 * 1024),
     });
     ds = t.app.get(DataSource);
     jobs = t.app.get(JobsService);
@@ -401,7 +402,42 @@ describe('stories and documents', () => {
     );
   });
 
-  it('refuses a non-member before reading the file, and a file the legacy has no room for', async () => {
+  /** A request that declares `length` bytes and sends none: answered before any is read. */
+  function declareOnly(as: TestUser, length: number, legacy = legacyId) {
+    return new Promise<{ status: number; body: Record<string, unknown> }>((resolve, reject) => {
+      const req = httpRequest(`${base}/legacies/${legacy}/documents`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${as.token}`,
+          'content-type': 'multipart/form-data; boundary=x',
+          'content-length': String(length),
+        },
+      });
+      const timer = setTimeout(() => {
+        req.destroy();
+        resolve({ status: 0, body: {} });
+      }, 2000);
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (part: Buffer) => (text += part.toString()));
+        res.on('end', () => {
+          clearTimeout(timer);
+          req.destroy();
+          resolve({
+            status: res.statusCode ?? 0,
+            body: JSON.parse(text) as Record<string, unknown>,
+          });
+        });
+      });
+      req.on('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+      req.flushHeaders();
+    });
+  }
+
+  it('refuses a non-member, and a body declared larger than a file may be, before reading it', async () => {
     const outsider = await t.user('stories-outsider-2');
     // Over DOCUMENT_MAX_BYTES: had multer read it first, the answer would be 413.
     const big = new Uint8Array(600 * 1024).fill(0x61);
@@ -409,39 +445,77 @@ describe('stories and documents', () => {
     expect(refused.status).toBe(404);
     expect(refused.body).toMatchObject({ errors: [{ extensions: { code: 'NOT_FOUND' } }] });
     expect((await upload(author, big, 'big.txt')).status).toBe(413);
+    // Declared, not sent: the answer comes before a byte is read, and names only the file limit.
+    const declared = await declareOnly(author, 10 * 1024 * 1024);
+    expect(declared.status).toBe(413);
+    expect(declared.body).toMatchObject({
+      errors: [{ extensions: { code: 'BAD_USER_INPUT', reason: 'TOO_LARGE' } }],
+    });
+    expect((await declareOnly(outsider, 10 * 1024 * 1024)).status).toBe(404);
+    // Within the file limit, a declared size is no question about room: nothing answers it
+    // until the file itself arrives.
+    expect((await declareOnly(author, 390 * 1024)).status).toBe(0);
+  });
 
-    const before = await ds.query(`SELECT count(*)::int AS n FROM stories`);
-    const [{ used }] = await ds.query<{ used: number }[]>(
-      `SELECT coalesce(sum(size_bytes), 0)::int AS used FROM stories WHERE legacy_id = $1`,
-      [legacyId],
+  it('tells a member about their own room only: never about what another keeps privately', async () => {
+    const { createLegacy } = await ok<{ createLegacy: { id: string } }>(
+      'mutation { createLegacy(input: { name: "Room" }) { id } }',
+      {},
+      author,
     );
-    // Fits DOCUMENT_MAX_BYTES, not what is left of LEGACY_STORAGE_MAX_BYTES (1 MB).
-    const room = 1024 * 1024 - used;
-    const pieces = Math.ceil((room + 1) / (380 * 1024));
-    const results = [];
-    for (let i = 0; i < pieces + 1; i++) {
-      results.push(
-        await upload(author, new Uint8Array(380 * 1024).fill(0x62 + i), `part-${i}.txt`),
-      );
-    }
-    const full = results.find((r) => r.status !== 201)!;
+    const room = createLegacy.id;
+    await joinLegacy(t, author, room, other);
+    const mine: string[] = [];
+    const theirs: string[] = [];
+    const add = async (as: TestUser, kib: number, fill: number, into: string[]) => {
+      const res = await upload(as, new Uint8Array(kib * 1024).fill(fill), 'part.txt', {}, room);
+      if (res.status === 201) into.push(res.body.id as string);
+      return res;
+    };
+    // The other member keeps 761 KB privately, and a 1,234-byte file.
+    await add(other, 380, 0x61, theirs);
+    await add(other, 380, 0x62, theirs);
+    const small = await upload(other, new Uint8Array(1234).fill(0x63), 'small.txt', {}, room);
+    expect(small.status).toBe(201);
+
+    // The author's own 1 MB is theirs whatever the other member keeps.
+    expect((await add(author, 300, 0x64, mine)).status).toBe(201);
+    expect((await add(author, 380, 0x65, mine)).status).toBe(201);
+    const full = await add(author, 380, 0x66, mine);
     expect(full.status).toBe(400);
     expect(full.body).toMatchObject({
       errors: [{ extensions: { code: 'BAD_USER_INPUT', reason: 'STORAGE_FULL', field: 'file' } }],
     });
-    expect(JSON.stringify(full.body)).toMatch(/of the 1 MB it may hold/);
-    // Not how much the legacy's stories take: other members' private ones count in it.
-    expect(JSON.stringify(full.body)).not.toMatch(/take \d/);
-    const [{ after }] = await ds.query<{ after: number }[]>(
-      `SELECT coalesce(sum(size_bytes), 0)::int AS after FROM stories WHERE legacy_id = $1`,
-      [legacyId],
+    expect(JSON.stringify(full.body)).toMatch(/take 0\.7 MB of the 1 MB each member may keep/);
+    // The same answer once the other member's small private file is gone.
+    await ok('mutation($id: ID!) { deleteStory(id: $id) }', { id: small.body.id }, other);
+    expect(await add(author, 380, 0x66, mine)).toEqual(full);
+
+    // A story rewritten in the app counts at its new size.
+    const { addStory } = await ok<{ addStory: { id: string; sizeBytes: number } }>(
+      'mutation($l: ID!) { addStory(input: { legacyId: $l, title: "Notes", content: "Short." }) { id sizeBytes } }',
+      { l: room },
+      author,
     );
-    expect(after).toBeLessThanOrEqual(1024 * 1024);
-    // Room again once they go.
-    for (const r of results.filter((r) => r.status === 201)) {
-      await ok('mutation($id: ID!) { deleteStory(id: $id) }', { id: r.body.id }, author);
-    }
-    expect(await ds.query(`SELECT count(*)::int AS n FROM stories`)).toEqual(before);
+    mine.push(addStory.id);
+    const rewrite = (content: string) =>
+      t.gql<{ updateStory: { sizeBytes: number } }>(
+        'mutation($id: ID!, $c: String!) { updateStory(input: { id: $id, content: $c }) { sizeBytes } }',
+        { id: addStory.id, c: content },
+        author,
+      );
+    const longer = await rewrite('Longer. '.repeat(50_000));
+    expect(longer.errors![0].extensions).toMatchObject({ reason: 'STORAGE_FULL' });
+    const [{ size }] = await ds.query<{ size: number }[]>(
+      `SELECT size_bytes AS size FROM stories WHERE id = $1`,
+      [addStory.id],
+    );
+    expect(size).toBe(6);
+    expect((await rewrite('A little longer.')).data?.updateStory.sizeBytes).toBe(16);
+
+    for (const id of mine) await ok('mutation($id: ID!) { deleteStory(id: $id) }', { id }, author);
+    for (const id of theirs) await ok('mutation($id: ID!) { deleteStory(id: $id) }', { id }, other);
+    await ok('mutation($l: ID!) { deleteLegacy(id: $l) }', { l: room }, author);
   });
 
   it('answers a malformed form field with the field named', async () => {
