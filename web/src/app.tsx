@@ -1,4 +1,12 @@
-import { useCallback, useEffect, useMemo, useState } from 'react';
+import {
+  lazy,
+  Suspense,
+  useCallback,
+  useEffect,
+  useMemo,
+  useState,
+  type ComponentType,
+} from 'react';
 import { Provider } from 'urql';
 import { Link, Redirect, Route, Router, Switch, useLocation } from 'wouter';
 import { createApiClient } from './lib/client';
@@ -12,15 +20,22 @@ import {
   type SessionKind,
 } from './lib/session';
 import type { ConsoleSettings } from './lib/settings';
-import { ConversationPage } from './pages/conversation';
-import { ConversationsPage } from './pages/conversations';
-import { FactPage } from './pages/fact';
-import { FactsPage } from './pages/facts';
-import { HomePage } from './pages/home';
-import { LegacyPage } from './pages/legacy';
-import { MemoriesPage } from './pages/memories';
-import { RecallPage } from './pages/recall';
 import { SignInPage, SignedInPage } from './pages/sign-in';
+
+/** A page loaded when first shown: each route's code (and what only it uses) is a chunk of its own. */
+function page<K extends string>(load: () => Promise<Record<K, ComponentType>>, name: K) {
+  return lazy(() => load().then((module) => ({ default: module[name] })));
+}
+
+const HomePage = page(() => import('./pages/home'), 'HomePage');
+const LegacyPage = page(() => import('./pages/legacy'), 'LegacyPage');
+const FactsPage = page(() => import('./pages/facts'), 'FactsPage');
+const FactPage = page(() => import('./pages/fact'), 'FactPage');
+const ConversationsPage = page(() => import('./pages/conversations'), 'ConversationsPage');
+const ConversationPage = page(() => import('./pages/conversation'), 'ConversationPage');
+const RecallPage = page(() => import('./pages/recall'), 'RecallPage');
+const MemoriesPage = page(() => import('./pages/memories'), 'MemoriesPage');
+const ProfilePage = page(() => import('./pages/profile'), 'ProfilePage');
 
 function initialSession(): { session: Session | null; notice: string | null } {
   const session = readSession();
@@ -83,33 +98,42 @@ export function App({ settings }: { settings: ConsoleSettings }) {
       {api && session ? (
         <Provider value={api.client}>
           <Shell session={session} onSignOut={() => signOut(null)}>
-            <Switch>
-              <Route path="/" component={HomePage} />
-              <Route path="/legacies/:legacyId" component={LegacyPage} />
-              <Route path="/legacies/:legacyId/facts" component={FactsPage} />
-              <Route path="/legacies/:legacyId/facts/:factId" component={FactPage} />
-              <Route path="/legacies/:legacyId/conversations" component={ConversationsPage} />
-              <Route
-                path="/legacies/:legacyId/conversations/:conversationId"
-                component={ConversationPage}
-              />
-              <Route path="/legacies/:legacyId/recall" component={RecallPage} />
-              <Route path="/memories" component={MemoriesPage} />
-              <Route path="/sign-in">
-                <Redirect to="/" replace />
-              </Route>
-              <Route path="/signed-in">
-                <Redirect to="/" replace />
-              </Route>
-              <Route>
+            <Suspense
+              fallback={
                 <main id="main" className="page">
-                  <h1>Page not found</h1>
-                  <p>
-                    <Link href="/">Back to your legacies</Link>
-                  </p>
+                  <p role="status">Loading…</p>
                 </main>
-              </Route>
-            </Switch>
+              }
+            >
+              <Switch>
+                <Route path="/" component={HomePage} />
+                <Route path="/legacies/:legacyId" component={LegacyPage} />
+                <Route path="/legacies/:legacyId/facts" component={FactsPage} />
+                <Route path="/legacies/:legacyId/facts/:factId" component={FactPage} />
+                <Route path="/legacies/:legacyId/conversations" component={ConversationsPage} />
+                <Route
+                  path="/legacies/:legacyId/conversations/:conversationId"
+                  component={ConversationPage}
+                />
+                <Route path="/legacies/:legacyId/recall" component={RecallPage} />
+                <Route path="/memories" component={MemoriesPage} />
+                <Route path="/profile" component={ProfilePage} />
+                <Route path="/sign-in">
+                  <Redirect to="/" replace />
+                </Route>
+                <Route path="/signed-in">
+                  <Redirect to="/" replace />
+                </Route>
+                <Route>
+                  <main id="main" className="page">
+                    <h1>Page not found</h1>
+                    <p>
+                      <Link href="/">Back to your legacies</Link>
+                    </p>
+                  </main>
+                </Route>
+              </Switch>
+            </Suspense>
           </Shell>
         </Provider>
       ) : (
@@ -158,6 +182,9 @@ function Shell({
           </Link>
           <Link href="/memories" aria-current={current('/memories')}>
             Memories
+          </Link>
+          <Link href="/profile" aria-current={current('/profile')}>
+            Profile
           </Link>
         </nav>
         {session.kind === 'development' && (
