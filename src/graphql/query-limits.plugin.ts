@@ -5,6 +5,7 @@ import {
   GraphQLError,
   Kind,
   OperationDefinitionNode,
+  OperationTypeNode,
   SelectionSetNode,
   ValueNode,
 } from 'graphql';
@@ -207,7 +208,14 @@ export function queryLimitsPlugin(limits: QueryLimits): ApolloServerPlugin {
   return {
     async requestDidStart() {
       return {
-        async didResolveOperation({ document, request }) {
+        async didResolveOperation({ document, request, operation }) {
+          // Apollo would execute a subscription as a query, its resolver without a stream.
+          if (operation?.operation === OperationTypeNode.SUBSCRIPTION) {
+            throw refusal(
+              'Subscriptions are served over WebSocket (graphql-ws on /graphql), not over HTTP.',
+              'SUBSCRIPTION_OVER_HTTP',
+            );
+          }
           const refused = checkOperation(
             document as DocumentNode,
             request.operationName,

@@ -218,7 +218,7 @@ describe('Fuzzing every operation (HTTP and WebSocket)', () => {
     'answers malformed HTTP requests cleanly (%s)',
     async (_label, who) => {
       const found: string[] = [];
-      for (const c of all.filter((x) => x.kind !== 'subscription')) {
+      for (const c of all) {
         const token = who()?.token;
         const res = await fetch(t.url, {
           method: 'POST',
@@ -237,6 +237,14 @@ describe('Fuzzing every operation (HTTP and WebSocket)', () => {
             found.push(`${c.field}: ${text.slice(0, 120)}`);
         }
         found.push(...problems(c.field, body, res.status));
+        // Subscriptions belong on graphql-ws: over HTTP they are refused before they run.
+        const first = body?.errors?.[0]?.extensions;
+        if (
+          c.kind === 'subscription' &&
+          (first?.code !== 'BAD_USER_INPUT' || first?.reason !== 'SUBSCRIPTION_OVER_HTTP')
+        ) {
+          found.push(`${c.field} over HTTP: ${String(first?.code)} ${String(first?.reason)}`);
+        }
       }
       expect(found).toEqual([]);
     },
