@@ -1,28 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-/** The columns the log's guard has kept since Foundation: what was said, where and when. */
-export const FOUNDATION_COLUMNS = [
-  'content',
-  'role',
-  'turn_index',
-  'conversation_id',
-  'created_at',
-  'occurred_at',
-];
-
-/** The log's guard: an UPDATE that changes any of `columns` is refused. */
-export function messagesGuard(columns: string[]): string {
-  const changed = columns.map((c) => `NEW.${c} IS DISTINCT FROM OLD.${c}`).join('\n          OR ');
-  return `
-      CREATE OR REPLACE FUNCTION messages_forbid_rewrite() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF ${changed} THEN
-          RAISE EXCEPTION 'messages are immutable';
-        END IF;
-        RETURN NEW;
-      END $$`;
-}
-
 /**
  * Turns with no content of the conversation (the offline notice when no language model is
  * configured, the notice of a failed reply) stay in the log, marked, and out of everything
@@ -41,11 +18,36 @@ export class PlaceholderTurns1764100100000 implements MigrationInterface {
       DELETE FROM message_segments s USING messages m
        WHERE s.message_id = m.id AND m.placeholder`);
     // How a turn was written is part of the immutable log, like its content.
-    await q.query(messagesGuard([...FOUNDATION_COLUMNS, 'placeholder']));
+    await q.query(`
+      CREATE OR REPLACE FUNCTION messages_forbid_rewrite() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.content IS DISTINCT FROM OLD.content
+          OR NEW.role IS DISTINCT FROM OLD.role
+          OR NEW.turn_index IS DISTINCT FROM OLD.turn_index
+          OR NEW.conversation_id IS DISTINCT FROM OLD.conversation_id
+          OR NEW.created_at IS DISTINCT FROM OLD.created_at
+          OR NEW.occurred_at IS DISTINCT FROM OLD.occurred_at
+          OR NEW.placeholder IS DISTINCT FROM OLD.placeholder THEN
+          RAISE EXCEPTION 'messages are immutable';
+        END IF;
+        RETURN NEW;
+      END $$`);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(messagesGuard(FOUNDATION_COLUMNS));
+    await q.query(`
+      CREATE OR REPLACE FUNCTION messages_forbid_rewrite() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.content IS DISTINCT FROM OLD.content
+          OR NEW.role IS DISTINCT FROM OLD.role
+          OR NEW.turn_index IS DISTINCT FROM OLD.turn_index
+          OR NEW.conversation_id IS DISTINCT FROM OLD.conversation_id
+          OR NEW.created_at IS DISTINCT FROM OLD.created_at
+          OR NEW.occurred_at IS DISTINCT FROM OLD.occurred_at THEN
+          RAISE EXCEPTION 'messages are immutable';
+        END IF;
+        RETURN NEW;
+      END $$`);
     await q.query(`ALTER TABLE messages DROP COLUMN placeholder`);
   }
 }

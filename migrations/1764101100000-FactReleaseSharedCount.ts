@@ -10,41 +10,12 @@ export class FactReleaseSharedCount1764101100000 implements MigrationInterface {
   name = 'FactReleaseSharedCount1764101100000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(
-      releaseFunction('shared_mention_count', 'The fact that superseded it was removed.'),
-    );
     await q.query(`
-      UPDATE fact_history h SET shared_mention_count = f.shared_mention_count
-        FROM facts f
-       WHERE f.id = h.fact_id AND h.action = 'RESTORED' AND h.shared_mention_count = 0
-         AND f.shared_mention_count > 0`);
-  }
-
-  async down(q: QueryRunner): Promise<void> {
-    await q.query(
-      releaseFunction(
-        '0',
-        'The fact that superseded it was removed with the story or conversation it came from.',
-      ),
-    );
-  }
-}
-
-/**
- * The trigger function; `sharedCount` is the SQL the entry's shared mention count takes, and
- * `familySees` (FactFamilyView) whether the release also moves what the family sees changed.
- */
-export function releaseFunction(sharedCount: string, detail: string, familySees = false): string {
-  const family = familySees
-    ? `, shared_updated_at = CASE WHEN OLD.visibility = 'SHARED' AND OLD.status <> 'DELETED'
-                                THEN now() ELSE f.shared_updated_at END`
-    : '';
-  return `
     CREATE OR REPLACE FUNCTION facts_release_superseded() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       WITH released AS (
         UPDATE facts f
-           SET status = 'ACTIVE', valid_to = NULL, superseded_by = NULL, updated_at = now()${family}
+           SET status = 'ACTIVE', valid_to = NULL, superseded_by = NULL, updated_at = now()
          WHERE f.superseded_by = OLD.id AND f.status = 'SUPERSEDED'
            AND NOT EXISTS (SELECT 1 FROM facts a
                             WHERE a.legacy_id = f.legacy_id AND a.author_id = f.author_id
@@ -56,9 +27,40 @@ export function releaseFunction(sharedCount: string, detail: string, familySees 
              -- The family never saw a supersession by a fact they could not see: nor its end.
              CASE WHEN OLD.visibility = 'SHARED' AND OLD.status <> 'DELETED'
                   THEN visibility ELSE 'PRIVATE' END,
-             status, mention_count, ${sharedCount}, '${detail}'
+             status, mention_count, shared_mention_count, 'The fact that superseded it was removed.'
         FROM released;
       UPDATE facts SET superseded_by = NULL, updated_at = now() WHERE superseded_by = OLD.id;
       RETURN OLD;
-    END $$`;
+    END $$`);
+    await q.query(`
+      UPDATE fact_history h SET shared_mention_count = f.shared_mention_count
+        FROM facts f
+       WHERE f.id = h.fact_id AND h.action = 'RESTORED' AND h.shared_mention_count = 0
+         AND f.shared_mention_count > 0`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`
+    CREATE OR REPLACE FUNCTION facts_release_superseded() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      WITH released AS (
+        UPDATE facts f
+           SET status = 'ACTIVE', valid_to = NULL, superseded_by = NULL, updated_at = now()
+         WHERE f.superseded_by = OLD.id AND f.status = 'SUPERSEDED'
+           AND NOT EXISTS (SELECT 1 FROM facts a
+                            WHERE a.legacy_id = f.legacy_id AND a.author_id = f.author_id
+                              AND a.normalized = f.normalized AND a.status = 'ACTIVE')
+        RETURNING f.*)
+      INSERT INTO fact_history (fact_id, action, content, category, visibility, status,
+                                mention_count, shared_mention_count, detail)
+      SELECT id, 'RESTORED', content, category,
+             -- The family never saw a supersession by a fact they could not see: nor its end.
+             CASE WHEN OLD.visibility = 'SHARED' AND OLD.status <> 'DELETED'
+                  THEN visibility ELSE 'PRIVATE' END,
+             status, mention_count, 0, 'The fact that superseded it was removed with the story or conversation it came from.'
+        FROM released;
+      UPDATE facts SET superseded_by = NULL, updated_at = now() WHERE superseded_by = OLD.id;
+      RETURN OLD;
+    END $$`);
+  }
 }
