@@ -24,14 +24,20 @@ export function publicCodeOf(error: unknown): string {
   return typeof code === 'string' ? code : PublicErrorCode.INTERNAL_SERVER_ERROR;
 }
 
+/** graphql-js's "Did you mean ...?" suggestions: names of the schema a client did not give. */
+const SUGGESTION = / ?Did you mean [^?]*\?/g;
+
 /**
  * The one place errors become what clients see: domain exceptions keep their code, reason and
  * field; request errors keep Apollo's code; anything else is logged and reported as an
- * INTERNAL_SERVER_ERROR with no detail. Stack traces never leave the server.
+ * INTERNAL_SERVER_ERROR with no detail. Stack traces never leave the server. With
+ * `hideSchemaDetails` (introspection off) request errors suggest no names: guessing near a name
+ * and reading the suggestions would rebuild the schema introspection keeps to itself.
  */
 export function formatError(
   formatted: GraphQLFormattedError,
   error: unknown,
+  hideSchemaDetails = false,
 ): GraphQLFormattedError {
   const original = unwrapResolverError(error);
   if (original instanceof DomainException) {
@@ -50,7 +56,7 @@ export function formatError(
   const code = formatted.extensions?.code;
   if (typeof code === 'string' && APOLLO_REQUEST_CODES.has(code)) {
     return {
-      message: formatted.message,
+      message: hideSchemaDetails ? formatted.message.replace(SUGGESTION, '') : formatted.message,
       locations: formatted.locations,
       path: formatted.path,
       extensions: {

@@ -200,6 +200,7 @@ function graphqlWsOptions(
                   ? { ...e.toJSON(), extensions: { code: 'BAD_USER_INPUT' } }
                   : e.toJSON(),
                 e,
+                !limits.introspection,
               ),
             ),
           }
@@ -230,6 +231,7 @@ function graphqlWsOptions(
         formatError(
           { ...e.toJSON(), extensions: { code: 'GRAPHQL_VALIDATION_FAILED', ...e.extensions } },
           e,
+          !limits.introspection,
         ),
       ),
   };
@@ -259,7 +261,7 @@ export function graphqlOptions(
       'graphql-ws': graphqlWsOptions(limits, env.CORS_ORIGINS ?? [], metrics),
     },
     context: buildContext,
-    formatError,
+    formatError: (formatted, error) => formatError(formatted, error, !env.GRAPHQL_INTROSPECTION),
     plugins: [
       env.GRAPHQL_LANDING_PAGE
         ? ApolloServerPluginLandingPageLocalDefault({ embed: true })

@@ -106,6 +106,31 @@ describe('Operation limits over HTTP and WebSocket', () => {
     expect(http.errors).toBeDefined();
   });
 
+  it('suggests no names of the schema when introspection is off, on both transports', async () => {
+    const guesses: [string, Record<string, unknown>][] = [
+      ['{ legacie { id } }', {}],
+      ['{ legacies(frist: 1) { nodes { id } } }', {}],
+      ['{ me { displayNam } }', {}],
+      [
+        'query($v: StoryVisibility!, $l: ID!) { stories(legacyId: $l, filter: { visibility: $v }) { nodes { id } } }',
+        { v: 'SHARE', l: legacyId },
+      ],
+      [
+        'query($l: ID!) { stories(legacyId: $l, filter: { visibilty: SHARED }) { nodes { id } } }',
+        { l: legacyId },
+      ],
+    ];
+    for (const [query, variables] of guesses) {
+      for (const res of await both(query, variables)) {
+        expect(res.errors!.length).toBeGreaterThan(0);
+        for (const error of res.errors!) {
+          expect(error.message).not.toMatch(/did you mean/i);
+          expect(error.extensions?.code).toEqual(expect.any(String));
+        }
+      }
+    }
+  });
+
   it('closes a WebSocket whose message is larger than BODY_LIMIT', async () => {
     const huge = `query { me { id } } # ${'x'.repeat(100 * 1024)}`;
     const res = await overWs(t.ws(user), huge);
