@@ -17,11 +17,10 @@ import { Loaders } from './loaders.js';
 import { checkOperation, QueryLimits, queryLimitsPlugin } from './query-limits.plugin.js';
 import type { RequestContext } from './request-context.js';
 
+/** The token of `Bearer <token>`, the only form accepted on either transport. */
 function bearer(value: unknown): string | null {
   if (typeof value !== 'string') return null;
-  const match = /^\s*Bearer\s+(\S+)\s*$/i.exec(value);
-  if (match) return match[1];
-  return value.trim() === '' ? null : value.trim();
+  return /^\s*Bearer\s+(\S+)\s*$/i.exec(value)?.[1] ?? null;
 }
 
 interface WsContext {
@@ -45,7 +44,7 @@ export function buildContext(arg: { req?: IncomingMessage } & WsContext): Reques
   const header = req?.headers.authorization;
   return {
     requestId: currentRequestId() ?? randomUUID(),
-    token: typeof header === 'string' && /^\s*Bearer\s/i.test(header) ? bearer(header) : null,
+    token: bearer(header),
     loaders: new Loaders(),
     req,
     ip: req?.socket.remoteAddress,

@@ -35,11 +35,15 @@ export class UsersService {
   async fromClaims(claims: VerifiedClaims): Promise<UserEntity> {
     const existing = await this.users.findBySubject(claims.subject);
     if (existing) {
-      const emailChanged = claims.email !== null && claims.email !== existing.email;
-      if (emailChanged || claims.admin !== existing.isPlatformAdmin) {
-        const email = claims.email ?? existing.email;
-        await this.users.syncClaims(existing.id, { email, isPlatformAdmin: claims.admin });
-        return { ...existing, email, isPlatformAdmin: claims.admin };
+      // The email kept is the one the latest token vouches for: a later token that leaves it
+      // out or calls it unverified takes it away, so invitations to it are claimed only while
+      // the provider still verifies it.
+      if (claims.email !== existing.email || claims.admin !== existing.isPlatformAdmin) {
+        await this.users.syncClaims(existing.id, {
+          email: claims.email,
+          isPlatformAdmin: claims.admin,
+        });
+        return { ...existing, email: claims.email, isPlatformAdmin: claims.admin };
       }
       return existing;
     }

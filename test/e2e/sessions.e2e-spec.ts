@@ -1,3 +1,5 @@
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
 import { joinLegacy } from '../support/membership.js';
 import { SignJWT } from 'jose';
 import {
@@ -131,6 +133,94 @@ describe('sessions: tokens and subscriptions that end', () => {
       );
       expect(view.errors![0].extensions).toMatchObject({ code: 'NOT_FOUND' });
     }
+  });
+
+  it('claims an invitation only while the current token verifies the email', async () => {
+    const { createLegacy } = await ok<{ createLegacy: { id: string } }>(
+      'mutation { createLegacy(input: { name: "Frank family" }) { id } }',
+      {},
+      owner,
+    );
+    const email = 'sessions-frank@example.com';
+    const as = (claims: Record<string, unknown>) => signToken('sessions-frank', claims);
+    const verified = await as({ email, email_verified: true });
+    expect((await ok<{ me: { email: string } }>('{ me { email } }', {}, verified)).me.email).toBe(
+      email,
+    );
+    const { addLegacyMember } = await ok<{ addLegacyMember: { invitation: { id: string } } }>(
+      `mutation($input: AddLegacyMemberInput!) { addLegacyMember(input: $input) { invitation { id } } }`,
+      { input: { legacyId: createLegacy.id, email, role: 'MEMBER' } },
+      owner,
+    );
+    const invitationId = addLegacyMember.invitation.id;
+    // Later tokens for the same subject: the provider no longer vouches for the address.
+    for (const token of [
+      await as({ email, email_verified: false }),
+      await as({ email }),
+      await as({}),
+    ]) {
+      const me = await ok<{ me: { email: string | null } }>('{ me { email } }', {}, token);
+      expect(me.me.email).toBeNull();
+      const mine = await ok<{ myInvitations: unknown[] }>('{ myInvitations { id } }', {}, token);
+      expect(mine.myInvitations).toEqual([]);
+      for (const mutation of ['acceptInvitation(id: $id) { id }', 'declineInvitation(id: $id)']) {
+        const res = await t.gql(`mutation($id: ID!) { ${mutation} }`, { id: invitationId }, token);
+        expect(res.errors![0].extensions).toMatchObject({ code: 'NOT_FOUND' });
+      }
+    }
+    // Verified again: the invitation is still there to accept.
+    const again = await as({ email, email_verified: true });
+    await ok(
+      'mutation($id: ID!) { acceptInvitation(id: $id) { id } }',
+      { id: invitationId },
+      again,
+    );
+  });
+
+  it('takes a WebSocket token only as "Bearer <token>", as over HTTP', async () => {
+    const bare = await signToken('sessions-bare');
+    const res = await fetch(t.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: bare },
+      body: JSON.stringify({ query: '{ me { id } }' }),
+    });
+    expect(((await res.json()) as GqlResponse).errors![0].extensions).toMatchObject({
+      code: 'UNAUTHENTICATED',
+    });
+    for (const connectionParams of [
+      { authorization: bare },
+      { Authorization: bare },
+      { authToken: bare },
+      { authorization: `Token ${bare}` },
+    ]) {
+      const client = createClient({
+        url: t.wsUrl,
+        webSocketImpl: WebSocket,
+        connectionParams,
+        retryAttempts: 0,
+        lazy: true,
+      });
+      const sub = subscribe(client, MEMORY_CHANGED);
+      const events = await sub.waitFor(1);
+      const errors = events[0]?.errors ?? (sub.error as GqlResponse['errors']);
+      expect(errors![0].extensions).toMatchObject({ code: 'UNAUTHENTICATED' });
+      sub.unsubscribe();
+      await client.dispose();
+    }
+    // The same token as "Bearer <token>" is accepted.
+    const client = createClient({
+      url: t.wsUrl,
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${bare}` },
+      retryAttempts: 0,
+      lazy: true,
+    });
+    const sub = subscribe(client, MEMORY_CHANGED);
+    await sub.ready;
+    expect(sub.events).toEqual([]);
+    expect(sub.done).toBe(false);
+    sub.unsubscribe();
+    await client.dispose();
   });
 
   it('ends a subscription with UNAUTHENTICATED when its token expires, then completes', async () => {
