@@ -12,6 +12,7 @@ import {
 } from './fact-relations.js';
 import { FactSourceRepository, NewSource } from './fact-source.repository.js';
 import { FactVectorsService, PreparedVectors } from './fact-vectors.service.js';
+import { seenByFamily } from './fact-visibility.js';
 import { FactEntity } from './fact.entity.js';
 import { FactAction, FactCategory, FactChange, FactStatus, FactVisibility } from './fact.enums.js';
 import { FactRepository } from './fact.repository.js';
@@ -184,9 +185,7 @@ export class FactReconcilerService {
       // Superseded by a fact the family cannot see, it never stopped being in effect for them:
       // its coming back is not theirs to see either.
       const superseder = twin.supersededBy ? await this.facts.findById(twin.supersededBy, m) : null;
-      const seenByFamily =
-        superseder?.visibility === FactVisibility.SHARED &&
-        superseder.status !== FactStatus.DELETED;
+      const familySawIt = superseder !== null && seenByFamily(superseder);
       await this.facts.reactivate(m, twin.id);
       created =
         (await this.addMention(m, twin.id, incoming)) ?? (await this.facts.findById(twin.id, m))!;
@@ -195,7 +194,7 @@ export class FactReconcilerService {
         conversationId: incoming.source.conversationId,
         // The family may see it come back, never that it was said (mentions are the author's).
         detail: REVIVED_DETAIL,
-        privateEntry: !seenByFamily,
+        privateEntry: !familySawIt,
       });
       events.push(await this.events.event(m, FactChange.UPDATED, created, twin, incoming.actorId));
     } else {

@@ -47,11 +47,31 @@ export function visibilityState(fact: FactVisibilityState): FactVisibilityState 
   return { authorId: fact.authorId, visibility: fact.visibility, status: fact.status };
 }
 
+/**
+ * Whether the family (every member but its author) sees the fact: shared and not deleted. The
+ * trigger functions of fact-triggers.sql.ts test the same, in plpgsql as their migration wrote it.
+ */
+export function seenByFamily(fact: Pick<FactVisibilityState, 'visibility' | 'status'>): boolean {
+  return fact.visibility === FactVisibility.SHARED && fact.status !== FactStatus.DELETED;
+}
+
 export function canSee(fact: FactVisibilityState, viewerId: string): boolean {
-  return (
-    fact.authorId === viewerId ||
-    (fact.visibility === FactVisibility.SHARED && fact.status !== FactStatus.DELETED)
-  );
+  return fact.authorId === viewerId || seenByFamily(fact);
+}
+
+/**
+ * Whether the viewer may find the fact to restore it: they can see it, or they deleted it while
+ * it was shared (an owner or admin undoing their delete of another member's fact).
+ */
+export function canFindToRestore(
+  fact: FactVisibilityState & { deletedBy: string | null },
+  viewerId: string,
+): boolean {
+  const deletedByViewer =
+    fact.status === FactStatus.DELETED &&
+    fact.deletedBy === viewerId &&
+    fact.visibility === FactVisibility.SHARED;
+  return canSee(fact, viewerId) || deletedByViewer;
 }
 
 /**
@@ -126,9 +146,26 @@ export function historyEntryAsSeenBy(
 
 // ---- SQL ------------------------------------------------------------------------------------
 
-/** `alias` is visible to the viewer bound at `viewer` (a parameter such as `$2`). */
+/** seenByFamily over the `facts` row `alias`. */
+export function familySeesSql(alias: string): string {
+  return `(${alias}.visibility = 'SHARED' AND ${alias}.status <> 'DELETED')`;
+}
+
+/** `alias` is visible to the viewer bound at `viewer` (a parameter such as `$2`): canSee. */
 export function visibleSql(alias: string, viewer: string): string {
-  return `(${alias}.author_id = ${viewer} OR (${alias}.visibility = 'SHARED' AND ${alias}.status <> 'DELETED'))`;
+  return `(${alias}.author_id = ${viewer} OR ${familySeesSql(alias)})`;
+}
+
+/**
+ * The family's mention count once a fact's visibility is set to `visibility` (SQL): the
+ * author's count when it is shared, what they saw before otherwise.
+ */
+export function sharedCountOnVisibilitySql(
+  visibility: string,
+  authorCount: string,
+  before: string,
+): string {
+  return `CASE WHEN ${visibility} = 'SHARED' THEN ${authorCount} ELSE ${before} END`;
 }
 
 /** The fact that superseded `alias` exists and the viewer can see it. */

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { QueryVector } from '../embeddings/embedding.service.js';
 import { denseTerms, vectorText } from '../embeddings/vector-sql.js';
+import { familySeesSql, sharedCountOnVisibilitySql } from './fact-visibility.js';
 import { FactEntity } from './fact.entity.js';
 import { FactCategory, FactStatus, FactVisibility } from './fact.enums.js';
 
@@ -173,7 +174,7 @@ export class FactRepository {
                                source_range_end, source_message_ids, valid_from, valid_to,
                                superseded_by, shared_mention_count)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::uuid[], $13, $14, $15,
-               CASE WHEN $6 = 'SHARED' THEN 1 ELSE 0 END)
+               ${sharedCountOnVisibilitySql('$6', '1', '0')})
        RETURNING ${FACT_COLUMNS}`,
       [
         fact.legacyId,
@@ -219,12 +220,12 @@ export class FactRepository {
               shared_mention_count = CASE WHEN f.visibility <> 'SHARED' THEN f.shared_mention_count
                 ELSE LEAST(f.shared_mention_count + COALESCE((
                        SELECT o.shared_mention_count FROM facts o WHERE o.id = $1
-                          AND o.visibility = 'SHARED' AND o.status <> 'DELETED'), 0),
+                          AND ${familySeesSql('o')}), 0),
                      (SELECT count(*) FROM fact_sources s WHERE s.fact_id = f.id)) END,
               shared_confidence = CASE WHEN f.visibility <> 'SHARED' THEN f.shared_confidence
                 ELSE GREATEST(f.shared_confidence, COALESCE((
                        SELECT o.shared_confidence FROM facts o WHERE o.id = $1
-                          AND o.visibility = 'SHARED' AND o.status <> 'DELETED'), 0)) END,
+                          AND ${familySeesSql('o')}), 0)) END,
               confidence = GREATEST(f.confidence, (SELECT confidence FROM facts WHERE id = $1)),
               updated_at = now()
         WHERE f.id = $2 RETURNING ${FACT_COLUMNS}`,
@@ -268,8 +269,7 @@ export class FactRepository {
   ): Promise<FactEntity> {
     const result: unknown = await manager.query(
       `UPDATE facts f SET visibility = $2, updated_at = now(),
-              shared_mention_count = CASE WHEN $2 = 'SHARED' THEN f.mention_count
-                                          ELSE f.shared_mention_count END
+              shared_mention_count = ${sharedCountOnVisibilitySql('$2', 'f.mention_count', 'f.shared_mention_count')}
         WHERE f.id = $1 RETURNING ${FACT_COLUMNS}`,
       [id, visibility],
     );

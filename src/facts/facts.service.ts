@@ -17,10 +17,10 @@ import { FactHistoryRepository } from './fact-history.repository.js';
 import { normalizeFact } from './fact-relations.js';
 import { FactSourceRepository } from './fact-source.repository.js';
 import { FactVectorsService } from './fact-vectors.service.js';
-import { canSee, historyEntryAsSeenBy, listViewer } from './fact-visibility.js';
+import { canFindToRestore, canSee, historyEntryAsSeenBy, listViewer } from './fact-visibility.js';
 import { validFactContent } from './fact-writer.service.js';
 import { FactEntity, FactHistoryEntity, FactSourceEntity } from './fact.entity.js';
-import { FactAction, FactCategory, FactChange, FactStatus, FactVisibility } from './fact.enums.js';
+import { FactAction, FactCategory, FactChange, FactStatus } from './fact.enums.js';
 import { FactRepository } from './fact.repository.js';
 import { FactErrorCode, FactException } from './facts.exception.js';
 import { FactFilterSql, VisibleFactRepository } from './visible-fact.repository.js';
@@ -162,12 +162,7 @@ export class FactsService {
   /** Undoes a delete: its author, or the owner or admin who deleted it. */
   async restore(user: UserEntity, id: string): Promise<FactEntity> {
     const fact = await this.facts.findById(id);
-    // The owner or admin who deleted a shared fact may still find it, to undo their delete.
-    const deletedByMe =
-      fact?.status === FactStatus.DELETED &&
-      fact.deletedBy === user.id &&
-      fact.visibility === FactVisibility.SHARED;
-    if (!fact || !(canSee(fact, user.id) || deletedByMe)) throw FactException.notFound();
+    if (!fact || !canFindToRestore(fact, user.id)) throw FactException.notFound();
     await this.access.requireMemberOfFact(user, fact.legacyId);
     if (fact.status !== FactStatus.DELETED) return this.access.seenBy(user, fact);
     if (fact.authorId !== user.id && !(await this.access.isManager(user, fact.legacyId))) {
