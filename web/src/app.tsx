@@ -10,6 +10,7 @@ import {
 import { Provider } from 'urql';
 import { Link, Redirect, Route, Router, Switch, useLocation } from 'wouter';
 import { createApiClient } from './lib/client';
+import { RestContext, restApi } from './lib/rest';
 import { userManager } from './lib/oidc';
 import {
   clearSession,
@@ -36,6 +37,8 @@ const ConversationPage = page(() => import('./pages/conversation'), 'Conversatio
 const RecallPage = page(() => import('./pages/recall'), 'RecallPage');
 const MemoriesPage = page(() => import('./pages/memories'), 'MemoriesPage');
 const ProfilePage = page(() => import('./pages/profile'), 'ProfilePage');
+const StoriesPage = page(() => import('./pages/stories'), 'StoriesPage');
+const StoryPage = page(() => import('./pages/story'), 'StoryPage');
 
 function initialSession(): { session: Session | null; notice: string | null } {
   const session = readSession();
@@ -82,9 +85,12 @@ export function App({ settings }: { settings: ConsoleSettings }) {
   const api = useMemo(
     () =>
       session
-        ? createApiClient(settings.graphqlPath, session.token, () =>
-            signOut('The service did not accept your sign-in (expired or invalid token).'),
-          )
+        ? {
+            ...createApiClient(settings.graphqlPath, session.token, () =>
+              signOut('The service did not accept your sign-in (expired or invalid token).'),
+            ),
+            rest: restApi(settings.graphqlPath, session.token),
+          }
         : null,
     [session, settings.graphqlPath, signOut],
   );
@@ -97,44 +103,48 @@ export function App({ settings }: { settings: ConsoleSettings }) {
       </a>
       {api && session ? (
         <Provider value={api.client}>
-          <Shell session={session} onSignOut={() => signOut(null)}>
-            <Suspense
-              fallback={
-                <main id="main" className="page">
-                  <p role="status">Loading…</p>
-                </main>
-              }
-            >
-              <Switch>
-                <Route path="/" component={HomePage} />
-                <Route path="/legacies/:legacyId" component={LegacyPage} />
-                <Route path="/legacies/:legacyId/facts" component={FactsPage} />
-                <Route path="/legacies/:legacyId/facts/:factId" component={FactPage} />
-                <Route path="/legacies/:legacyId/conversations" component={ConversationsPage} />
-                <Route
-                  path="/legacies/:legacyId/conversations/:conversationId"
-                  component={ConversationPage}
-                />
-                <Route path="/legacies/:legacyId/recall" component={RecallPage} />
-                <Route path="/memories" component={MemoriesPage} />
-                <Route path="/profile" component={ProfilePage} />
-                <Route path="/sign-in">
-                  <Redirect to="/" replace />
-                </Route>
-                <Route path="/signed-in">
-                  <Redirect to="/" replace />
-                </Route>
-                <Route>
+          <RestContext.Provider value={api.rest}>
+            <Shell session={session} onSignOut={() => signOut(null)}>
+              <Suspense
+                fallback={
                   <main id="main" className="page">
-                    <h1>Page not found</h1>
-                    <p>
-                      <Link href="/">Back to your legacies</Link>
-                    </p>
+                    <p role="status">Loading…</p>
                   </main>
-                </Route>
-              </Switch>
-            </Suspense>
-          </Shell>
+                }
+              >
+                <Switch>
+                  <Route path="/" component={HomePage} />
+                  <Route path="/legacies/:legacyId" component={LegacyPage} />
+                  <Route path="/legacies/:legacyId/facts" component={FactsPage} />
+                  <Route path="/legacies/:legacyId/facts/:factId" component={FactPage} />
+                  <Route path="/legacies/:legacyId/conversations" component={ConversationsPage} />
+                  <Route
+                    path="/legacies/:legacyId/conversations/:conversationId"
+                    component={ConversationPage}
+                  />
+                  <Route path="/legacies/:legacyId/recall" component={RecallPage} />
+                  <Route path="/legacies/:legacyId/stories" component={StoriesPage} />
+                  <Route path="/legacies/:legacyId/stories/:storyId" component={StoryPage} />
+                  <Route path="/memories" component={MemoriesPage} />
+                  <Route path="/profile" component={ProfilePage} />
+                  <Route path="/sign-in">
+                    <Redirect to="/" replace />
+                  </Route>
+                  <Route path="/signed-in">
+                    <Redirect to="/" replace />
+                  </Route>
+                  <Route>
+                    <main id="main" className="page">
+                      <h1>Page not found</h1>
+                      <p>
+                        <Link href="/">Back to your legacies</Link>
+                      </p>
+                    </main>
+                  </Route>
+                </Switch>
+              </Suspense>
+            </Shell>
+          </RestContext.Provider>
         </Provider>
       ) : (
         <Switch>

@@ -8,6 +8,7 @@ export function LegacyNav({ legacyId, name }: { legacyId: string; name?: string 
     { href: base, label: 'Overview' },
     { href: `${base}/facts`, label: 'Facts' },
     { href: `${base}/conversations`, label: 'Conversations' },
+    { href: `${base}/stories`, label: 'Stories' },
     { href: `${base}/recall`, label: 'Recall' },
   ];
   return (

@@ -15,3 +15,10 @@ export function errorMessage(error: { graphQLErrors?: { message: string }[]; mes
     ? error.graphQLErrors.map((e) => e.message).join(' ')
     : error.message.replace(/^\[Network\] /, '');
 }
+
+const dateOnly = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
+
+/** A day, without the time: when a story happened, a summary's period. */
+export function day(iso: string | null | undefined): string {
+  return iso ? dateOnly.format(new Date(iso)) : '';
+}

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { useClient, useMutation } from 'urql';
-import { useParams } from 'wouter';
+import { Link, useParams } from 'wouter';
 import { LegacyNav } from '../components/legacy-nav';
 import { ErrorNote, StatusNote } from '../components/status';
 import { graphql } from '../gql';
@@ -21,6 +21,13 @@ const Recall = graphql(`
         turnRange {
           start
           end
+        }
+        story {
+          storyId
+          title
+          page
+          charStart
+          charEnd
         }
       }
     }
@@ -107,6 +114,16 @@ export function RecallPage() {
                 {item.provenance.turnRange &&
                   ` · turns ${item.provenance.turnRange.start}–${item.provenance.turnRange.end}`}
               </span>
+              {item.provenance.story && (
+                <>
+                  {' · '}
+                  <Link
+                    href={`/legacies/${legacyId}/stories/${item.provenance.story.storyId}?page=${item.provenance.story.page}&mark=${item.provenance.story.charStart}-${item.provenance.story.charEnd}`}
+                  >
+                    Open “{item.provenance.story.title}” at page {item.provenance.story.page}
+                  </Link>
+                </>
+              )}
             </span>
             {item.forgettable && (
               <button type="button" onClick={() => void forgetItem(item)}>

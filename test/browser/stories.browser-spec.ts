@@ -1,0 +1,288 @@
+import PDFDocument from 'pdfkit';
+import { readFileSync } from 'node:fs';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { JobsService } from '../../src/jobs/jobs.service.js';
+import { joinLegacy } from '../support/membership.js';
+import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
+import {
+  CONTEXT,
+  launchChromium,
+  phoneProblems,
+  screenshots,
+  seriousViolations,
+  signInWithToken,
+} from './browser.js';
+
+function makePdf(pages: string[], options: PDFKit.PDFDocumentOptions = {}): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const doc = new PDFDocument({
+      compress: true,
+      info: { Title: 'Letters from Rose' },
+      ...options,
+    });
+    const parts: Buffer[] = [];
+    doc.on('data', (part: Buffer) => parts.push(part));
+    doc.on('end', () => resolve(Buffer.concat(parts)));
+    doc.on('error', reject);
+    pages.forEach((text, i) => {
+      if (i > 0) doc.addPage();
+      doc.fontSize(12).text(text);
+    });
+    doc.end();
+  });
+}
+
+const PAGE_SEVEN =
+  'On the seventh page Rose wrote that the blue hydrangeas by the lighthouse bloomed late.';
+const PAGES = Array.from({ length: 10 }, (_, i) =>
+  i === 6
+    ? PAGE_SEVEN
+    : `Page ${i + 1}: an ordinary day of letters about weather, bread and the neighbours' cat number ${i}.`,
+);
+
+/**
+ * Stories and documents in the console: Max uploads a PDF and writes a story, Olivia (the
+ * legacy's owner) sees what he shares, live, and moderates it; each in a browser context.
+ */
+describe('Stories and documents in the console', () => {
+  let t: TestApp;
+  let jobs: JobsService;
+  let browser: Browser;
+  let base: string;
+  let olivia: TestUser;
+  let max: TestUser;
+  let oliviaContext: BrowserContext;
+  let maxContext: BrowserContext;
+  let oliviaPage: Page;
+  let maxPage: Page;
+  let legacyId: string;
+  let pdf: Buffer;
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    t = await startTestApp({ AGENT_REPLY: 'off', JOBS_WORKER: 'false', JOBS_SCHEDULER: 'false' });
+    jobs = t.app.get(JobsService);
+    base = t.url.replace('/graphql', '');
+    olivia = await t.user('stories-olivia', { email: 'olivia@example.com', name: 'Olivia' });
+    max = await t.user('stories-max', { email: 'max@example.com', name: 'Max' });
+    const created = await t.gql<{ createLegacy: { id: string } }>(
+      'mutation { createLegacy(input: { name: "Rose" }) { id } }',
+      {},
+      olivia,
+    );
+    legacyId = created.data!.createLegacy.id;
+    await joinLegacy(t, olivia, legacyId, max);
+    pdf = await makePdf(PAGES);
+
+    browser = await launchChromium();
+    oliviaContext = await browser.newContext(CONTEXT);
+    maxContext = await browser.newContext({ ...CONTEXT, acceptDownloads: true });
+    for (const context of [oliviaContext, maxContext]) {
+      context.on('weberror', (e) => pageErrors.push(e.error().stack ?? e.error().message));
+    }
+    oliviaPage = await oliviaContext.newPage();
+    maxPage = await maxContext.newPage();
+    await signInWithToken(oliviaPage, base, olivia.token);
+    await signInWithToken(maxPage, base, max.token);
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  const listed = (page: Page, title: string) =>
+    page
+      .getByRole('list', { name: 'Stories' })
+      .getByRole('listitem')
+      .filter({ has: page.getByRole('link', { name: title, exact: true }) });
+
+  it('uploads a PDF with its progress, then its indexing, and refuses a file it cannot read', async () => {
+    await maxPage.goto(`${base}/app/legacies/${legacyId}`);
+    await maxPage.getByRole('link', { name: 'Stories' }).click();
+    await maxPage.getByRole('heading', { name: 'Stories and documents about Rose' }).waitFor();
+    await maxPage.getByText('No stories match.').waitFor();
+
+    await maxPage.getByLabel('File to upload').setInputFiles({
+      name: 'letters.pdf',
+      mimeType: 'application/pdf',
+      buffer: pdf,
+    });
+    await maxPage.getByRole('button', { name: 'Upload', exact: true }).click();
+    await maxPage.getByText('Uploaded.').waitFor();
+    expect(await maxPage.getByRole('progressbar', { name: 'Upload' }).getAttribute('value')).toBe(
+      '100',
+    );
+    await maxPage.getByText('Indexing “Letters from Rose”', { exact: false }).waitFor();
+    await listed(maxPage, 'Letters from Rose').getByText('Processing').waitFor();
+    // The job indexes it; the page follows without a reload.
+    await jobs.drain();
+    await maxPage
+      .getByText(/“Letters from Rose” is ready: \d+ passages, findable in recall\./)
+      .waitFor({ timeout: 15_000 });
+    const indexing = maxPage.getByRole('progressbar', { name: 'Indexing' });
+    expect(await indexing.getAttribute('value')).toBe(await indexing.getAttribute('max'));
+    expect(await listed(maxPage, 'Letters from Rose').getByText('Processing').count()).toBe(0);
+    expect(await seriousViolations(maxPage)).toEqual([]);
+
+    // A password-protected PDF is refused with the API's reason, and nothing is stored.
+    await maxPage.getByLabel('File to upload').setInputFiles({
+      name: 'locked.pdf',
+      mimeType: 'application/pdf',
+      buffer: await makePdf(PAGES, { userPassword: 'secret' }),
+    });
+    await maxPage.getByRole('button', { name: 'Upload', exact: true }).click();
+    await maxPage
+      .getByRole('alert')
+      .filter({ hasText: /password/i })
+      .waitFor();
+    expect(await maxPage.getByRole('list', { name: 'Stories' }).getByRole('listitem').count()).toBe(
+      1,
+    );
+  }, 90_000);
+
+  it('finds the PDF through recall and opens it at its page, read page by page', async () => {
+    await maxPage.getByRole('link', { name: 'Recall' }).click();
+    await maxPage
+      .getByLabel('What do you remember about…')
+      .fill('blue hydrangeas by the lighthouse');
+    await maxPage.getByRole('button', { name: 'Recall' }).click();
+    await maxPage.getByRole('link', { name: 'Open “Letters from Rose” at page 7' }).first().click();
+    await maxPage.getByRole('heading', { name: 'Letters from Rose', level: 1 }).waitFor();
+    await maxPage.getByRole('heading', { name: 'Page 7 of 10' }).waitFor();
+    const marked = (await maxPage.locator('mark').textContent())!.replace(/\s+/g, ' ');
+    expect(marked).toContain('blue hydrangeas');
+    await maxPage.getByRole('button', { name: 'Next page' }).click();
+    await maxPage.getByRole('heading', { name: 'Page 8 of 10' }).waitFor();
+    await maxPage.getByText('Page 8: an ordinary day', { exact: false }).waitFor();
+    await maxPage.getByLabel('Go to page').fill('2');
+    await maxPage.getByRole('button', { name: 'Go', exact: true }).click();
+    await maxPage.getByRole('heading', { name: 'Page 2 of 10' }).waitFor();
+    expect(await seriousViolations(maxPage)).toEqual([]);
+
+    const [download] = await Promise.all([
+      maxPage.waitForEvent('download'),
+      maxPage.getByRole('button', { name: 'Download the original' }).click(),
+    ]);
+    expect(download.suggestedFilename()).toBe('letters.pdf');
+    expect(readFileSync(await download.path()).equals(pdf)).toBe(true);
+  }, 60_000);
+
+  it('shares the PDF with the family live, and takes it back', async () => {
+    await oliviaPage.goto(`${base}/app/legacies/${legacyId}/stories`);
+    await oliviaPage.getByText('No stories match.').waitFor();
+    await maxPage.goto(`${base}/app/legacies/${legacyId}/stories`);
+    await listed(maxPage, 'Letters from Rose')
+      .getByRole('button', { name: /^Share/ })
+      .click();
+    await maxPage.getByText('“Letters from Rose” is shared.').waitFor();
+    const seen = listed(oliviaPage, 'Letters from Rose');
+    await seen.getByText('by Max', { exact: false }).waitFor({ timeout: 10_000 });
+    await listed(maxPage, 'Letters from Rose')
+      .getByRole('button', { name: /^Take back/ })
+      .click();
+    await seen.waitFor({ state: 'detached', timeout: 10_000 });
+    await listed(maxPage, 'Letters from Rose')
+      .getByRole('button', { name: /^Share/ })
+      .click();
+    await seen.waitFor({ timeout: 10_000 });
+    expect(await seriousViolations(oliviaPage)).toEqual([]);
+  }, 60_000);
+
+  it('writes a story in Markdown, edits it, and deletes it after saying what goes', async () => {
+    await maxPage.getByLabel('Title', { exact: true }).fill('Soda bread');
+    await maxPage
+      .getByLabel('The story (text or Markdown)')
+      .fill('# Soda bread\n\nRose baked **soda bread** every Friday in the range.');
+    await maxPage.getByRole('button', { name: 'Save story' }).click();
+    await maxPage.getByText('“Soda bread” saved: it is being indexed.').waitFor();
+    await jobs.drain();
+    await listed(maxPage, 'Soda bread').getByRole('link', { name: 'Soda bread' }).click();
+    await maxPage.getByText('Rose baked **soda bread** every Friday', { exact: false }).waitFor();
+    await maxPage.getByRole('button', { name: 'Edit' }).click();
+    await maxPage.getByLabel('Title', { exact: true }).fill('Rose’s soda bread');
+    await maxPage
+      .getByLabel('The story', { exact: true })
+      .fill('Rose baked soda bread on Fridays.');
+    await maxPage.getByRole('button', { name: 'Save', exact: true }).click();
+    await maxPage.getByText('Story saved.').waitFor();
+    await maxPage.getByRole('heading', { name: 'Rose’s soda bread', level: 1 }).waitFor();
+    await maxPage.getByText('Rose baked soda bread on Fridays.').waitFor();
+
+    await maxPage.getByRole('button', { name: /^Delete/ }).click();
+    const confirm = maxPage.getByRole('alertdialog');
+    await confirm
+      .getByText(
+        'The story “Rose’s soda bread” (1 page), its file and every passage indexed from it',
+        {
+          exact: false,
+        },
+      )
+      .waitFor();
+    expect(await seriousViolations(maxPage)).toEqual([]);
+    await confirm.getByRole('button', { name: 'Delete for good' }).click();
+    await maxPage.getByRole('heading', { name: /^Stories and documents/ }).waitFor();
+    await listed(maxPage, 'Rose’s soda bread').waitFor({ state: 'detached' });
+  }, 60_000);
+
+  it('lets the owner moderate a shared story: make it private, then delete it', async () => {
+    await oliviaPage.goto(`${base}/app/legacies/${legacyId}/stories`);
+    const seen = listed(oliviaPage, 'Letters from Rose');
+    await seen.getByRole('button', { name: /^Make private/ }).click();
+    await seen.waitFor({ state: 'detached', timeout: 10_000 });
+    // Still Max's, private.
+    await listed(maxPage, 'Letters from Rose').getByText('Private').waitFor({ timeout: 10_000 });
+    await screenshots(maxContext, `${base}/app/legacies/${legacyId}/stories`, 'stories', 'Letters');
+    await screenshots(
+      maxContext,
+      `${base}/app/legacies/${legacyId}/stories/${await storyId('Letters from Rose')}?page=7`,
+      'story',
+      'Page 7 of 10',
+    );
+
+    expect(
+      await phoneProblems(
+        maxContext,
+        `${base}/app/legacies/${legacyId}/stories/${await storyId('Letters from Rose')}?page=7`,
+        'Page 7 of 10',
+      ),
+    ).toEqual([]);
+
+    await listed(maxPage, 'Letters from Rose')
+      .getByRole('button', { name: /^Share/ })
+      .click();
+    await seen.waitFor({ timeout: 10_000 });
+    await seen.getByRole('button', { name: /^Delete/ }).click();
+    await seen
+      .getByRole('alertdialog')
+      .getByText('(10 pages), its file', { exact: false })
+      .waitFor();
+    await seen.getByRole('button', { name: 'Delete for good' }).click();
+    await seen.waitFor({ state: 'detached', timeout: 10_000 });
+    await listed(maxPage, 'Letters from Rose').waitFor({ state: 'detached', timeout: 10_000 });
+    const left = await t.gql<{ stories: { nodes: unknown[] } }>(
+      'query ($l: ID!) { stories(legacyId: $l) { nodes { id } } }',
+      { l: legacyId },
+      max,
+    );
+    expect(left.data!.stories.nodes).toEqual([]);
+  }, 90_000);
+
+  async function storyId(title: string): Promise<string> {
+    const read = await t.gql<{ stories: { nodes: { id: string; title: string }[] } }>(
+      'query ($l: ID!) { stories(legacyId: $l) { nodes { id title } } }',
+      { l: legacyId },
+      max,
+    );
+    return read.data!.stories.nodes.find((s) => s.title === title)!.id;
+  }
+
+  it('works at phone width', async () => {
+    const stories = `${base}/app/legacies/${legacyId}/stories`;
+    expect(await phoneProblems(maxContext, stories, 'Write a story')).toEqual([]);
+  }, 30_000);
+
+  it('raised no uncaught error in the pages', () => {
+    expect(pageErrors).toEqual([]);
+  });
+});
