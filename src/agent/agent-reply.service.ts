@@ -36,7 +36,7 @@ export interface ReplyDelta {
   messageId: string | null;
   isError: boolean;
   /**
-   * The reply's reader, as for its stored turn (withheldFrom): a reply to a turn said alone is
+   * The reply's reader, as for its stored turn (withheld-reply.ts): a reply to a turn said alone is
    * streamed to its participant only, even to someone brought in while it streams.
    */
   userId: string;

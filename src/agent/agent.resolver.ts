@@ -11,7 +11,7 @@ import {
 } from '@nestjs/graphql';
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
-import { withheldFrom } from '../conversations/conversation-access.service.js';
+import { deltaFor, seesGeneration } from '../conversations/withheld-reply.js';
 import { MessageModel } from '../conversations/models/conversation.model.js';
 import { Loaders, RequestLoaders } from '../graphql/loaders.js';
 import type { RequestContext } from '../graphql/request-context.js';
@@ -49,8 +49,7 @@ export class MessageGenerationResolver {
     @CurrentUser() user: UserEntity,
     @RequestLoaders() loaders: Loaders,
   ) {
-    // What a reply was given (memories, private facts) is for the participant it answered.
-    if (message.userId !== user.id) return null;
+    if (!seesGeneration(message, user.id)) return null;
     const reply = await this.load(message, loaders);
     if (!reply) return null;
     return {
@@ -111,12 +110,7 @@ export class AgentResolver {
     // into a broken stream instead of an error result.
     const deltas = filterMap(
       this.bus.subscribe<ReplyDelta>(topics.conversationReplyDeltas(conversationId)),
-      // A delta that does not say whom it answers (published by an older instance during a
-      // rolling upgrade) is dropped: its turn still arrives whole, withheld or not, in messageAdded.
-      (delta) =>
-        Promise.resolve(
-          typeof delta.answeredAlone !== 'boolean' || withheldFrom(delta, user.id) ? null : delta,
-        ),
+      (delta) => Promise.resolve(deltaFor(delta, user.id)),
     );
     // A reply streams many deltas: one access check a second, and at once on a revocation.
     return boundToSession(this.bus, context, deltas, {

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { withheldFrom } from '../conversations/conversation-access.service.js';
+import { withheldFrom } from '../conversations/withheld-reply.js';
 import type { ConversationEntity } from '../conversations/conversation.entity.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';

@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { UserEntity } from '../identity/user.entity.js';
 import { LegaciesService } from '../legacies/legacies.service.js';
-import { countTokens } from '../llm/tokenizer.js';
 import { ConversationEntity } from './conversation.entity.js';
 import { ConversationErrorCode, ConversationException } from './conversation.exception.js';
 import {
@@ -16,36 +15,6 @@ export interface ConversationView extends ConversationEntity {
   viewer: ParticipantRow;
   /** Others take or took part in it: what one participant is told, all of them read. */
   together: boolean;
-}
-
-/** What another participant reads of an agent's turn made for one participant alone. */
-export const WITHHELD_REPLY =
-  'A reply written for another participant alone, before others were brought in: it is theirs to read.';
-const WITHHELD_TOKENS = countTokens(WITHHELD_REPLY);
-
-/**
- * A turn as `viewerId` may read it: an agent's turn made for another participant alone (with
- * what only they may see: their memories, profile, private facts) is withheld from them.
- */
-export function asReadBy<
-  M extends {
-    answeredAlone: boolean;
-    userId: string;
-    content: string;
-    tokenCount: number;
-    metadata: Record<string, unknown>;
-  },
->(message: M, viewerId: string): M {
-  if (!withheldFrom(message, viewerId)) return message;
-  return { ...message, content: WITHHELD_REPLY, tokenCount: WITHHELD_TOKENS, metadata: {} };
-}
-
-/** An agent's turn made for another participant alone: not `viewerId`'s to read. */
-export function withheldFrom(
-  message: { answeredAlone: boolean; userId: string },
-  viewerId: string,
-): boolean {
-  return message.answeredAlone && message.userId !== viewerId;
 }
 
 /**

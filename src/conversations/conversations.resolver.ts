@@ -21,7 +21,7 @@ import { UserEntity } from '../identity/user.entity.js';
 import { EventBus, topics } from '../pubsub/event-bus.js';
 import { ConversationEntity } from './conversation.entity.js';
 import type { MessageEntity } from './message.entity.js';
-import { asReadBy } from './conversation-access.service.js';
+import { asReadBy } from './withheld-reply.js';
 import type { ConversationModelWithViewer } from './conversation.mapper.js';
 import { toConversationModel } from './conversation.mapper.js';
 import { CONVERSATION_PARTICIPANTS } from './conversation.loaders.js';

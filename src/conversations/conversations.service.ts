@@ -15,11 +15,7 @@ import { LegaciesService } from '../legacies/legacies.service.js';
 import { countTokens } from '../llm/tokenizer.js';
 import { EventBus, RevocationEvent, topics } from '../pubsub/event-bus.js';
 import { QuotasService } from '../quotas/quotas.service.js';
-import {
-  asReadBy,
-  ConversationAccessService,
-  ConversationView,
-} from './conversation-access.service.js';
+import { ConversationAccessService, ConversationView } from './conversation-access.service.js';
 import type { ParticipantRow } from './conversation-participant.repository.js';
 import { ConversationErrorCode, ConversationException } from './conversation.exception.js';
 import { ConversationEntity } from './conversation.entity.js';
@@ -28,6 +24,7 @@ import { MessageRole } from './message-role.enum.js';
 import { MessageEntity } from './message.entity.js';
 import { MessageRepository, NewMessage } from './message.repository.js';
 import { TurnEvents } from './turn-events.js';
+import { asReadBy } from './withheld-reply.js';
 
 export interface AppendTurn {
   role: MessageRole;

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { segmentWithheldSql } from '../conversations/withheld-reply.js';
 import { storyVisibleSql } from '../stories/story-visibility.js';
 import type { ScopeParams } from './search.repository.js';
 
@@ -24,10 +25,10 @@ export interface ScopeStats {
 const WITHHELD_CTE = `, withheld AS MATERIALIZED (
          SELECT s.search_tsv || s.kinds_tsv AS tsv, s.main_length, s.context_length
            FROM message_segments s
-          WHERE s.conversation_id = $4 AND s.user_id <> $3
+          WHERE s.conversation_id = $4
             AND EXISTS (SELECT 1 FROM conversation_participants p
                          WHERE p.conversation_id = $4 AND p.user_id <> $3)
-            AND EXISTS (SELECT 1 FROM messages m WHERE m.id = s.message_id AND m.answered_alone)
+            AND ${segmentWithheldSql('s', '$3')}
        )`;
 
 /**

@@ -1,6 +1,6 @@
 import { activeForSql } from '../facts/fact-visibility.js';
 import { storyVisibleSql } from '../stories/story-visibility.js';
-import { ANSWERED_ALONE_SQL } from '../conversations/answered-alone.js';
+import { chunkReadableSql, segmentReadableSql } from '../conversations/withheld-reply.js';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { denseTerms, vectorText, widenHnswScan } from '../embeddings/vector-sql.js';
@@ -74,8 +74,7 @@ const SEGMENT_SCOPE = (scope: ScopeName, s: ScopeParams, p: SqlParams): string =
     const before = s.beforeTurn === null ? '' : ` AND x.turn_index < ${p.add(s.beforeTurn)}`;
     // Another participant's turns, but not an agent's turn made for them alone.
     return `x.conversation_id = ${p.add(s.conversationId)}${before}
-      AND (x.user_id = ${p.add(s.userId)} OR NOT EXISTS (
-        SELECT 1 FROM messages am WHERE am.id = x.message_id AND am.answered_alone))`;
+      AND ${segmentReadableSql('x', p.add(s.userId))}`;
   }
   const owner = `x.legacy_id = ${p.add(s.legacyId)} AND x.user_id = ${p.add(s.userId)}`;
   return scope === 'wider' && s.conversationId
@@ -98,7 +97,7 @@ const KINDS: Record<SourceKind, KindSql> = {
         const before = s.beforeTurn === null ? '' : ` AND x.range_start < ${p.add(s.beforeTurn)}`;
         // Not one that covers a reply made for another participant alone.
         return `x.conversation_id = ${p.add(s.conversationId)}${before}
-          AND (x.user_id = ${p.add(s.userId)} OR NOT ${ANSWERED_ALONE_SQL('x')})`;
+          AND ${chunkReadableSql('x', p.add(s.userId))}`;
       }
       const owner = `x.legacy_id = ${p.add(s.legacyId)} AND x.user_id = ${p.add(s.userId)}`;
       return scope === 'wider' && s.conversationId

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { answeredAloneSql } from '../conversations/withheld-reply.js';
 
 /** A turn that has no segments yet, with the turn before it (its context). */
 export interface PendingMessage {
@@ -78,7 +79,8 @@ export class SegmentRepository {
   /**
    * Turns of a conversation without segments, oldest first. Notices (a failed reply's, the
    * offline one: MessageEntity.placeholder) say nothing about the conversation and are never
-   * indexed, nor given as the turn before one that is.
+   * indexed, nor given as the turn before one that is; nor is a reply made for one participant
+   * alone (withheld-reply.ts), since every participant reads the index.
    */
   pendingMessages(conversationId: string, limit: number): Promise<PendingMessage[]> {
     return this.m().query(
@@ -90,7 +92,7 @@ export class SegmentRepository {
          LEFT JOIN users u ON u.id = m.user_id
          LEFT JOIN messages p ON p.conversation_id = m.conversation_id
                              AND p.turn_index = m.turn_index - 1 AND NOT p.placeholder
-                             AND NOT p.answered_alone
+                             AND NOT ${answeredAloneSql('p')}
         WHERE m.conversation_id = $1
           AND NOT EXISTS (SELECT 1 FROM message_segments s WHERE s.message_id = m.id)
           AND NOT m.placeholder

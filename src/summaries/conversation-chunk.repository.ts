@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { ANSWERED_ALONE_SQL } from '../conversations/answered-alone.js';
+import { coversAnsweredAloneSql } from '../conversations/withheld-reply.js';
 import type { MessageRole } from '../conversations/message-role.enum.js';
 import type { StructuredSummary } from '../llm/language-model.js';
 import { ConversationChunkEntity } from './conversation-chunk.entity.js';
@@ -12,7 +12,7 @@ const COLUMNS = `k.id, k.conversation_id AS "conversationId", k.legacy_id AS "le
   k.structured, k.turn_count AS "turnCount", k.token_count AS "tokenCount", k.model,
   k.prompt_version AS "promptVersion", k.first_occurred_at AS "firstOccurredAt",
   k.last_occurred_at AS "lastOccurredAt", k.created_at AS "createdAt",
-  ${ANSWERED_ALONE_SQL('k')} AS "answeredAlone"`;
+  ${coversAnsweredAloneSql('k')} AS "answeredAlone"`;
 
 /** How far a conversation is summarized. */
 export interface SummaryProgress {

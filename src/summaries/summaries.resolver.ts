@@ -1,14 +1,12 @@
 import { UseGuards } from '@nestjs/common';
 import { Args, ID, Int, Mutation, Parent, ResolveField, Resolver } from '@nestjs/graphql';
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
-import { withheldFrom } from '../conversations/conversation-access.service.js';
 import { toConversationModel } from '../conversations/conversation.mapper.js';
 import { ConversationModel } from '../conversations/models/conversation.model.js';
 import { Loaders, RequestLoaders } from '../graphql/loaders.js';
 import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
 import { GqlAuthGuard } from '../identity/guards/gql-auth.guard.js';
 import { UserEntity } from '../identity/user.entity.js';
-import type { ConversationChunkEntity } from './conversation-chunk.entity.js';
 import { ConversationChunkModel, SummarizeNowPayload } from './models/conversation-chunk.model.js';
 import { SummariesService } from './summaries.service.js';
 import { CONVERSATION_CHUNKS, UNSUMMARIZED_TURNS } from './summary.loaders.js';
@@ -29,7 +27,7 @@ export class SummariesResolver {
     const result = await this.summaries.summarizeNow(user, conversationId);
     return {
       ...result,
-      chunks: result.chunks.filter((c) => readableChunk(c, user.id)),
+      chunks: result.chunks,
       conversation: toConversationModel(result.conversation),
     };
   }
@@ -48,9 +46,9 @@ export class ConversationSummariesResolver {
     @CurrentUser() user: UserEntity,
     @RequestLoaders() loaders: Loaders,
   ) {
-    const chunks = (
-      await loaders.get(CONVERSATION_CHUNKS, this.summaries).load(conversation.id)
-    ).filter((c) => readableChunk(c, user.id));
+    const chunks = await loaders
+      .get(CONVERSATION_CHUNKS, { summaries: this.summaries, viewerId: user.id })
+      .load(conversation.id);
     // One who left reads the summaries of what was said while they took part, nothing after.
     const until = conversation.readableUntilTurn;
     return until === null ? chunks : chunks.filter((c) => c.rangeEnd < until);
@@ -66,12 +64,4 @@ export class ConversationSummariesResolver {
     if (conversation.readableUntilTurn !== null) return 0;
     return loaders.get(UNSUMMARIZED_TURNS, this.summaries).load(conversation.id);
   }
-}
-
-/** A chunk that covers a reply made for its starter alone is theirs alone to read. */
-function readableChunk(chunk: ConversationChunkEntity, viewerId: string): boolean {
-  return !withheldFrom(
-    { answeredAlone: chunk.answeredAlone === true, userId: chunk.userId },
-    viewerId,
-  );
 }

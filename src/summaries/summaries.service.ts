@@ -5,6 +5,7 @@ import { AppConfig } from '../config/app-config.js';
 import { MessageRole } from '../conversations/message-role.enum.js';
 import type { ConversationView } from '../conversations/conversation-access.service.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
+import { chunkWithheldFrom } from '../conversations/withheld-reply.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
 import { FactCategory } from '../facts/fact.enums.js';
 import type { FactEvent } from '../facts/fact-events.service.js';
@@ -182,7 +183,9 @@ export class SummariesService {
       });
     }
     const current = await this.conversations.getParticipating(user, conversationId);
-    return { conversation: current, chunks: created, unsummarizedTurns, deferred };
+    // Those made now, but one that covers a reply made for another participant alone.
+    const chunks = created.filter((c) => !chunkWithheldFrom(c, user.id));
+    return { conversation: current, chunks, unsummarizedTurns, deferred };
   }
 
   /** Whether the conversation has turns to summarize now. */
@@ -349,8 +352,13 @@ export class SummariesService {
 
   // ---- reads ------------------------------------------------------------------------------
 
-  chunksOf(conversationIds: readonly string[]): Promise<ConversationChunkEntity[]> {
-    return this.chunks.forConversations(conversationIds);
+  /** Summaries of the conversations, but those withheld from the viewer (withheld-reply.ts). */
+  async chunksOf(
+    conversationIds: readonly string[],
+    viewerId: string,
+  ): Promise<ConversationChunkEntity[]> {
+    const chunks = await this.chunks.forConversations(conversationIds);
+    return chunks.filter((c) => !chunkWithheldFrom(c, viewerId));
   }
 
   pendingTurns(conversationIds: readonly string[]): Promise<Map<string, number>> {

@@ -2,15 +2,16 @@ import { defineLoader, groupByKey } from '../graphql/loaders.js';
 import type { ConversationChunkEntity } from './conversation-chunk.entity.js';
 import type { SummariesService } from './summaries.service.js';
 
-/** Each conversation's summaries, in turn order. */
+/** Each conversation's summaries the viewer may read, in turn order. */
 export const CONVERSATION_CHUNKS = defineLoader<
   string,
   ConversationChunkEntity[],
-  SummariesService
+  { summaries: SummariesService; viewerId: string }
 >(
   'conversation.chunks',
-  (summaries) => async (ids) =>
-    groupByKey(ids, await summaries.chunksOf(ids), (c) => c.conversationId),
+  ({ summaries, viewerId }) =>
+    async (ids) =>
+      groupByKey(ids, await summaries.chunksOf(ids, viewerId), (c) => c.conversationId),
 );
 
 /** Turns of each conversation that no summary covers yet. */
