@@ -10,6 +10,7 @@ import { AppModule } from './app.module.js';
 import { AppConfig } from './config/app-config.js';
 import { corsOptions } from './console/cors.js';
 import { createValidationPipe } from './common/validation/validation.pipe.js';
+import { refuseOversizedDocuments } from './graphql/source-limits.middleware.js';
 import { JsonLogger } from './logging/json-logger.js';
 import { requestStorage } from './logging/request-context.storage.js';
 
@@ -29,6 +30,7 @@ export async function createApp(config: AppConfig): Promise<INestApplication> {
   });
   app.enableCors(corsOptions(config.env.CORS_ORIGINS ?? []));
   app.useBodyParser('json', { limit: config.env.BODY_LIMIT });
+  app.use('/graphql', refuseOversizedDocuments);
   app.useGlobalPipes(createValidationPipe());
   // Exit with status 0 once the hooks have run, rather than re-raising the signal.
   app.enableShutdownHooks([], { useProcessExit: true });

@@ -14,7 +14,12 @@ import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import { currentRequestId } from '../logging/request-context.storage.js';
 import { formatError, publicCodeOf } from './format-error.js';
 import { Loaders } from './loaders.js';
-import { checkOperation, QueryLimits, queryLimitsPlugin } from './query-limits.plugin.js';
+import {
+  checkOperation,
+  checkSource,
+  QueryLimits,
+  queryLimitsPlugin,
+} from './query-limits.plugin.js';
 import type { RequestContext } from './request-context.js';
 
 /** The token of `Bearer <token>`, the only form accepted on either transport. */
@@ -173,6 +178,8 @@ function graphqlWsOptions(
     // cost of searches and replies, introspection. A document that does not parse is left to
     // graphql-ws, which reports it.
     onSubscribe: (_ctx, _id, payload) => {
+      const nested = checkSource(payload.query);
+      if (nested) return [nested];
       let document: DocumentNode;
       try {
         document = parse(payload.query);

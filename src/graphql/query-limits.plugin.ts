@@ -4,9 +4,12 @@ import {
   FragmentDefinitionNode,
   GraphQLError,
   Kind,
+  Lexer,
   OperationDefinitionNode,
   OperationTypeNode,
   SelectionSetNode,
+  Source,
+  TokenKind,
   ValueNode,
 } from 'graphql';
 import { PublicErrorCode } from '../common/errors/domain.exception.js';
@@ -93,10 +96,13 @@ export function measureOperation(
   variables: Record<string, unknown>,
   defaultPage: number,
 ): Cost {
-  let expensive = 0;
-  const visit = (set: SelectionSetNode, depth: number, seen: Set<string>): Cost => {
+  // A named fragment costs the same wherever it is spread (its depth shifted by where it is):
+  // measured once, so fragments that each spread the next twice cost linear time, not 2^n.
+  const measured = new Map<string, Cost>();
+  const visit = (set: SelectionSetNode, depth: number, path: ReadonlySet<string>): Cost => {
     let maxDepth = depth;
     let complexity = 0;
+    let expensive = 0;
     for (const sel of set.selections) {
       if (sel.kind === Kind.FIELD) {
         const weight = depth === 1 ? (FIELD_COST[sel.name.value] ?? 0) : 0;
@@ -105,26 +111,39 @@ export function measureOperation(
           complexity += 1 + weight;
           continue;
         }
-        const child = visit(sel.selectionSet, depth + 1, seen);
+        const child = visit(sel.selectionSet, depth + 1, path);
         const multiplier = isConnection(sel)
           ? Math.max(1, pageSize(sel.arguments, variables, defaultPage))
           : 1;
         complexity += 1 + weight + child.complexity * multiplier;
+        expensive += child.expensive;
+        maxDepth = Math.max(maxDepth, child.depth);
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+        const child = visit(sel.selectionSet, depth, path);
+        complexity += child.complexity;
+        expensive += child.expensive;
         maxDepth = Math.max(maxDepth, child.depth);
       } else {
-        const fragment = sel.kind === Kind.INLINE_FRAGMENT ? sel : fragments[sel.name.value];
-        if (!fragment) continue;
-        const key = sel.kind === Kind.FRAGMENT_SPREAD ? sel.name.value : '';
-        if (key && seen.has(key)) continue;
-        const child = visit(fragment.selectionSet, depth, key ? new Set([...seen, key]) : seen);
-        complexity += child.complexity;
-        maxDepth = Math.max(maxDepth, child.depth);
+        const name = sel.name.value;
+        const fragment = fragments[name];
+        // A cycle is refused by validation; here it is simply not followed.
+        if (!fragment || path.has(name)) continue;
+        // Root fields cost more than the same fields deeper down: two entries per fragment.
+        const key = `${name}:${depth === 1 ? 'root' : 'nested'}`;
+        let own = measured.get(key);
+        if (!own) {
+          const child = visit(fragment.selectionSet, depth, new Set([...path, name]));
+          own = { ...child, depth: child.depth - depth };
+          measured.set(key, own);
+        }
+        complexity += own.complexity;
+        expensive += own.expensive;
+        maxDepth = Math.max(maxDepth, depth + own.depth);
       }
     }
     return { depth: maxDepth, complexity, expensive };
   };
-  const cost = visit(operation.selectionSet, 1, new Set());
-  return { ...cost, expensive };
+  return visit(operation.selectionSet, 1, new Set());
 }
 
 /** Whether the operation asks for the schema (`__schema` or `__type`), at any depth. */
@@ -145,6 +164,54 @@ function introspects(
     }
   }
   return false;
+}
+
+/**
+ * Brackets of any kind ({ [ () one document may nest: far beyond any real operation (depth is
+ * limited to GRAPHQL_MAX_DEPTH, at most 100), far below what overflows graphql-js's recursive
+ * parser (about 3,000 nested inline fragments).
+ */
+export const MAX_NESTING = 256;
+/** Fragments one document may define: validation follows a chain of them recursively. */
+export const MAX_FRAGMENTS = 256;
+
+const OPENING = new Set<string>([TokenKind.BRACE_L, TokenKind.BRACKET_L, TokenKind.PAREN_L]);
+const CLOSING = new Set<string>([TokenKind.BRACE_R, TokenKind.BRACKET_R, TokenKind.PAREN_R]);
+
+/**
+ * Refuses, before it is parsed, a document nested deeper than MAX_NESTING or defining more than
+ * MAX_FRAGMENTS fragments: it is read with graphql-js's lexer, one token at a time, which never
+ * recurses (the parser and validation do, and a deep enough document overflows the stack).
+ * Null when it is within the limits or does not even lex (the parser then reports that).
+ */
+export function checkSource(source: string): GraphQLError | null {
+  const lexer = new Lexer(new Source(source));
+  let depth = 0;
+  let fragments = 0;
+  try {
+    for (let token = lexer.advance(); token.kind !== TokenKind.EOF; token = lexer.advance()) {
+      if (OPENING.has(token.kind)) {
+        if (++depth > MAX_NESTING) {
+          return refusal(
+            `The document nests more than ${MAX_NESTING} levels of brackets.`,
+            'QUERY_TOO_COMPLEX',
+          );
+        }
+      } else if (CLOSING.has(token.kind)) {
+        depth--;
+      } else if (depth === 0 && token.kind === TokenKind.NAME && token.value === 'fragment') {
+        if (++fragments > MAX_FRAGMENTS) {
+          return refusal(
+            `The document defines more than ${MAX_FRAGMENTS} fragments.`,
+            'QUERY_TOO_COMPLEX',
+          );
+        }
+      }
+    }
+  } catch {
+    return null;
+  }
+  return null;
 }
 
 function refusal(message: string, reason: string): GraphQLError {

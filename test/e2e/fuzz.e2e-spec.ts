@@ -349,6 +349,52 @@ describe('Fuzzing every operation (HTTP and WebSocket)', () => {
     expect(found).toEqual([]);
   });
 
+  it('refuses thousands of nested fragments, fragment chains and doubling fragments with a stable error, on both transports', async () => {
+    const chain = (n: number, spreads: string) =>
+      `{ ...F0 }\n${Array.from(
+        { length: n },
+        (_, i) =>
+          `fragment F${i} on Query { ${i + 1 < n ? spreads.replaceAll('$', String(i + 1)) : '__typename'} }`,
+      ).join('\n')}`;
+    const documents = [
+      `{ ${'... on Query { '.repeat(4000)} __typename ${'} '.repeat(4000)} }`,
+      `{ ${'... { '.repeat(20_000)} __typename ${'} '.repeat(20_000)} }`,
+      `query { legacies(first: ${'['.repeat(20_000)}1${']'.repeat(20_000)}) { nodes { id } } }`,
+      chain(4000, '...F$'),
+      // Each fragment spreads the next twice: 2^40 paths, measured in linear time.
+      chain(40, '...F$ ...F$'),
+    ];
+    for (const [i, query] of documents.entries()) {
+      for (const who of [member, null]) {
+        const started = Date.now();
+        const http = await t.gql(query, {}, who);
+        const ws = (await new Promise<unknown>((resolve) => {
+          const dispose = t.ws(who).subscribe(
+            { query },
+            {
+              next: (value) => {
+                dispose();
+                resolve(value);
+              },
+              error: (err) => resolve(Array.isArray(err) ? { errors: err } : { closed: err }),
+              complete: () => undefined,
+            },
+          );
+        })) as GqlResponse<unknown>;
+        expect(Date.now() - started).toBeLessThan(5000);
+        for (const res of [http, ws]) {
+          expect({ i, errors: res.errors?.map((e) => e.extensions) }).toEqual({
+            i,
+            errors: [
+              expect.objectContaining({ code: 'BAD_USER_INPUT', reason: 'QUERY_TOO_COMPLEX' }),
+            ],
+          });
+          expect(JSON.stringify(res)).not.toMatch(/call stack|Internal/i);
+        }
+      }
+    }
+  });
+
   it('refuses deep nesting, malformed bodies and wrong content types without a 500', async () => {
     let deep = '__typename';
     for (let i = 0; i < 60; i++) deep = `supersededBy { ${deep} }`;
