@@ -194,6 +194,14 @@ export function activeForSql(alias: string, viewer: string): string {
   return `${visibleSql(alias, viewer)} AND ${statusSql(alias, viewer)} = 'ACTIVE'`;
 }
 
+/**
+ * The legacy's facts active in the viewer's eyes (`legacy`, `viewer` bound): what search and the
+ * context read.
+ */
+export function activeInLegacySql(alias: string, legacy: string, viewer: string): string {
+  return `${alias}.legacy_id = ${legacy} AND ${activeForSql(alias, viewer)}`;
+}
+
 /** The fact columns (as FactEntity fields) the viewer sees, `f` the alias. */
 export function viewerColumnsSql(viewer: string): string {
   const superseded = `${statusSql('f', viewer)} = 'SUPERSEDED'`;

@@ -4,7 +4,7 @@ import type { QueryVector } from '../embeddings/embedding.service.js';
 import { denseTerms, vectorText, widenHnswScan } from '../embeddings/vector-sql.js';
 import { SqlParams } from '../database/sql-params.js';
 import {
-  activeForSql,
+  activeInLegacySql,
   confidenceSql,
   mentionCountSql,
   statusSql,
@@ -180,7 +180,7 @@ export class VisibleFactRepository {
        SELECT *, (0.55 * COALESCE(dense, lexical) + 0.15 * lexical + 0.2 * mentions
                   + 0.1 * confidence)::float8 AS score
          FROM visible ORDER BY score DESC, id LIMIT $4`;
-    const inScope = `f.legacy_id = $1 AND ${activeForSql('f', '$2')}`;
+    const inScope = activeInLegacySql('f', '$1', '$2');
     if (!vector)
       return this.dataSource.manager.query(scoredSql('NULL::float8', '', inScope), p.values);
 

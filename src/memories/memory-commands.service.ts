@@ -17,6 +17,7 @@ import {
   requestedMemory,
 } from './memory-policy.js';
 import { MemoryRepository } from './memory.repository.js';
+import { inMemoryScope } from './memory-scope.js';
 import { MemoryWriterService, SaveResult } from './memory-writer.service.js';
 
 /** At most this many memories go for one "forget what I said about X". */
@@ -128,7 +129,9 @@ export class MemoryCommandsService {
       0,
     );
     const ids = rows
-      .filter((r) => r.legacyId === null || r.legacyId === turn.conversation.legacyId)
+      .filter((r) =>
+        inMemoryScope(r, { userId: turn.user.id, legacyId: turn.conversation.legacyId }),
+      )
       .slice(0, FORGET_BY_CHAT_MAX)
       .map((r) => r.id);
     return this.forgetIds(turn.user, ids);

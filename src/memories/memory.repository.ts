@@ -13,6 +13,7 @@ import {
   MemoryType,
 } from './memory.enums.js';
 import { MEMORY_KIND, QueryVector, columns, vectorJoin } from './memory-sql.js';
+import { activeMemoryScopeSql, memoryScopeSql } from './memory-scope.js';
 
 /** Memories scored by similarity for the memory block: this many most useful, this many nearest. */
 const CONTEXT_POOL = 200;
@@ -160,7 +161,7 @@ export class MemoryRepository {
       input.relevanceWeight,
       input.limit,
     );
-    const inScope = `m.user_id = $1 AND m.status = 'ACTIVE' AND (m.legacy_id = $2 OR m.legacy_id IS NULL)`;
+    const inScope = activeMemoryScopeSql('m', '$1', '$2');
     const scored = (similarity: string, join: string, where: string) => `
          SELECT m.id, m.type, m.content, m.confidence, m.reference_count AS "referenceCount",
                 m.last_referenced_at AS "lastReferencedAt", m.created_at AS "createdAt",
@@ -303,7 +304,7 @@ export class MemoryRepository {
   ): Promise<MemoryEntity | null> {
     const rows: MemoryEntity[] = await manager.query(
       `SELECT ${columns()} FROM memories m
-        WHERE m.user_id = $1 AND (m.legacy_id IS NULL OR m.legacy_id = $2)
+        WHERE ${memoryScopeSql('m', '$1', '$2')}
           AND m.normalized = $3 AND m.status <> 'DELETED' AND m.superseded_by IS NULL
         ORDER BY m.status, m.created_at LIMIT 1`,
       [userId, legacyId, normalized],
@@ -329,7 +330,7 @@ export class MemoryRepository {
        SELECT * FROM (
          SELECT ${columns()}, 1 - ${distance} AS similarity
            FROM memories m CROSS JOIN qv JOIN embeddings e ON ${on}
-          WHERE m.user_id = $1 AND (m.legacy_id IS NULL OR m.legacy_id = $2)
+          WHERE ${memoryScopeSql('m', '$1', '$2')}
             AND m.status <> 'DELETED' AND m.superseded_by IS NULL) s
         WHERE s.similarity >= $4
         ORDER BY s.similarity DESC, s.id LIMIT 1`,
@@ -347,7 +348,7 @@ export class MemoryRepository {
   ): Promise<MemoryEntity[]> {
     return manager.query(
       `SELECT ${columns()} FROM memories m
-        WHERE m.user_id = $1 AND (m.legacy_id IS NULL OR m.legacy_id = $2)
+        WHERE ${memoryScopeSql('m', '$1', '$2')}
           AND m.status = 'ACTIVE' AND m.slot_key = $3
         ORDER BY m.created_at, m.id`,
       [userId, legacyId, key],

@@ -1,5 +1,6 @@
-import { activeForSql } from '../facts/fact-visibility.js';
-import { storyVisibleSql } from '../stories/story-visibility.js';
+import { activeInLegacySql } from '../facts/fact-visibility.js';
+import { activeMemoryScopeSql } from '../memories/memory-scope.js';
+import { storyPassageScopeSql } from '../stories/story-visibility.js';
 import { chunkReadableSql, segmentReadableSql } from '../conversations/withheld-reply.js';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
@@ -110,27 +111,22 @@ const KINDS: Record<SourceKind, KindSql> = {
   // The legacy's facts active as the user sees them (facts/fact-visibility.ts).
   fact: {
     table: 'facts',
-    scope: (_scope, s, p) =>
-      `x.legacy_id = ${p.add(s.legacyId)} AND ${activeForSql('x', p.add(s.userId))}`,
+    scope: (_scope, s, p) => activeInLegacySql('x', p.add(s.legacyId), p.add(s.userId)),
     timeFrom: 'x.created_at',
     timeTo: 'x.created_at',
   },
   // Passages of the legacy's stories the user may see (stories/story-visibility.ts).
   story: {
     table: 'story_chunks',
-    scope: (_scope, s, p) =>
-      `x.legacy_id = ${p.add(s.legacyId)} AND EXISTS (
-         SELECT 1 FROM stories st WHERE st.id = x.story_id AND st.status <> 'FAILED'
-            AND ${storyVisibleSql('st', p.add(s.userId))})`,
+    scope: (_scope, s, p) => storyPassageScopeSql('x', p.add(s.legacyId), p.add(s.userId)),
     timeFrom: 'x.created_at',
     timeTo: 'x.created_at',
   },
-  // The user's own active memories, about this legacy or about no legacy in particular.
+  // The user's own active memories, about this legacy or about no legacy in particular
+  // (memories/memory-scope.ts).
   memory: {
     table: 'memories',
-    scope: (_scope, s, p) =>
-      `x.user_id = ${p.add(s.userId)} AND x.status = 'ACTIVE'
-       AND (x.legacy_id = ${p.add(s.legacyId)} OR x.legacy_id IS NULL)`,
+    scope: (_scope, s, p) => activeMemoryScopeSql('x', p.add(s.userId), p.add(s.legacyId)),
     timeFrom: 'x.created_at',
     timeTo: 'x.created_at',
   },

@@ -19,6 +19,16 @@ export function storyVisibleSql(alias: string, viewerParam: string): string {
   return `(${alias}.author_id = ${viewerParam} OR ${alias}.visibility = 'SHARED')`;
 }
 
+/**
+ * Passages (`story_chunks` row `x`) of the legacy's stories the viewer may see, but those of a
+ * story that could not be read: what search reads.
+ */
+export function storyPassageScopeSql(x: string, legacy: string, viewer: string): string {
+  return `${x}.legacy_id = ${legacy} AND EXISTS (
+         SELECT 1 FROM stories st WHERE st.id = ${x}.story_id AND st.status <> 'FAILED'
+            AND ${storyVisibleSql('st', viewer)})`;
+}
+
 /** May this member take the story back to private or delete it? */
 export function mayModerate(
   story: { authorId: string; visibility: StoryVisibility },

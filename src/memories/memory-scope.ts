@@ -1,0 +1,32 @@
+/**
+ * Which memories a member's request may reach: the one place that decides, in TypeScript and in
+ * SQL. Memories are their member's alone; a request made in a legacy reaches those about that
+ * legacy and those about no legacy in particular (about the member themselves), never those
+ * about another legacy. Every repository and search that reads memories for a request asks here.
+ */
+
+/** The request's member and the legacy it is made in (null: memories about no legacy only). */
+export interface MemoryScope {
+  userId: string;
+  legacyId: string | null;
+}
+
+export function inMemoryScope(
+  memory: { userId: string; legacyId: string | null },
+  scope: MemoryScope,
+): boolean {
+  return (
+    memory.userId === scope.userId &&
+    (memory.legacyId === null || memory.legacyId === scope.legacyId)
+  );
+}
+
+/** inMemoryScope over the `memories` row `m`, for the member and legacy bound at `user`, `legacy`. */
+export function memoryScopeSql(m: string, user: string, legacy: string): string {
+  return `${m}.user_id = ${user} AND (${m}.legacy_id = ${legacy} OR ${m}.legacy_id IS NULL)`;
+}
+
+/** The active memories in scope: what the context and search read. */
+export function activeMemoryScopeSql(m: string, user: string, legacy: string): string {
+  return `${memoryScopeSql(m, user, legacy)} AND ${m}.status = 'ACTIVE'`;
+}
