@@ -18,6 +18,7 @@ import { GraphqlExceptionFilter } from './graphql/graphql-exception.filter.js';
 import { graphqlOptions } from './graphql/graphql-options.js';
 import { HealthModule } from './health/health.module.js';
 import { IdentityModule } from './identity/identity.module.js';
+import { RequestAuthenticator } from './identity/request-authenticator.js';
 import { JobsModule } from './jobs/jobs.module.js';
 import { LegaciesModule } from './legacies/legacies.module.js';
 import { MemoriesModule } from './memories/memories.module.js';
@@ -68,9 +69,12 @@ export class AppModule {
         AuditModule,
         SignalsModule,
         ConsoleModule,
-        GraphQLModule.forRoot<ApolloDriverConfig>({
+        GraphQLModule.forRootAsync<ApolloDriverConfig>({
           driver: ApolloDriver,
-          ...graphqlOptions(config, metrics),
+          // The authenticator counts operations no resolver's guard sees (meta fields only).
+          inject: [RequestAuthenticator],
+          useFactory: (authenticator: RequestAuthenticator) =>
+            graphqlOptions(config, metrics, authenticator),
         }),
       ],
       providers: [{ provide: APP_FILTER, useClass: GraphqlExceptionFilter }],

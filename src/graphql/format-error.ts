@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { unwrapResolverError } from '@apollo/server/errors';
-import { GraphQLFormattedError } from 'graphql';
+import { GraphQLError, GraphQLFormattedError } from 'graphql';
 import { DomainException, PublicErrorCode } from '../common/errors/domain.exception.js';
 
 const logger = new Logger('GraphQL');
@@ -16,9 +16,17 @@ const APOLLO_REQUEST_CODES = new Set([
   'BAD_REQUEST',
 ]);
 
+/** What an error stands for: a resolver's or a request check's domain exception, if any. */
+function originalOf(error: unknown): unknown {
+  const unwrapped = unwrapResolverError(error);
+  return unwrapped instanceof GraphQLError && unwrapped.originalError instanceof DomainException
+    ? unwrapped.originalError
+    : unwrapped;
+}
+
 /** The public code of an error, for logs written before formatting. */
 export function publicCodeOf(error: unknown): string {
-  const original = unwrapResolverError(error);
+  const original = originalOf(error);
   if (original instanceof DomainException) return original.publicCode;
   const code = (error as { extensions?: { code?: unknown } } | null)?.extensions?.code;
   return typeof code === 'string' ? code : PublicErrorCode.INTERNAL_SERVER_ERROR;
@@ -39,7 +47,7 @@ export function formatError(
   error: unknown,
   hideSchemaDetails = false,
 ): GraphQLFormattedError {
-  const original = unwrapResolverError(error);
+  const original = originalOf(error);
   if (original instanceof DomainException) {
     return {
       message: original.message,

@@ -9,11 +9,13 @@ import { DocumentNode, ExecutionResult, Kind, OperationDefinitionNode, parse } f
 import type { ServerOptions } from 'graphql-ws';
 import { Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
+import type { RequestAuthenticator } from '../identity/request-authenticator.js';
 import { upgradeAllowed } from '../console/origins.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import { currentRequestId } from '../logging/request-context.storage.js';
 import { formatError, publicCodeOf } from './format-error.js';
 import { Loaders } from './loaders.js';
+import { countMetaOperation, metaOperationsPlugin } from './meta-operations.js';
 import {
   checkOperation,
   checkSource,
@@ -162,6 +164,7 @@ function graphqlWsOptions(
   limits: QueryLimits,
   corsOrigins: readonly string[],
   metrics: ServiceMetrics | null,
+  authenticator: RequestAuthenticator | null,
 ): GraphQLWsSubscriptionsConfig {
   const options: Pick<
     ServerOptions,
@@ -177,7 +180,7 @@ function graphqlWsOptions(
     // The same limits as over HTTP (Apollo's plugins do not run here): depth, complexity, the
     // cost of searches and replies, introspection. A document that does not parse is left to
     // graphql-ws, which reports it.
-    onSubscribe: (_ctx, _id, payload) => {
+    onSubscribe: async (ctx, _id, payload) => {
       const nested = checkSource(payload.query);
       if (nested) return [nested];
       let document: DocumentNode;
@@ -186,12 +189,20 @@ function graphqlWsOptions(
       } catch {
         return undefined;
       }
-      const refused = checkOperation(
-        document,
-        payload.operationName,
-        (payload.variables ?? {}) as Record<string, unknown>,
-        limits,
-      );
+      const refused =
+        checkOperation(
+          document,
+          payload.operationName,
+          (payload.variables ?? {}) as Record<string, unknown>,
+          limits,
+        ) ??
+        (authenticator &&
+          (await countMetaOperation(
+            authenticator,
+            document,
+            payload.operationName,
+            buildContext(ctx as WsContext),
+          )));
       return refused ? [refused] : undefined;
     },
     // An error without a path is about the request itself (graphql-js's
@@ -247,6 +258,8 @@ function graphqlWsOptions(
 export function graphqlOptions(
   config: AppConfig,
   metrics: ServiceMetrics | null = null,
+  /** Counts operations of meta fields only, which no resolver's guard sees. */
+  authenticator: RequestAuthenticator | null = null,
 ): ApolloDriverConfig {
   const env = config.env;
   const limits: QueryLimits = {
@@ -264,7 +277,7 @@ export function graphqlOptions(
     graphiql: false,
     includeStacktraceInErrorResponses: false,
     subscriptions: {
-      'graphql-ws': graphqlWsOptions(limits, env.CORS_ORIGINS ?? [], metrics),
+      'graphql-ws': graphqlWsOptions(limits, env.CORS_ORIGINS ?? [], metrics, authenticator),
     },
     context: buildContext,
     formatError: (formatted, error) => formatError(formatted, error, !env.GRAPHQL_INTROSPECTION),
@@ -273,6 +286,7 @@ export function graphqlOptions(
         ? ApolloServerPluginLandingPageLocalDefault({ embed: true })
         : ApolloServerPluginLandingPageDisabled(),
       queryLimitsPlugin(limits),
+      ...(authenticator ? [metaOperationsPlugin(authenticator)] : []),
       operationLogPlugin(),
       ...(metrics ? [operationMetricsPlugin(metrics)] : []),
     ],

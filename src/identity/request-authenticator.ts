@@ -39,6 +39,15 @@ export class RequestAuthenticator {
     return { user: await this.users.fromClaims(claims), expiresAt: claims.expiresAt };
   }
 
+  /**
+   * Counts one operation that no guard sees (meta fields only): against the user's budget with a
+   * valid token, the address's anonymous budget without one; a bad token is refused as anywhere.
+   */
+  async count(token: string | null | undefined, ip: string | undefined): Promise<void> {
+    if (!token) return this.limits.anonymous(ip);
+    await this.request((await this.authenticate(token, ip)).user);
+  }
+
   /** Counts one request against the user's budget. */
   request(user: UserEntity): Promise<void> {
     return this.limits.request(user.id);

@@ -78,6 +78,40 @@ describe('Rate limits per user and per address, on HTTP and WebSocket', () => {
     // A forged token spends the same budget.
     expect(codeOf(await t.gql('{ me { id } }', {}, 'not.a.token'))).toBe('RATE_LIMITED');
   });
+
+  it('counts operations of meta fields only ({ __typename }, introspection) like any other', async () => {
+    // Anonymously: the address's budget (3 a minute) runs out on them alone, on both transports.
+    const codes: string[] = [];
+    for (let i = 0; i < 4; i++) codes.push(codeOf(await t.gql('{ __typename }', {}, null)));
+    expect(codes).toContain('RATE_LIMITED');
+    const limited = await fetch(t.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ __schema { queryType { name } } }' }),
+    });
+    expect(limited.status).toBe(429);
+    const body = (await limited.json()) as GqlResponse<unknown>;
+    expect(body.data ?? null).toBeNull();
+    expect(body.errors![0].extensions).toMatchObject({ code: 'RATE_LIMITED' });
+    expect(body.errors![0].extensions!.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(codeOf(await overWs(t.ws(null), '{ __typename }'))).toBe('RATE_LIMITED');
+    expect(codeOf(await t.gql('query Q { ... on Query { __typename } }', {}, null))).toBe(
+      'RATE_LIMITED',
+    );
+
+    // Signed in: the user's budget (5), shared with every other root field.
+    const dee = await t.user('limited-dee');
+    const ws = t.ws(dee);
+    const signedIn: string[] = [];
+    for (let i = 0; i < 3; i++) signedIn.push(codeOf(await t.gql('{ __typename }', {}, dee)));
+    for (let i = 0; i < 2; i++) signedIn.push(codeOf(await overWs(ws, '{ __typename }')));
+    expect(signedIn).toEqual(['OK', 'OK', 'OK', 'OK', 'OK']);
+    expect(codeOf(await t.gql('{ me { id } }', {}, dee))).toBe('RATE_LIMITED');
+    // A bad token is refused as it is for any field.
+    expect(codeOf(await t.gql('{ __typename }', {}, 'not.a.token'))).toMatch(
+      /UNAUTHENTICATED|RATE_LIMITED/,
+    );
+  });
 });
 
 describe('The model-call budget', () => {
