@@ -97,3 +97,22 @@ export async function phoneProblems(
   await page.close();
   return problems;
 }
+
+/**
+ * Writes docs/screenshots/<name>-desktop.png and -phone.png of the page as it is now (a state
+ * reached by acting on it, which a fresh load would not show), then restores its size.
+ */
+export async function screenshotsOfPage(page: Page, name: string) {
+  mkdirSync(SHOTS, { recursive: true });
+  const size = page.viewportSize() ?? DESKTOP;
+  for (const [suffix, viewport] of [
+    ['desktop', DESKTOP],
+    ['phone', PHONE],
+  ] as const) {
+    await page.setViewportSize(viewport);
+    // Let charts and wrapped layouts settle at the new width.
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: join(SHOTS, `${name}-${suffix}.png`), fullPage: true });
+  }
+  await page.setViewportSize(size);
+}

@@ -39,6 +39,7 @@ const MemoriesPage = page(() => import('./pages/memories'), 'MemoriesPage');
 const ProfilePage = page(() => import('./pages/profile'), 'ProfilePage');
 const StoriesPage = page(() => import('./pages/stories'), 'StoriesPage');
 const StoryPage = page(() => import('./pages/story'), 'StoryPage');
+const LookingBackPage = page(() => import('./pages/looking-back'), 'LookingBackPage');
 
 function initialSession(): { session: Session | null; notice: string | null } {
   const session = readSession();
@@ -125,6 +126,7 @@ export function App({ settings }: { settings: ConsoleSettings }) {
                   <Route path="/legacies/:legacyId/recall" component={RecallPage} />
                   <Route path="/legacies/:legacyId/stories" component={StoriesPage} />
                   <Route path="/legacies/:legacyId/stories/:storyId" component={StoryPage} />
+                  <Route path="/legacies/:legacyId/looking-back" component={LookingBackPage} />
                   <Route path="/memories" component={MemoriesPage} />
                   <Route path="/profile" component={ProfilePage} />
                   <Route path="/sign-in">

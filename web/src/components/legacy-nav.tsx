@@ -10,6 +10,7 @@ export function LegacyNav({ legacyId, name }: { legacyId: string; name?: string 
     { href: `${base}/conversations`, label: 'Conversations' },
     { href: `${base}/stories`, label: 'Stories' },
     { href: `${base}/recall`, label: 'Recall' },
+    { href: `${base}/looking-back`, label: 'Looking back' },
   ];
   return (
     <nav aria-label={name ? `${name} sections` : 'Legacy sections'} className="tabs">
