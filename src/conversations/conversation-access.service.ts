@@ -39,9 +39,11 @@ export class ConversationAccessService {
       this.participants.findWithCount(id, user.id),
     ]);
     if (!conversation || !found) throw ConversationException.notFound();
-    await this.legacies.requireMember(user.id, conversation.legacyId).catch(() => {
-      throw ConversationException.notFound();
-    });
+    await this.legacies.requireMemberOr(
+      user.id,
+      conversation.legacyId,
+      ConversationException.notFound,
+    );
     return { ...conversation, viewer: found.row, together: found.participants > 1 };
   }
 

@@ -47,9 +47,7 @@ export class FactAccessService {
 
   /** Membership of a fact's legacy, refused as the fact's NOT_FOUND so as not to reveal it. */
   async requireMemberOfFact(user: UserEntity, legacyId: string): Promise<void> {
-    await this.legacies.requireMember(user.id, legacyId).catch(() => {
-      throw FactException.notFound();
-    });
+    await this.legacies.requireMemberOr(user.id, legacyId, FactException.notFound);
   }
 
   isManager(user: UserEntity, legacyId: string): Promise<boolean> {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { UserEntity } from '../identity/user.entity.js';
+import { visibilityChanger } from '../legacies/moderation.js';
 import { FactAccessService } from './fact-access.service.js';
 import { FactEvent, FactEventsService } from './fact-events.service.js';
 import { FactHistoryRepository } from './fact-history.repository.js';
@@ -22,7 +23,7 @@ export class FactSharingService {
 
   /**
    * Its author shares or unshares a fact; an owner or admin can take a shared fact back to
-   * private (moderation), never the other way.
+   * private (moderation), never the other way (legacies/moderation.ts).
    */
   async setVisibility(
     user: UserEntity,
@@ -30,12 +31,11 @@ export class FactSharingService {
     visibility: FactVisibility,
   ): Promise<FactEntity> {
     const fact = await this.access.getVisible(user, id);
-    if (fact.authorId !== user.id) {
-      if (visibility === FactVisibility.SHARED) {
-        throw new FactException(FactErrorCode.NOT_FACT_AUTHOR, 'Only its author can share a fact.');
-      }
-      await this.access.requireAuthorOrManager(user, fact);
+    const changer = visibilityChanger(fact, user.id, visibility === FactVisibility.SHARED);
+    if (changer === 'refused') {
+      throw new FactException(FactErrorCode.NOT_FACT_AUTHOR, 'Only its author can share a fact.');
     }
+    if (changer === 'moderator') await this.access.requireAuthorOrManager(user, fact);
     if (fact.visibility === visibility) return fact;
     const events: FactEvent[] = [];
     const result = await this.dataSource.transaction(async (m) => {

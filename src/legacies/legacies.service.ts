@@ -63,9 +63,22 @@ export class LegaciesService {
   ) {}
 
   /** The viewer's role in the legacy; NOT_FOUND for non-members (existence is not revealed). */
-  async requireMember(userId: string, legacyId: string): Promise<LegacyRole> {
+  requireMember(userId: string, legacyId: string): Promise<LegacyRole> {
+    return this.requireMemberOr(userId, legacyId, LegacyException.notFound);
+  }
+
+  /**
+   * The viewer's role in the legacy an item belongs to; a non-member gets `notFound()`, the
+   * item's own NOT_FOUND, as for an item that does not exist: whether it (or the legacy) exists
+   * is not revealed. Every module's reads and commands of one item ask this.
+   */
+  async requireMemberOr(
+    userId: string,
+    legacyId: string,
+    notFound: () => Error,
+  ): Promise<LegacyRole> {
     const membership = await this.legacies.findMembership(legacyId, userId);
-    if (!membership) throw LegacyException.notFound();
+    if (!membership) throw notFound();
     return membership.role;
   }
 

@@ -137,9 +137,7 @@ export class PeriodSummariesService {
   async get(user: UserEntity, id: string): Promise<PeriodSummaryEntity> {
     const row = await this.repo.findById(id);
     if (!row || row.userId !== user.id) throw PeriodSummaryException.notFound();
-    if (!(await this.legacies.memberOf(user.id, [row.legacyId])).has(row.legacyId)) {
-      throw PeriodSummaryException.notFound();
-    }
+    await this.legacies.requireMemberOr(user.id, row.legacyId, PeriodSummaryException.notFound);
     return row;
   }
 
@@ -258,12 +256,10 @@ export class PeriodSummariesService {
 
   async progress(user: UserEntity, id: string): Promise<BackfillProgressRow> {
     const row = await this.repo.backfillProgress(id, user.id);
-    if (!row || !(await this.legacies.memberOf(user.id, [row.legacyId])).has(row.legacyId)) {
-      throw new PeriodSummaryException(
-        PeriodSummaryErrorCode.BACKFILL_NOT_FOUND,
-        'Backfill not found.',
-      );
-    }
+    const notFound = () =>
+      new PeriodSummaryException(PeriodSummaryErrorCode.BACKFILL_NOT_FOUND, 'Backfill not found.');
+    if (!row) throw notFound();
+    await this.legacies.requireMemberOr(user.id, row.legacyId, notFound);
     return row;
   }
 
