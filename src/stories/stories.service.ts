@@ -13,6 +13,7 @@ import type { UserEntity } from '../identity/user.entity.js';
 import { JobDeferred } from '../jobs/jobs.exception.js';
 import { JobsService } from '../jobs/jobs.service.js';
 import { LegaciesService } from '../legacies/legacies.service.js';
+import { visibilityChanger } from '../legacies/moderation.js';
 import { EventBus } from '../pubsub/event-bus.js';
 import { isModelError } from '../llm/model.errors.js';
 import { QuotasService } from '../quotas/quotas.service.js';
@@ -268,9 +269,7 @@ export class StoriesService {
   async get(user: UserEntity, id: string): Promise<StoryEntity> {
     const story = await this.repo.findById(id);
     if (!story || !canSeeStory(story, user.id)) throw StoryException.notFound();
-    if (!(await this.legacies.memberOf(user.id, [story.legacyId])).has(story.legacyId)) {
-      throw StoryException.notFound();
-    }
+    await this.legacies.requireMemberOr(user.id, story.legacyId, StoryException.notFound);
     return story;
   }
 
@@ -338,7 +337,7 @@ export class StoriesService {
 
   /**
    * Its author shares or unshares a story; an owner or admin can take a shared story back to
-   * private (moderation), never the other way.
+   * private (moderation), never the other way (legacies/moderation.ts).
    */
   async setVisibility(
     user: UserEntity,
@@ -346,15 +345,14 @@ export class StoriesService {
     visibility: StoryVisibility,
   ): Promise<StoryEntity> {
     const story = await this.get(user, id);
-    if (story.authorId !== user.id) {
-      if (visibility === StoryVisibility.SHARED) {
-        throw new StoryException(
-          StoryErrorCode.NOT_STORY_AUTHOR,
-          'Only its author can share a story.',
-        );
-      }
-      await this.requireModerator(user, story);
+    const changer = visibilityChanger(story, user.id, visibility === StoryVisibility.SHARED);
+    if (changer === 'refused') {
+      throw new StoryException(
+        StoryErrorCode.NOT_STORY_AUTHOR,
+        'Only its author can share a story.',
+      );
     }
+    if (changer === 'moderator') await this.requireModerator(user, story);
     if (story.visibility === visibility) return story;
     await this.dataSource.transaction(async (m) => {
       if (!(await this.repo.lock(m, id))) throw StoryException.notFound();
