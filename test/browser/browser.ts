@@ -116,3 +116,15 @@ export async function screenshotsOfPage(page: Page, name: string) {
   }
   await page.setViewportSize(size);
 }
+
+/**
+ * Polls an expression in the page from the test until it is truthy: the console's CSP forbids
+ * the string evaluation that page.waitForFunction does inside the page.
+ */
+export async function until(page: Page, expression: string, timeoutMs = 10_000) {
+  const end = Date.now() + timeoutMs;
+  while (!(await page.evaluate(expression))) {
+    if (Date.now() > end) throw new Error(`Still false after ${timeoutMs} ms: ${expression}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -11,6 +11,7 @@ import {
   screenshotsOfPage,
   seriousViolations,
   signInWithToken,
+  until,
 } from './browser.js';
 
 /** Coloured pixels on a canvas: the chart was drawn. (Runs in the page, as a string.) */
@@ -21,18 +22,6 @@ const DRAWN = `(() => {
   for (let i = 3; i < data.length; i += 4) if (data[i] > 0) n++;
   return n;
 })()`;
-
-/**
- * Polls an expression in the page from here: the console's CSP forbids the string evaluation
- * waitForFunction does in the page.
- */
-async function until(page: Page, expression: string, timeoutMs = 10_000) {
-  const end = Date.now() + timeoutMs;
-  while (!(await page.evaluate(expression))) {
-    if (Date.now() > end) throw new Error(`Still false after ${timeoutMs} ms: ${expression}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /**
  * Looking back: a member's weekly, monthly and yearly summaries on a timeline, a backfill of a

@@ -7,8 +7,9 @@ import {
   useState,
   type ComponentType,
 } from 'react';
-import { Provider } from 'urql';
+import { Provider, useQuery } from 'urql';
 import { Link, Redirect, Route, Router, Switch, useLocation } from 'wouter';
+import { graphql } from './gql';
 import { createApiClient } from './lib/client';
 import { RestContext, restApi } from './lib/rest';
 import { userManager } from './lib/oidc';
@@ -40,6 +41,16 @@ const ProfilePage = page(() => import('./pages/profile'), 'ProfilePage');
 const StoriesPage = page(() => import('./pages/stories'), 'StoriesPage');
 const StoryPage = page(() => import('./pages/story'), 'StoryPage');
 const LookingBackPage = page(() => import('./pages/looking-back'), 'LookingBackPage');
+const OperatorsPage = page(() => import('./pages/operators'), 'OperatorsPage');
+
+const ShellMe = graphql(`
+  query ShellMe {
+    me {
+      id
+      isPlatformAdmin
+    }
+  }
+`);
 
 function initialSession(): { session: Session | null; notice: string | null } {
   const session = readSession();
@@ -129,6 +140,7 @@ export function App({ settings }: { settings: ConsoleSettings }) {
                   <Route path="/legacies/:legacyId/looking-back" component={LookingBackPage} />
                   <Route path="/memories" component={MemoriesPage} />
                   <Route path="/profile" component={ProfilePage} />
+                  <Route path="/operators" component={OperatorsPage} />
                   <Route path="/sign-in">
                     <Redirect to="/" replace />
                   </Route>
@@ -180,6 +192,7 @@ function Shell({
   children: React.ReactNode;
 }) {
   const [location] = useLocation();
+  const [{ data }] = useQuery({ query: ShellMe });
   const current = (path: string) =>
     (path === '/' ? location === '/' || location.startsWith('/legacies') : location === path)
       ? 'page'
@@ -198,6 +211,11 @@ function Shell({
           <Link href="/profile" aria-current={current('/profile')}>
             Profile
           </Link>
+          {data?.me.isPlatformAdmin && (
+            <Link href="/operators" aria-current={current('/operators')}>
+              For operators
+            </Link>
+          )}
         </nav>
         {session.kind === 'development' && (
           <p className="dev-badge" title="Signed in with a pasted development token">

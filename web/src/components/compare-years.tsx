@@ -6,6 +6,7 @@ import type { CompareYearsQuery, MonthSummariesQuery } from '../gql/graphql';
 import { errorMessage } from '../lib/format';
 import { MONTHS } from '../lib/periods';
 import { ChartCanvas } from './chart';
+import { TableWrap } from './table-wrap';
 import { ErrorNote } from './status';
 
 const Compare = graphql(`
@@ -226,7 +227,7 @@ function ComparisonView({ comparison: c, months }: { comparison: Comparison; mon
           />
           <details>
             <summary>The numbers and themes per month</summary>
-            <div className="table-wrap">
+            <TableWrap label="Month by month, in numbers">
               <table>
                 <thead>
                   <tr>
@@ -245,7 +246,7 @@ function ComparisonView({ comparison: c, months }: { comparison: Comparison; mon
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
           </details>
         </>
       ) : (

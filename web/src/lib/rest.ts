@@ -2,9 +2,11 @@ import { createContext, useContext } from 'react';
 
 /**
  * The service's two HTTP routes besides GraphQL (uploading a document, downloading a story's
- * file), with the session's bearer token: the same token the GraphQL client sends.
+ * file), authenticated as the GraphQL client is: the session's bearer token while the page holds
+ * one, and the cookies the browser sends to its own origin in any case.
  */
 export interface RestApi {
+  /** Empty when the page holds no token (the session cookie then authenticates). */
   token: string;
   /** An absolute URL for a path of the service (`/legacies/…/documents`). */
   url(path: string): string;
@@ -15,6 +17,10 @@ export const RestContext = createContext<RestApi | null>(null);
 export function restApi(graphqlPath: string, token: string): RestApi {
   const graphql = new URL(graphqlPath, location.href);
   return { token, url: (path) => new URL(path, graphql).href };
+}
+
+function authorization(api: RestApi): Record<string, string> {
+  return api.token ? { authorization: `Bearer ${api.token}` } : {};
 }
 
 export function useRest(): RestApi {
@@ -57,7 +63,9 @@ export function uploadDocument(
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open('POST', api.url(`/legacies/${encodeURIComponent(legacyId)}/documents`));
-    xhr.setRequestHeader('authorization', `Bearer ${api.token}`);
+    for (const [name, value] of Object.entries(authorization(api))) {
+      xhr.setRequestHeader(name, value);
+    }
     xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size);
     xhr.onload = () => {
       if (xhr.status >= 200 && xhr.status < 300) {
@@ -73,7 +81,7 @@ export function uploadDocument(
 
 /** Downloads a story's original file (the route needs the bearer token, so no plain link). */
 export async function downloadFile(api: RestApi, path: string, fallbackName: string) {
-  const res = await fetch(api.url(path), { headers: { authorization: `Bearer ${api.token}` } });
+  const res = await fetch(api.url(path), { headers: authorization(api) });
   if (!res.ok) throw new Error(problem(await res.text(), res.status));
   const disposition = res.headers.get('content-disposition') ?? '';
   const named = /filename\*=UTF-8''([^;]+)/.exec(disposition);
