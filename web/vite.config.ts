@@ -1,10 +1,14 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
+import { inlineDocumentsPlugin } from './inline-documents.ts';
 
 // Built into dist/web and served by Nest under /app (src/console). `npm run web:dev` serves it
 // with Vite and sends /graphql (HTTP and WebSocket) to a service on port 3000.
 export default defineConfig({
   root: 'web',
   base: '/app/',
+  // Each page's chunk carries its own GraphQL documents only (see inline-documents.ts).
+  plugins: [inlineDocumentsPlugin(fileURLToPath(new URL('./src/gql/graphql.ts', import.meta.url)))],
   build: { outDir: '../dist/web', emptyOutDir: true, sourcemap: true },
   server: {
     port: 5173,

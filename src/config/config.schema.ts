@@ -23,9 +23,14 @@ export const serverVariables = defineVariables({
     default: 'true',
     parse: bool,
   },
+  NODE_ENV: {
+    description:
+      'production (the Dockerfile sets it) turns development conveniences off unless asked for: the Apollo landing page.',
+    parse: text,
+  },
   GRAPHQL_LANDING_PAGE: {
-    description: 'Serve the Apollo landing page on GET /graphql.',
-    default: 'true',
+    description:
+      "Serve the Apollo landing page on GET /graphql. It runs scripts from Apollo's CDN on the console's origin. Unset: off with NODE_ENV=production, on otherwise.",
     parse: bool,
   },
   GRAPHQL_MAX_DEPTH: {

@@ -20,7 +20,8 @@ export class ConsoleController {
 
   constructor(private readonly config: AppConfig) {
     const issuer = config.env.OIDC_ISSUER;
-    const connect = ["'self'", 'ws:', 'wss:', ...(issuer ? [new URL(issuer).origin] : [])];
+    // Its own origin only ('self' covers ws: and wss: to it), and the provider's token endpoint.
+    const connect = ["'self'", ...(issuer ? [new URL(issuer).origin] : [])];
     this.csp = [
       "default-src 'self'",
       `connect-src ${connect.join(' ')}`,
@@ -94,5 +95,7 @@ export class ConsoleController {
     res.setHeader('content-security-policy', this.csp);
     res.setHeader('x-content-type-options', 'nosniff');
     res.setHeader('referrer-policy', 'no-referrer');
+    // A page that opens the console (the landing page, another site) gets no handle on it.
+    res.setHeader('cross-origin-opener-policy', 'same-origin');
   }
 }

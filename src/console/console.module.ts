@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ConsoleController } from './console.controller.js';
+import { SessionController } from './session.controller.js';
 
-/** The family console: its files under /app and the public settings it starts from. */
-@Module({ controllers: [ConsoleController] })
+/** The family console: its files under /app, the public settings it starts from, its session. */
+@Module({ controllers: [SessionController, ConsoleController] })
 export class ConsoleModule {}

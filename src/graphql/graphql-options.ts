@@ -10,6 +10,7 @@ import type { ServerOptions } from 'graphql-ws';
 import { Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
 import type { RequestAuthenticator } from '../identity/request-authenticator.js';
+import { sessionCookieToken } from '../identity/session-cookie.js';
 import { upgradeAllowed } from '../console/origins.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import { currentRequestId } from '../logging/request-context.storage.js';
@@ -41,7 +42,11 @@ export function buildContext(arg: { req?: IncomingMessage } & WsContext): Reques
     const params = arg.connectionParams ?? {};
     return {
       requestId: randomUUID(),
-      token: bearer(params.authorization ?? params.Authorization ?? params.authToken),
+      // The console's session cookie when the client sends no token (browsers send it with
+      // the upgrade, from the console's own origin only).
+      token:
+        bearer(params.authorization ?? params.Authorization ?? params.authToken) ??
+        sessionCookieToken(arg.extra?.request),
       loaders: new Loaders(),
       ip: arg.extra?.request?.socket.remoteAddress,
       transport: 'ws',
@@ -51,7 +56,7 @@ export function buildContext(arg: { req?: IncomingMessage } & WsContext): Reques
   const header = req?.headers.authorization;
   return {
     requestId: currentRequestId() ?? randomUUID(),
-    token: bearer(header),
+    token: bearer(header) ?? sessionCookieToken(req),
     loaders: new Loaders(),
     req,
     ip: req?.socket.remoteAddress,
@@ -255,6 +260,17 @@ function graphqlWsOptions(
   return options as GraphQLWsSubscriptionsConfig;
 }
 
+/**
+ * The Apollo landing page runs scripts from Apollo's CDN on this origin, the console's: off in
+ * production unless GRAPHQL_LANDING_PAGE turns it on, on elsewhere unless it turns it off.
+ */
+export function landingPageEnabled(env: {
+  GRAPHQL_LANDING_PAGE?: boolean;
+  NODE_ENV?: string;
+}): boolean {
+  return env.GRAPHQL_LANDING_PAGE ?? env.NODE_ENV !== 'production';
+}
+
 export function graphqlOptions(
   config: AppConfig,
   metrics: ServiceMetrics | null = null,
@@ -282,7 +298,7 @@ export function graphqlOptions(
     context: buildContext,
     formatError: (formatted, error) => formatError(formatted, error, !env.GRAPHQL_INTROSPECTION),
     plugins: [
-      env.GRAPHQL_LANDING_PAGE
+      landingPageEnabled(env)
         ? ApolloServerPluginLandingPageLocalDefault({ embed: true })
         : ApolloServerPluginLandingPageDisabled(),
       queryLimitsPlugin(limits),

@@ -90,7 +90,8 @@ describe('The family console in a browser', () => {
     // A session whose token the API refuses (wrong signature) goes back to sign-in.
     // The page's code runs in the browser, as a string: this project's types are Node's.
     await page.evaluate(
-      `localStorage.setItem('keepsake.console.session', JSON.stringify({ token: 'e30.e30.c2ln', kind: 'development', expiresAt: null }))`,
+      `localStorage.setItem('keepsake.console.session', JSON.stringify({ kind: 'development', expiresAt: null }));
+       document.cookie = 'keepsake_session=e30.e30.c2ln; path=/'`,
     );
     await page.goto(`${base}/app/memories`);
     await page.waitForURL('**/app/sign-in');
@@ -104,6 +105,36 @@ describe('The family console in a browser', () => {
     expect(page.url()).toMatch(/\/app\/sign-in$/);
     await page.evaluate('localStorage.clear()');
     await page.close();
+  }, 60_000);
+
+  it('keeps its token where no script reads it, for a reload and a new tab, until sign-out', async () => {
+    const context = await browser.newContext(CONTEXT);
+    const page = await context.newPage();
+    const opened = page.waitForResponse((r) => r.url().endsWith('/app/session'));
+    await signIn(page, carol);
+    expect((await opened).status()).toBe(200);
+    // Nothing a script of this origin can read holds it: not storage, not a cookie it sees.
+    const readable = (p: Page) =>
+      p.evaluate(
+        'JSON.stringify([{ ...localStorage }, { ...sessionStorage }, document.cookie])',
+      ) as Promise<string>;
+    expect(await readable(page)).not.toContain(carol.token.split('.')[2]);
+    expect(await readable(page)).not.toMatch(/eyJ[\w-]+\.[\w-]+\.[\w-]+/);
+    // The session goes on across a reload and in another tab (the HttpOnly cookie).
+    await page.reload();
+    await page.getByRole('heading', { name: 'Your legacies' }).waitFor();
+    const other = await context.newPage();
+    await other.goto(`${base}/app/memories`);
+    await other.getByRole('heading', { level: 1, name: /memories/i }).waitFor();
+    expect(await readable(other)).not.toMatch(/eyJ[\w-]+\.[\w-]+\.[\w-]+/);
+    // Signing out ends it for every tab that loads next.
+    const closed = page.waitForResponse((r) => r.url().endsWith('/app/session'));
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL('**/app/sign-in');
+    expect((await closed).status()).toBe(204);
+    await other.goto(`${base}/app/`);
+    await other.waitForURL('**/app/sign-in');
+    await context.close();
   }, 60_000);
 
   it('lets the owner create a legacy and invite the member, who accepts', async () => {

@@ -55,9 +55,18 @@ describe('The family console with OIDC_ISSUER', () => {
     expect(authorization.get('scope')).toBe('openid profile email');
     expect(provider.tokenRequests[0].get('code_verifier')).toMatch(/^[\w-]{43,128}$/);
 
+    // The provider's tokens are nowhere a script of this origin reads them.
+    const readable = () =>
+      page.evaluate(
+        'JSON.stringify([{ ...localStorage }, { ...sessionStorage }, document.cookie])',
+      ) as Promise<string>;
+    expect(await readable()).not.toMatch(/eyJ[\w-]+\.[\w-]+\.[\w-]+/);
+    expect(await readable()).not.toMatch(/refresh_token|access_token/);
+
     // The session survives a reload, and signing out ends it.
     await page.reload();
     await page.getByRole('heading', { name: 'Your legacies' }).waitFor();
+    expect(await readable()).not.toMatch(/eyJ[\w-]+\.[\w-]+\.[\w-]+/);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL('**/app/sign-in');
     expect(errors).toEqual([]);

@@ -3,25 +3,48 @@ import { startTestApp, TestApp } from '../support/test-app.js';
 
 const FRONTEND = 'https://family.example';
 
-/** Opens graphql-ws with the given Origin; resolves with the ack, or the close code. */
-function handshake(wsUrl: string, token: string, origin?: string): Promise<'ack' | number> {
+/**
+ * Opens graphql-ws with the given Origin (and cookie); resolves with the ack, or the close code.
+ * With an operation, resolves once it is answered: its first error's code, or 'subscribed' when
+ * a subscription is still open a moment later.
+ */
+function handshake(
+  wsUrl: string,
+  token: string,
+  origin?: string,
+  cookie?: string,
+  operation?: string,
+): Promise<string | number> {
   return new Promise((resolveResult, reject) => {
     const socket = new WebSocket(wsUrl, 'graphql-transport-ws', {
-      headers: origin ? { origin } : {},
+      headers: { ...(origin ? { origin } : {}), ...(cookie ? { cookie } : {}) },
     });
+    const done = (result: string | number) => {
+      socket.close();
+      resolveResult(result);
+    };
     socket.on('open', () =>
       socket.send(
         JSON.stringify({
           type: 'connection_init',
-          payload: { authorization: `Bearer ${token}` },
+          payload: token ? { authorization: `Bearer ${token}` } : {},
         }),
       ),
     );
     socket.on('message', (raw) => {
-      const message = JSON.parse(String(raw)) as { type: string };
+      const message = JSON.parse(String(raw)) as {
+        type: string;
+        payload?:
+          { extensions?: { code?: string } }[] | { errors?: { extensions?: { code?: string } }[] };
+      };
       if (message.type === 'connection_ack') {
-        socket.close();
-        resolveResult('ack');
+        if (!operation) return done('ack');
+        socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: operation } }));
+        setTimeout(() => done('subscribed'), 300);
+      } else if (message.type === 'error' && Array.isArray(message.payload)) {
+        done(message.payload[0]?.extensions?.code ?? 'error');
+      } else if (message.type === 'next' && !Array.isArray(message.payload)) {
+        done(message.payload?.errors?.[0]?.extensions?.code ?? 'next');
       }
     });
     socket.on('close', (code) => resolveResult(code));
@@ -46,9 +69,106 @@ describe('The family console under /app', () => {
       const res = await fetch(`${base}${path}`);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^text\/html/);
-      expect(res.headers.get('content-security-policy')).toContain("default-src 'self'");
+      const csp = res.headers.get('content-security-policy')!;
+      expect(csp).toContain("default-src 'self'");
+      // It talks to its own origin only ('self' covers its WebSocket), not to any ws: host.
+      expect(csp).toContain("connect-src 'self';");
+      expect(csp).not.toMatch(/\bwss?:/);
+      // A page that opens it (the landing page, another site) gets no handle on its window.
+      expect(res.headers.get('cross-origin-opener-policy')).toBe('same-origin');
       expect(await res.text()).toContain('<div id="root"></div>');
     }
+  });
+
+  it('keeps its session in an HttpOnly cookie that only its own origin can open, use or end', async () => {
+    const user = await t.user('console-session', { name: 'Sam' });
+    const own = new URL(t.url).origin;
+    const open = (headers: Record<string, string>) =>
+      fetch(`${base}/app/session`, { method: 'POST', headers });
+    // Another site cannot plant a session, nor can a client that says nothing of where it is.
+    const withoutOrigin: Record<string, string>[] = [
+      { authorization: `Bearer ${user.token}` },
+      { authorization: `Bearer ${user.token}`, origin: FRONTEND },
+    ];
+    for (const headers of withoutOrigin) {
+      const refused = await open(headers);
+      expect(refused.status).toBe(403);
+      expect(refused.headers.get('set-cookie')).toBeNull();
+      expect(await refused.json()).toMatchObject({
+        errors: [{ extensions: { code: 'FORBIDDEN', reason: 'CROSS_ORIGIN' } }],
+      });
+    }
+    const forged = await open({ authorization: 'Bearer not.a.token', origin: own });
+    expect(forged.status).toBe(401);
+    expect(forged.headers.get('set-cookie')).toBeNull();
+
+    const opened = await open({ authorization: `Bearer ${user.token}`, origin: own });
+    expect(opened.status).toBe(200);
+    const setCookie = opened.headers.get('set-cookie')!;
+    expect(setCookie).toMatch(/^keepsake_session=[\w-]+\.[\w-]+\.[\w-]+; /);
+    expect(setCookie).toContain('HttpOnly');
+    expect(setCookie).toContain('SameSite=Strict');
+    expect(setCookie).toContain('Path=/');
+    const maxAge = Number(/Max-Age=(\d+)/.exec(setCookie)![1]);
+    expect(maxAge).toBeGreaterThan(3500);
+    expect(maxAge).toBeLessThanOrEqual(3600);
+    const cookie = setCookie.split(';')[0];
+
+    const me = (headers: Record<string, string>) =>
+      fetch(t.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', cookie, ...headers },
+        body: JSON.stringify({ query: '{ me { displayName } }' }),
+      }).then((r) => r.json() as Promise<{ data?: unknown; errors?: unknown[] }>);
+    // The console's own requests carry its origin (POST) or say they are same-origin (GET).
+    expect(await me({ origin: own })).toEqual({ data: { me: { displayName: 'Sam' } } });
+    expect(await me({ 'sec-fetch-site': 'same-origin' })).toEqual({
+      data: { me: { displayName: 'Sam' } },
+    });
+    // Anything else that carries the cookie is not signed in by it.
+    const elsewhere: Record<string, string>[] = [
+      { origin: FRONTEND },
+      { 'sec-fetch-site': 'same-site' },
+      {},
+    ];
+    for (const headers of elsewhere) {
+      expect(await me(headers)).toMatchObject({
+        errors: [{ extensions: { code: 'UNAUTHENTICATED' } }],
+      });
+    }
+    // The file routes take it too (a story that does not exist: authenticated, then not found).
+    const file = (headers: Record<string, string>) =>
+      fetch(`${base}/stories/00000000-0000-4000-8000-000000000000/file`, {
+        headers: { cookie, ...headers },
+      });
+    expect((await file({ 'sec-fetch-site': 'same-origin' })).status).toBe(404);
+    expect((await file({ 'sec-fetch-site': 'cross-site' })).status).toBe(401);
+    // graphql-ws too, from its own origin.
+    expect(
+      await handshake(t.wsUrl, '', own, cookie, 'subscription { memoryChanged { action } }'),
+    ).toBe('subscribed');
+    expect(await handshake(t.wsUrl, '', undefined, cookie, '{ me { id } }')).toBe(
+      'UNAUTHENTICATED',
+    );
+
+    // Signing out is the console's alone too.
+    const foreign = await fetch(`${base}/app/session`, {
+      method: 'DELETE',
+      headers: { origin: FRONTEND, cookie },
+    });
+    expect(foreign.status).toBe(403);
+    const closed = await fetch(`${base}/app/session`, {
+      method: 'DELETE',
+      headers: { origin: own, cookie },
+    });
+    expect(closed.status).toBe(204);
+    expect(closed.headers.get('set-cookie')).toMatch(/^keepsake_session=; .*Max-Age=0/);
+  });
+
+  it('serves the Apollo landing page outside production', async () => {
+    const res = await fetch(t.url, { headers: { accept: 'text/html' } });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('embeddable-sandbox');
   });
 
   it('serves its hashed assets for a year and answers 404 for files it does not have', async () => {
@@ -81,6 +201,29 @@ describe('The family console under /app', () => {
     // Its own pages (same origin) and clients that are not browsers (no Origin) connect.
     expect(await handshake(t.wsUrl, user.token, new URL(t.url).origin)).toBe('ack');
     expect(await handshake(t.wsUrl, user.token)).toBe('ack');
+  });
+});
+
+describe('In production (NODE_ENV=production)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({
+      JOBS_WORKER: 'false',
+      JOBS_SCHEDULER: 'false',
+      NODE_ENV: 'production',
+    });
+  }, 120_000);
+  afterAll(() => t.close());
+
+  it("serves no landing page: no script from Apollo's CDN runs on the console's origin", async () => {
+    const res = await fetch(t.url, { headers: { accept: 'text/html' } });
+    expect(await res.text()).not.toMatch(/cdn\.apollographql|<script/);
+    // The API itself is unchanged.
+    const user = await t.user('console-production');
+    expect((await t.gql('{ me { id } }', {}, user)).data).toEqual({
+      me: { id: expect.any(String) },
+    });
   });
 });
 
@@ -133,6 +276,17 @@ describe('CORS_ORIGINS', () => {
   it('checks the graphql-ws origin the same way', async () => {
     const user = await t.user('console-cors-ws');
     expect(await handshake(t.wsUrl, user.token, FRONTEND)).toBe('ack');
+    // A listed origin uses its own bearer token: the console's session cookie is not for it.
+    const cookie = `keepsake_session=${user.token}`;
+    expect(await handshake(t.wsUrl, '', FRONTEND, cookie, '{ me { id } }')).toBe('UNAUTHENTICATED');
+    const res = await fetch(t.url, {
+      method: 'POST',
+      headers: { origin: FRONTEND, 'content-type': 'application/json', cookie },
+      body: JSON.stringify({ query: ME }),
+    });
+    expect(await res.json()).toMatchObject({
+      errors: [{ extensions: { code: 'UNAUTHENTICATED' } }],
+    });
     expect(await handshake(t.wsUrl, user.token, 'http://localhost:5173')).toBe('ack');
     expect(await handshake(t.wsUrl, user.token, 'https://elsewhere.example')).toBe(4403);
   });

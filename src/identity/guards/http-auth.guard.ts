@@ -1,6 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { RequestAuthenticator } from '../request-authenticator.js';
+import { sessionCookieToken } from '../session-cookie.js';
 import type { UserEntity } from '../user.entity.js';
 
 /** An HTTP request that passed HttpAuthGuard. */
@@ -10,7 +11,7 @@ export interface AuthenticatedRequest extends Request {
 
 /**
  * The same authentication and rate limits as GraphQL's, for the few plain HTTP routes (file
- * uploads and downloads): "Authorization: Bearer <token>".
+ * uploads and downloads): "Authorization: Bearer <token>", or the console's session cookie.
  */
 @Injectable()
 export class HttpAuthGuard implements CanActivate {
@@ -19,7 +20,9 @@ export class HttpAuthGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<AuthenticatedRequest>();
     const header = req.headers.authorization;
-    const token = typeof header === 'string' ? /^\s*Bearer\s+(\S+)\s*$/i.exec(header)?.[1] : null;
+    const token =
+      (typeof header === 'string' ? /^\s*Bearer\s+(\S+)\s*$/i.exec(header)?.[1] : null) ??
+      sessionCookieToken(req);
     req.user = (await this.authenticator.authenticate(token, req.socket.remoteAddress)).user;
     await this.authenticator.request(req.user);
     return true;

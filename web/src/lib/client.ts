@@ -8,7 +8,9 @@ export function isUnauthenticated(error: { graphQLErrors: { extensions?: { code?
 
 /**
  * One urql client per session: queries and mutations over HTTP, subscriptions over graphql-ws,
- * both with the session's bearer token. Everything goes through the public API at /graphql.
+ * both with the session's bearer token while this page holds it, otherwise with the session
+ * cookie the browser sends itself (see session.ts). Everything goes through the public API at
+ * /graphql.
  */
 export function createApiClient(
   graphqlPath: string,
@@ -19,7 +21,7 @@ export function createApiClient(
   wsUrl.protocol = wsUrl.protocol === 'https:' ? 'wss:' : 'ws:';
   const ws = createWsClient({
     url: wsUrl.href,
-    connectionParams: { authorization: `Bearer ${token}` },
+    connectionParams: token ? { authorization: `Bearer ${token}` } : {},
     lazy: true,
     retryAttempts: 5,
   });
@@ -28,7 +30,9 @@ export function createApiClient(
     requestPolicy: 'cache-and-network',
     // POST for queries too: Apollo refuses GETs without a CSRF header, and tokens stay out of URLs.
     preferGetMethod: false,
-    fetchOptions: () => ({ headers: { authorization: `Bearer ${token}` } }),
+    fetchOptions: (): RequestInit => ({
+      headers: token ? { authorization: `Bearer ${token}` } : undefined,
+    }),
     exchanges: [
       mapExchange({
         onError(error) {

@@ -1,4 +1,4 @@
-import { UserManager, WebStorageStateStore } from 'oidc-client-ts';
+import { InMemoryWebStorage, UserManager, WebStorageStateStore } from 'oidc-client-ts';
 import type { ConsoleSettings } from './settings';
 
 /**
@@ -14,8 +14,13 @@ export function userManager(oidc: NonNullable<ConsoleSettings['oidc']>): UserMan
     redirect_uri: `${base}signed-in`,
     response_type: 'code',
     scope: oidc.scopes,
-    userStore: new WebStorageStateStore({ store: localStorage }),
-    // Renewal with the refresh token, when the provider gives one (no hidden iframe).
+    // The provider's tokens (a refresh token too) stay in this page's memory, where no other
+    // script reads them; the access token goes on in the session cookie (session.ts).
+    userStore: new WebStorageStateStore({ store: new InMemoryWebStorage() }),
+    // PKCE's verifier and state live only while this tab makes the round trip.
+    stateStore: new WebStorageStateStore({ store: sessionStorage }),
+    // Renewal with the refresh token, when the provider gives one (no hidden iframe), for as
+    // long as the page that signed in is open.
     automaticSilentRenew: true,
   });
 }

@@ -1,10 +1,17 @@
 /**
  * Who is signed in: a bearer token the API accepts, from the OIDC provider or, in development,
- * pasted by hand. Kept in localStorage so a reload keeps the session (per browser profile).
+ * pasted by hand. No script can read it once the page that received it is gone: the service
+ * keeps it in an HttpOnly cookie (POST /app/session), sent with this origin's requests only,
+ * and this page holds it in memory. localStorage keeps only what is not secret (the kind of
+ * sign-in and when it expires), so that a reload, or another tab, knows a session is open.
  */
 export type SessionKind = 'oidc' | 'development';
 
 export interface Session {
+  /**
+   * The token while the page that received it is open; empty in a page loaded later, whose
+   * requests the session cookie authenticates.
+   */
   token: string;
   kind: SessionKind;
   /** Seconds since the epoch, from the token's exp claim when it has one. */
@@ -12,6 +19,7 @@ export interface Session {
 }
 
 const KEY = 'keepsake.console.session';
+const SESSION_PATH = `${import.meta.env.BASE_URL}session`;
 
 /** The token's exp claim, read without verifying it: the API does that. */
 export function tokenExpiry(token: string): number | null {
@@ -35,8 +43,15 @@ export function readSession(): Session | null {
   const raw = localStorage.getItem(KEY);
   if (!raw) return null;
   try {
-    const session = JSON.parse(raw) as Session;
-    return typeof session.token === 'string' ? session : null;
+    const stored = JSON.parse(raw) as Partial<Session>;
+    // An older console kept the token itself here, where any script of the origin could read
+    // it: it goes, and its holder signs in again.
+    if (typeof stored.token === 'string' && stored.token !== '') {
+      localStorage.removeItem(KEY);
+      return null;
+    }
+    if (stored.kind !== 'oidc' && stored.kind !== 'development') return null;
+    return { token: '', kind: stored.kind, expiresAt: stored.expiresAt ?? null };
   } catch {
     return null;
   }
@@ -44,10 +59,16 @@ export function readSession(): Session | null {
 
 export function saveSession(token: string, kind: SessionKind): Session {
   const session = { token, kind, expiresAt: tokenExpiry(token) };
-  localStorage.setItem(KEY, JSON.stringify(session));
+  localStorage.setItem(KEY, JSON.stringify({ kind, expiresAt: session.expiresAt }));
+  // This page goes on with the token in memory; pages loaded later use the cookie.
+  void fetch(SESSION_PATH, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+  }).catch(() => undefined);
   return session;
 }
 
 export function clearSession(): void {
   localStorage.removeItem(KEY);
+  void fetch(SESSION_PATH, { method: 'DELETE', keepalive: true }).catch(() => undefined);
 }

@@ -1,0 +1,61 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { originAllowed } from '../console/origins.js';
+
+/**
+ * The family console's session: its bearer token in an HttpOnly cookie, which no script reads
+ * (not the console's, not one loaded from elsewhere onto its origin). Browsers send it on their
+ * own, so it is honoured only on requests from this service's own origin (CSRF): a page of
+ * another site, a sibling subdomain included, or one of CORS_ORIGINS, cannot ride on it.
+ */
+export const SESSION_COOKIE = 'keepsake_session';
+
+/** The session cookie's token, when the request carries one from the service's own origin. */
+export function sessionCookieToken(req: IncomingMessage | undefined): string | null {
+  const cookie = req?.headers.cookie;
+  if (!cookie) return null;
+  const origin = req.headers.origin;
+  if (origin !== undefined) {
+    if (!originAllowed(origin, req.headers.host, [])) return null;
+  } else if (req.headers['sec-fetch-site'] !== 'same-origin') {
+    // A GET from the console itself (a download) has no Origin but says where it comes from.
+    return null;
+  }
+  for (const part of cookie.split(';')) {
+    const [name, ...value] = part.trim().split('=');
+    if (name === SESSION_COOKIE) return value.join('=').trim() || null;
+  }
+  return null;
+}
+
+/** Whether the request reached the service over HTTPS (directly or through a proxy). */
+function secure(req: IncomingMessage): boolean {
+  return (
+    (req.socket as { encrypted?: boolean }).encrypted === true ||
+    req.headers['x-forwarded-proto'] === 'https'
+  );
+}
+
+export function setSessionCookie(
+  req: IncomingMessage,
+  res: ServerResponse,
+  token: string,
+  expiresAt: Date,
+): void {
+  const maxAge = Math.max(0, Math.floor((expiresAt.getTime() - Date.now()) / 1000));
+  res.setHeader('set-cookie', cookieHeader(req, token, maxAge));
+}
+
+export function clearSessionCookie(req: IncomingMessage, res: ServerResponse): void {
+  res.setHeader('set-cookie', cookieHeader(req, '', 0));
+}
+
+function cookieHeader(req: IncomingMessage, value: string, maxAge: number): string {
+  return [
+    `${SESSION_COOKIE}=${value}`,
+    'Path=/',
+    `Max-Age=${maxAge}`,
+    'HttpOnly',
+    'SameSite=Strict',
+    ...(secure(req) ? ['Secure'] : []),
+  ].join('; ');
+}
