@@ -23,6 +23,7 @@ import { EventBus, topics } from '../pubsub/event-bus.js';
 import { AddStoryInput, StoriesArgs, StoryFilter, UpdateStoryInput } from './dto/story.inputs.js';
 import {
   ExtractStoryPayload,
+  LeftBehindStoryConnection,
   StoryChangedEventModel,
   StoryConnection,
   StoryModel,
@@ -31,7 +32,7 @@ import {
 import { StoriesService, StoryEvent, storiesTopic } from './stories.service.js';
 import { StoryVisibility } from './story.enums.js';
 import { StoryEntity } from './story.entity.js';
-import { toStoryModel } from './story.mapper.js';
+import { toLeftBehindStoryModel, toStoryModel } from './story.mapper.js';
 
 @Resolver(() => StoryModel)
 @UseGuards(GqlAuthGuard)
@@ -54,12 +55,12 @@ export class StoriesResolver {
     return toStoryConnection(await this.service.list(user, args.legacyId, filter ?? {}, args));
   }
 
-  @Query(() => StoryConnection, {
+  @Query(() => LeftBehindStoryConnection, {
     description:
       'Your own stories in legacies you are no longer a member of (you left or were removed): yours to delete with deleteStory. Newest first.',
   })
   async leftBehindStories(@CurrentUser() user: UserEntity, @Args() page: ForwardPageArgs) {
-    return toStoryConnection(await this.service.listLeftBehind(user, page));
+    return toStoryConnection(await this.service.listLeftBehind(user, page), toLeftBehindStoryModel);
   }
 
   @Query(() => StoryModel, { description: 'A story or document you may see.' })
@@ -160,10 +161,13 @@ export class StoriesResolver {
   }
 }
 
-function toStoryConnection(page: Connection<StoryEntity>) {
+function toStoryConnection<M>(
+  page: Connection<StoryEntity>,
+  toModel: (story: StoryEntity) => M = toStoryModel as (story: StoryEntity) => M,
+) {
   return {
     ...page,
-    nodes: page.nodes.map(toStoryModel),
-    edges: page.edges.map((e) => ({ cursor: e.cursor, node: toStoryModel(e.node) })),
+    nodes: page.nodes.map(toModel),
+    edges: page.edges.map((e) => ({ cursor: e.cursor, node: toModel(e.node) })),
   };
 }

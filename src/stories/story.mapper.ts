@@ -1,4 +1,4 @@
-import type { StoryModel } from './models/story.model.js';
+import type { LeftBehindStoryModel, StoryModel } from './models/story.model.js';
 import type { StoryEntity } from './story.entity.js';
 
 /** A story as the API shows it (its pages stay behind: `pages` resolves them). */
@@ -23,5 +23,20 @@ export function toStoryModel(story: StoryEntity): StoryModel {
     downloadPath: `/stories/${story.id}/file`,
     createdAt: story.createdAt,
     updatedAt: story.updatedAt,
+  };
+}
+
+/** A story its author left behind: what they need to find and delete it, none of its text. */
+export function toLeftBehindStoryModel(story: StoryEntity): LeftBehindStoryModel {
+  return {
+    id: story.id,
+    legacyId: story.legacyId,
+    title: story.title,
+    kind: story.kind,
+    format: story.format,
+    visibility: story.visibility,
+    sizeBytes: story.sizeBytes,
+    fileName: story.fileName,
+    createdAt: story.createdAt,
   };
 }

@@ -1,6 +1,8 @@
 import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
 import PDFDocument from 'pdfkit';
+import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { buildSchema, getNamedType, GraphQLObjectType, isCompositeType } from 'graphql';
 import { DataSource } from 'typeorm';
 import { JobsService } from '../../src/jobs/jobs.service.js';
 import { joinLegacy } from '../support/membership.js';
@@ -651,6 +653,25 @@ describe('stories and documents', () => {
     expect(await leftBehind()).toEqual([]);
     await ok('mutation($l: ID!) { leaveLegacy(legacyId: $l) }', { l: legacyId }, leaver);
     expect(await leftBehind()).toEqual([{ id: addStory.id, title: 'My letters' }]);
+    // Every field the schema offers on a left-behind story answers (none of its text does).
+    const schema = buildSchema(readFileSync('schema.gql', 'utf8'));
+    const connection = getNamedType(
+      schema.getQueryType()!.getFields().leftBehindStories.type,
+    ) as GraphQLObjectType;
+    const node = getNamedType(connection.getFields().nodes.type) as GraphQLObjectType;
+    const fields = Object.values(node.getFields())
+      .map((f) => (isCompositeType(getNamedType(f.type)) ? `${f.name} { __typename }` : f.name))
+      .join(' ');
+    const everything = await t.gql<{ leftBehindStories: { nodes: Record<string, unknown>[] } }>(
+      `{ leftBehindStories(first: 10) { nodes { ${fields} } } }`,
+      {},
+      leaver,
+    );
+    expect(everything.errors).toBeUndefined();
+    expect(everything.data!.leftBehindStories.nodes).toEqual([
+      expect.objectContaining({ id: addStory.id, legacyId, kind: 'STORY', sizeBytes: 24 }),
+    ]);
+    expect(fields).not.toMatch(/pages|downloadPath/);
     const read = await t.gql(
       'query($id: ID!) { story(id: $id) { id } }',
       { id: addStory.id },

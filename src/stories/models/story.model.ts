@@ -80,6 +80,45 @@ export class StoryModel {
 @ObjectType('StoryConnection')
 export class StoryConnection extends ConnectionType(StoryModel, 'Story') {}
 
+@ObjectType('LeftBehindStory', {
+  description:
+    'One of your stories in a legacy you are no longer a member of: yours to delete (deleteStory); its text and file are no longer readable.',
+})
+export class LeftBehindStoryModel {
+  @Field(() => ID)
+  id: string;
+
+  @Field(() => ID)
+  legacyId: string;
+
+  @Field()
+  title: string;
+
+  @Field(() => StoryKind)
+  kind: StoryKind;
+
+  @Field(() => StoryFormat)
+  format: StoryFormat;
+
+  @Field(() => StoryVisibility)
+  visibility: StoryVisibility;
+
+  @Field(() => Int, { description: 'Size of the original file in bytes.' })
+  sizeBytes: number;
+
+  @Field(() => String, { nullable: true, description: 'The uploaded file’s name.' })
+  fileName: string | null;
+
+  @Field(() => GraphQLISODateTime)
+  createdAt: Date;
+}
+
+@ObjectType('LeftBehindStoryConnection')
+export class LeftBehindStoryConnection extends ConnectionType(
+  LeftBehindStoryModel,
+  'LeftBehindStory',
+) {}
+
 @ObjectType('StoryPage')
 export class StoryPageModel {
   @Field(() => Int)
