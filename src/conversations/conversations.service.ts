@@ -141,9 +141,7 @@ export class ConversationsService {
     const view = await this.access.leave(user, conversationId);
     // Their subscriptions re-check now (and end), not at the next event.
     const event: RevocationEvent = { userId: user.id };
-    await this.bus.publish(topics.conversationLeft(conversationId), event).catch((err: unknown) => {
-      this.logger.warn({ msg: 'leave not published', error: String(err) });
-    });
+    await this.bus.publishAfterCommit(topics.conversationLeft(conversationId), event, 'leave');
     return view;
   }
 
@@ -297,9 +295,7 @@ export class ConversationsService {
       await this.events.runDeleted(conversation, m);
     });
     // Ends subscriptions on it; if lost, they still end at their next event's access check.
-    await this.bus.publish(topics.conversationDeleted(id), {}).catch((err: unknown) => {
-      this.logger.warn({ msg: 'conversation deletion not published', error: String(err) });
-    });
+    await this.bus.publishAfterCommit(topics.conversationDeleted(id), {}, 'conversation deletion');
   }
 
   /**

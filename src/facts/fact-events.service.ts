@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { UserEntity } from '../identity/user.entity.js';
 import { LegacyRepository } from '../legacies/legacy.repository.js';
@@ -47,8 +47,6 @@ export interface FactChangedView {
  */
 @Injectable()
 export class FactEventsService {
-  private readonly logger = new Logger('Facts');
-
   constructor(
     private readonly facts: FactRepository,
     private readonly legacyRepo: LegacyRepository,
@@ -171,11 +169,7 @@ export class FactEventsService {
   /** Publishes events after their transaction committed; a failed publish never fails a write. */
   async publish(events: FactEvent[]): Promise<void> {
     for (const event of events) {
-      try {
-        await this.bus.publish(topics.legacyFacts(event.legacyId), event);
-      } catch (err) {
-        this.logger.warn({ msg: 'fact event not published', error: (err as Error).message });
-      }
+      await this.bus.publishAfterCommit(topics.legacyFacts(event.legacyId), event, 'fact event');
     }
   }
 

@@ -15,7 +15,7 @@ import { ForwardPageArgs } from '../common/pagination/connection.js';
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
 import { Loaders, RequestLoaders } from '../graphql/loaders.js';
 import type { RequestContext } from '../graphql/request-context.js';
-import { boundToSession, filterMap, unlessEnded } from '../graphql/session-bound.js';
+import { filterMap, unlessEnded } from '../graphql/session-bound.js';
 import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
 import { GqlAuthGuard } from '../identity/guards/gql-auth.guard.js';
 import { UserModel } from '../identity/models/user.model.js';
@@ -26,7 +26,7 @@ import { AddFactInput, FactFilter, UpdateFactInput } from './dto/fact.inputs.js'
 import { FactEntity } from './fact.entity.js';
 import { FactVisibility } from './fact.enums.js';
 import { FactEvent, FactEventsService } from './fact-events.service.js';
-import { FactAccessService } from './fact-access.service.js';
+import { LegaciesService } from '../legacies/legacies.service.js';
 import { FactSharingService } from './fact-sharing.service.js';
 import { FactWriterService } from './fact-writer.service.js';
 import { FactsService } from './facts.service.js';
@@ -70,7 +70,7 @@ export class FactsResolver {
     private readonly service: FactsService,
     private readonly writer: FactWriterService,
     private readonly sharing: FactSharingService,
-    private readonly access: FactAccessService,
+    private readonly legacies: LegaciesService,
     private readonly events: FactEventsService,
     private readonly users: UsersService,
     private readonly bus: EventBus,
@@ -176,11 +176,9 @@ export class FactsResolver {
     @Args('legacyId', { type: () => ID }, UuidPipe) legacyId: string,
     @Context() context: RequestContext,
   ) {
-    await this.access.requireMember(user, legacyId);
-    return boundToSession(this.bus, context, this.factViews(user, legacyId), {
-      check: () => this.access.requireMember(user, legacyId),
-      revokedBy: [topics.legacyAccessRevoked(legacyId)],
-    });
+    return this.legacies.memberSubscription(user.id, legacyId, context, () =>
+      this.factViews(user, legacyId),
+    );
   }
 
   private factViews(user: UserEntity, legacyId: string) {

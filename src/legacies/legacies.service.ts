@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import {
@@ -9,6 +9,8 @@ import {
   toConnection,
 } from '../common/pagination/connection.js';
 import { CommonException } from '../common/errors/domain.exception.js';
+import type { RequestContext } from '../graphql/request-context.js';
+import { boundToSession, SubscriptionEnded } from '../graphql/session-bound.js';
 import { UserEntity } from '../identity/user.entity.js';
 import { EventBus, RevocationEvent, topics } from '../pubsub/event-bus.js';
 import { QuotasService } from '../quotas/quotas.service.js';
@@ -80,6 +82,25 @@ export class LegaciesService {
     const membership = await this.legacies.findMembership(legacyId, userId);
     if (!membership) throw notFound();
     return membership.role;
+  }
+
+  /**
+   * A member's subscription to one of the legacy's streams: refused with the legacy's NOT_FOUND
+   * unless they are a member, and ended once they no longer are (checked before each event, and
+   * at once when someone's access to the legacy is revoked). `events` opens the stream once
+   * they may.
+   */
+  async memberSubscription<T>(
+    userId: string,
+    legacyId: string,
+    context: RequestContext,
+    events: () => AsyncIterableIterator<T>,
+  ): Promise<AsyncIterableIterator<T | SubscriptionEnded>> {
+    await this.requireMember(userId, legacyId);
+    return boundToSession(this.bus, context, events(), {
+      check: () => this.requireMember(userId, legacyId),
+      revokedBy: [topics.legacyAccessRevoked(legacyId)],
+    });
   }
 
   /** The legacy, for a background task acting for one of its members; null otherwise. */
@@ -360,10 +381,8 @@ export class LegaciesService {
   /** Ends the subscriptions of whoever just lost access (they re-check on this signal). */
   private async accessRevoked(legacyId: string, userId: string | null): Promise<void> {
     const event: RevocationEvent = { userId };
-    await this.bus.publish(topics.legacyAccessRevoked(legacyId), event).catch((err: unknown) => {
-      // Committed already; the subscriptions still end at their next event's access check.
-      new Logger('Legacies').warn({ msg: 'revocation not published', error: String(err) });
-    });
+    // Committed already; the subscriptions still end at their next event's access check.
+    await this.bus.publishAfterCommit(topics.legacyAccessRevoked(legacyId), event, 'revocation');
   }
 
   leave(user: UserEntity, legacyId: string): Promise<void> {

@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
 import { EventBus, topics } from '../pubsub/event-bus.js';
 import { MemoryEntity } from './memory.entity.js';
@@ -8,8 +8,6 @@ import { MemoryChangedEvent, toMemoryModel } from './memory.mapper.js';
 /** Publishes memoryChanged to the owner's topic only. */
 @Injectable()
 export class MemoryEvents {
-  private readonly logger = new Logger('Memories');
-
   constructor(
     private readonly bus: EventBus,
     private readonly config: AppConfig,
@@ -41,11 +39,6 @@ export class MemoryEvents {
   }
 
   private async publish(event: MemoryChangedEvent): Promise<void> {
-    try {
-      await this.bus.publish(topics.userMemories(event.userId), event);
-    } catch (err) {
-      // The change is committed; a lost notification must not fail it.
-      this.logger.warn({ msg: 'memoryChanged not published', error: (err as Error).message });
-    }
+    await this.bus.publishAfterCommit(topics.userMemories(event.userId), event, 'memoryChanged');
   }
 }

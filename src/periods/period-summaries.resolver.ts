@@ -2,12 +2,11 @@ import { UseGuards } from '@nestjs/common';
 import { Args, Context, ID, Mutation, Query, Resolver, Subscription } from '@nestjs/graphql';
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
 import type { RequestContext } from '../graphql/request-context.js';
-import { boundToSession, unlessEnded } from '../graphql/session-bound.js';
+import { unlessEnded } from '../graphql/session-bound.js';
 import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
 import { GqlAuthGuard } from '../identity/guards/gql-auth.guard.js';
 import { UserEntity } from '../identity/user.entity.js';
 import { LegaciesService } from '../legacies/legacies.service.js';
-import { EventBus, topics } from '../pubsub/event-bus.js';
 import {
   BackfillPeriodSummariesInput,
   CompareYearsArgs,
@@ -36,7 +35,6 @@ export class PeriodSummariesResolver {
   constructor(
     private readonly service: PeriodSummariesService,
     private readonly legacies: LegaciesService,
-    private readonly bus: EventBus,
   ) {}
 
   @Query(() => PeriodSummaryConnection, {
@@ -124,11 +122,8 @@ export class PeriodSummariesResolver {
     @Args('legacyId', { type: () => ID }, UuidPipe) legacyId: string,
     @Context() context: RequestContext,
   ) {
-    await this.legacies.requireMember(user.id, legacyId);
-    const events = this.service.subscribe(user, legacyId);
-    return boundToSession(this.bus, context, events, {
-      check: () => this.legacies.requireMember(user.id, legacyId),
-      revokedBy: [topics.legacyAccessRevoked(legacyId)],
-    });
+    return this.legacies.memberSubscription(user.id, legacyId, context, () =>
+      this.service.subscribe(user, legacyId),
+    );
   }
 }

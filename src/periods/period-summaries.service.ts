@@ -34,10 +34,9 @@ import {
   PeriodSummaryBuilderService,
   PeriodSummaryEvent,
   periodJobKey,
-  periodTopic,
 } from './period-summary-builder.service.js';
 import { filterMap } from '../graphql/session-bound.js';
-import { EventBus } from '../pubsub/event-bus.js';
+import { EventBus, topics } from '../pubsub/event-bus.js';
 import { PeriodSummaryEntity } from './period-summary.entity.js';
 import { PeriodSummaryErrorCode, PeriodSummaryException } from './period-summary.exception.js';
 import { BackfillProgressRow, PeriodSummaryRepository } from './period-summary.repository.js';
@@ -290,7 +289,7 @@ export class PeriodSummariesService {
   /** periodSummaryAdded: the member's own events, read back as they see them now. */
   subscribe(user: UserEntity, legacyId: string): AsyncIterableIterator<PeriodSummaryEntity> {
     return filterMap(
-      this.bus.subscribe<PeriodSummaryEvent>(periodTopic(user.id, legacyId)),
+      this.bus.subscribe<PeriodSummaryEvent>(topics.memberPeriods(user.id, legacyId)),
       async (event) => (event.userId === user.id ? this.get(user, event.id) : null),
     );
   }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
@@ -9,7 +9,7 @@ import { LegaciesService } from '../legacies/legacies.service.js';
 import { deferForOutage } from '../llm/model-outage.js';
 import { LANGUAGE_MODEL } from '../llm/language-model.js';
 import type { LanguageModel, PeriodSource, SummaryPeriodName } from '../llm/language-model.js';
-import { EventBus } from '../pubsub/event-bus.js';
+import { EventBus, topics } from '../pubsub/event-bus.js';
 import { RateLimitService } from '../rate-limit/rate-limit.service.js';
 import type { ConversationChunkEntity } from '../summaries/conversation-chunk.entity.js';
 import {
@@ -56,9 +56,6 @@ export interface PeriodSummaryEvent {
   userId: string;
   legacyId: string;
 }
-
-export const periodTopic = (userId: string, legacyId: string) =>
-  `user:${userId}:legacy:${legacyId}:periods`;
 
 /** The key of a period's job: the scheduler, backfills and rebuilds coalesce on it. */
 export function periodJobKey(p: Omit<PeriodJobPayload, 'force'>): string {
@@ -110,8 +107,6 @@ const MAX_ATTEMPTS = 3;
  */
 @Injectable()
 export class PeriodSummaryBuilderService {
-  private readonly logger = new Logger('PeriodSummaries');
-
   constructor(
     private readonly dataSource: DataSource,
     private readonly repo: PeriodSummaryRepository,
@@ -291,9 +286,11 @@ export class PeriodSummaryBuilderService {
       return row;
     });
     const event: PeriodSummaryEvent = { id: stored.id, userId: user.id, legacyId: legacy.id };
-    await this.bus.publish(periodTopic(user.id, legacy.id), event).catch((err: unknown) => {
-      this.logger.warn({ msg: 'period summary event not published', error: String(err) });
-    });
+    await this.bus.publishAfterCommit(
+      topics.memberPeriods(user.id, legacy.id),
+      event,
+      'period summary event',
+    );
     return { outcome: 'STORED', summary: stored };
   }
 

@@ -1,3 +1,7 @@
+import { Logger } from '@nestjs/common';
+
+const logger = new Logger('Events');
+
 /**
  * The engine behind GraphQL subscriptions. Resolvers and services depend on this abstract class
  * only, so a multi-instance engine (PostgreSQL LISTEN/NOTIFY, Redis) can replace the in-process
@@ -6,6 +10,19 @@
 export abstract class EventBus {
   abstract publish<T>(topic: string, payload: T): Promise<void>;
   abstract subscribe<T>(topic: string): AsyncIterableIterator<T>;
+
+  /**
+   * Publishes news of a change once it committed: a lost event must not fail the change (its
+   * subscribers still re-check at their next event, or refetch), so a failure is logged as
+   * `<what> not published`, never thrown.
+   */
+  async publishAfterCommit<T>(topic: string, payload: T, what: string): Promise<void> {
+    try {
+      await this.publish(topic, payload);
+    } catch (err) {
+      logger.warn({ msg: `${what} not published`, error: String(err) });
+    }
+  }
 }
 
 export const topics = {
@@ -13,6 +30,9 @@ export const topics = {
   conversationReplyDeltas: (conversationId: string) =>
     `conversation:${conversationId}:reply-deltas`,
   legacyFacts: (legacyId: string) => `legacy:${legacyId}:facts`,
+  legacyStories: (legacyId: string) => `legacy:${legacyId}:stories`,
+  /** A member's period summaries in a legacy: theirs alone. */
+  memberPeriods: (userId: string, legacyId: string) => `user:${userId}:legacy:${legacyId}:periods`,
   userMemories: (userId: string) => `user:${userId}:memories`,
   /** A member was removed or left (userId), or the legacy was deleted (userId null). */
   legacyAccessRevoked: (legacyId: string) => `legacy:${legacyId}:access-revoked`,

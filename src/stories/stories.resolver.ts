@@ -14,7 +14,7 @@ import {
 import { Connection, ForwardPageArgs } from '../common/pagination/connection.js';
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
 import type { RequestContext } from '../graphql/request-context.js';
-import { boundToSession, filterMap, unlessEnded } from '../graphql/session-bound.js';
+import { filterMap, unlessEnded } from '../graphql/session-bound.js';
 import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
 import { GqlAuthGuard } from '../identity/guards/gql-auth.guard.js';
 import { UserEntity } from '../identity/user.entity.js';
@@ -29,7 +29,7 @@ import {
   StoryModel,
   StoryPageModel,
 } from './models/story.model.js';
-import { StoriesService, StoryEvent, storiesTopic } from './stories.service.js';
+import { StoriesService, StoryEvent } from './stories.service.js';
 import { StoryVisibility } from './story.enums.js';
 import { StoryEntity } from './story.entity.js';
 import { toLeftBehindStoryModel, toStoryModel } from './story.mapper.js';
@@ -146,18 +146,12 @@ export class StoriesResolver {
     @Args('legacyId', { type: () => ID }, UuidPipe) legacyId: string,
     @Context() context: RequestContext,
   ) {
-    await this.legacies.requireMember(user.id, legacyId);
-    const views = filterMap(
-      this.bus.subscribe<StoryEvent>(storiesTopic(legacyId)),
-      async (event) => {
+    return this.legacies.memberSubscription(user.id, legacyId, context, () =>
+      filterMap(this.bus.subscribe<StoryEvent>(topics.legacyStories(legacyId)), async (event) => {
         const view = await this.service.viewOf(event, user);
         return view && { ...view, story: view.story && toStoryModel(view.story) };
-      },
+      }),
     );
-    return boundToSession(this.bus, context, views, {
-      check: () => this.legacies.requireMember(user.id, legacyId),
-      revokedBy: [topics.legacyAccessRevoked(legacyId)],
-    });
   }
 }
 

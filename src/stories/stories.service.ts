@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import {
   Connection,
@@ -14,7 +14,7 @@ import { JobDeferred } from '../jobs/jobs.exception.js';
 import { JobsService } from '../jobs/jobs.service.js';
 import { LegaciesService } from '../legacies/legacies.service.js';
 import { visibilityChanger } from '../legacies/moderation.js';
-import { EventBus } from '../pubsub/event-bus.js';
+import { EventBus, topics } from '../pubsub/event-bus.js';
 import { isModelError } from '../llm/model.errors.js';
 import { QuotasService } from '../quotas/quotas.service.js';
 import { RateLimitService } from '../rate-limit/rate-limit.service.js';
@@ -36,8 +36,6 @@ import { canSeeStory, mayModerate } from './story-visibility.js';
 const TITLE_MAX = 300;
 /** Model calls extractStory makes while its caller waits (8 passages each). */
 const INLINE_EXTRACT_CALLS = 2;
-
-export const storiesTopic = (legacyId: string) => `legacy:${legacyId}:stories`;
 
 /** The type a file is served with is the one its content was read as, never the client's claim. */
 const MIME_TYPES: Record<StoryFormat, string> = {
@@ -77,8 +75,6 @@ export interface StoryFields {
  */
 @Injectable()
 export class StoriesService {
-  private readonly logger = new Logger('Stories');
-
   constructor(
     private readonly dataSource: DataSource,
     private readonly repo: StoryRepository,
@@ -443,9 +439,7 @@ export class StoriesService {
       sharedBefore,
       sharedAfter: change !== StoryChange.DELETED && story.visibility === StoryVisibility.SHARED,
     };
-    await this.bus.publish(storiesTopic(story.legacyId), event).catch((err: unknown) => {
-      this.logger.warn({ msg: 'story event not published', error: String(err) });
-    });
+    await this.bus.publishAfterCommit(topics.legacyStories(story.legacyId), event, 'story event');
   }
 
   /**
