@@ -19,3 +19,8 @@ export class SqlParams {
 export function returned<T>(result: unknown): T[] {
   return (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as T[];
 }
+
+/** `text` to match literally inside a LIKE or ILIKE pattern: `%`, `_` and `\` escaped. */
+export function likeEscape(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { JobEntity, JobStatus } from './job.entity.js';
-import { SqlParams } from '../database/sql-params.js';
+import { SqlParams, returned } from '../database/sql-params.js';
 
 const COLUMNS = `id, type, key, payload, status, attempts, max_attempts AS "maxAttempts",
   run_at AS "runAt", locked_by AS "lockedBy", locked_until AS "lockedUntil",
@@ -14,11 +14,6 @@ export interface NewJob {
   payload: Record<string, unknown>;
   runAt?: Date;
   maxAttempts: number;
-}
-
-/** Rows of an UPDATE ... RETURNING: TypeORM answers [rows, count] for UPDATE. */
-function updated<T>(result: unknown): T[] {
-  return (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as T[];
 }
 
 @Injectable()
@@ -78,7 +73,7 @@ export class JobRepository {
         RETURNING ${COLUMNS}`,
       [worker, limit, String(leaseMs), types],
     );
-    return updated<JobEntity>(result);
+    return returned<JobEntity>(result);
   }
 
   /** Extends a running job's lease; false when this worker no longer holds it. */
@@ -88,7 +83,7 @@ export class JobRepository {
         WHERE id = $1 AND locked_by = $2 AND status = 'RUNNING' RETURNING id`,
       [id, worker, String(leaseMs)],
     );
-    return updated(result).length > 0;
+    return returned(result).length > 0;
   }
 
   async succeed(id: string, worker: string): Promise<void> {
@@ -143,7 +138,7 @@ export class JobRepository {
       `UPDATE jobs SET status = 'PENDING', locked_by = NULL, locked_until = NULL, updated_at = now()
         WHERE status = 'RUNNING' RETURNING id`,
     );
-    return updated(result).length;
+    return returned(result).length;
   }
 
   findById(id: string): Promise<JobEntity | null> {
@@ -176,7 +171,7 @@ export class JobRepository {
         RETURNING ${COLUMNS}`,
       [id],
     );
-    return updated<JobEntity>(result)[0] ?? null;
+    return returned<JobEntity>(result)[0] ?? null;
   }
 
   /** Jobs running, or pending and due within `horizonMs`. */
@@ -196,7 +191,7 @@ export class JobRepository {
       `DELETE FROM jobs WHERE status = $1 AND finished_at < $2 RETURNING id`,
       [status, before],
     );
-    return updated(result).length;
+    return returned(result).length;
   }
 
   /** Takes or renews a named lease; true when this holder has it. */
