@@ -1,4 +1,3 @@
-import type { Connection } from '../common/pagination/connection.js';
 import { UseGuards } from '@nestjs/common';
 import {
   Args,
@@ -23,7 +22,6 @@ import { UserEntity } from '../identity/user.entity.js';
 import { UsersService } from '../identity/users.service.js';
 import { EventBus, topics } from '../pubsub/event-bus.js';
 import { AddFactInput, FactFilter, UpdateFactInput } from './dto/fact.inputs.js';
-import { FactEntity } from './fact.entity.js';
 import { FactVisibility } from './fact.enums.js';
 import { FactEvent, FactEventsService } from './fact-events.service.js';
 import { LegaciesService } from '../legacies/legacies.service.js';
@@ -39,29 +37,8 @@ import {
 } from './models/fact.model.js';
 import { USER_BY_ID } from '../identity/user.loaders.js';
 import { FACT_SOURCES, FAMILY_VISIBLE_FACT, VISIBLE_FACT } from './fact.loaders.js';
+import { toFactConnection, toFactModel } from './fact.mapper.js';
 import { FAMILY_VIEWER, listViewer, seesSources } from './fact-visibility.js';
-
-/** A page of facts as `viewerId` sees them. */
-function toFactConnection(connection: Connection<FactEntity>, viewerId: string) {
-  return {
-    ...connection,
-    nodes: connection.nodes.map((f) => toFactModel(f, viewerId)),
-    edges: connection.edges.map((e) => ({ cursor: e.cursor, node: toFactModel(e.node, viewerId) })),
-  };
-}
-
-/** A fact as `viewerId` sees it: where it was said is its author's business only. */
-export function toFactModel(fact: FactEntity, viewerId: string): FactModel {
-  const mine = seesSources(fact, viewerId);
-  return {
-    ...fact,
-    viewerId,
-    sourceConversationId: mine ? fact.sourceConversationId : null,
-    sourceRangeStart: mine ? fact.sourceRangeStart : null,
-    sourceRangeEnd: mine ? fact.sourceRangeEnd : null,
-    sourceMessageIds: mine ? fact.sourceMessageIds : [],
-  };
-}
 
 @Resolver(() => FactModel)
 @UseGuards(GqlAuthGuard)
