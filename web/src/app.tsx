@@ -12,7 +12,6 @@ import { Link, Redirect, Route, Router, Switch, useLocation } from 'wouter';
 import { graphql } from './gql';
 import { createApiClient } from './lib/client';
 import { RestContext, restApi } from './lib/rest';
-import { userManager } from './lib/oidc';
 import {
   clearSession,
   isExpired,
@@ -61,9 +60,19 @@ function initialSession(): { session: Session | null; notice: string | null } {
   return { session, notice: null };
 }
 
-export function App({ settings }: { settings: ConsoleSettings }) {
+export function App({
+  settings,
+  userManager,
+}: {
+  settings: ConsoleSettings;
+  /** lib/oidc's, loaded (with oidc-client-ts) only when a provider is configured. */
+  userManager: typeof import('./lib/oidc').userManager | null;
+}) {
   const [{ session, notice }, setState] = useState(initialSession);
-  const manager = useMemo(() => (settings.oidc ? userManager(settings.oidc) : null), [settings]);
+  const manager = useMemo(
+    () => (settings.oidc && userManager ? userManager(settings.oidc) : null),
+    [settings, userManager],
+  );
 
   const signIn = useCallback((token: string, kind: SessionKind) => {
     setState({ session: saveSession(token, kind), notice: null });
