@@ -8,9 +8,10 @@ import { ConversationsService } from '../conversations/conversations.service.js'
 import { MessageRole } from '../conversations/message-role.enum.js';
 import type { MessageEntity } from '../conversations/message.entity.js';
 import type { UserEntity } from '../identity/user.entity.js';
+import { UsersService } from '../identity/users.service.js';
 import { LegacyRepository } from '../legacies/legacy.repository.js';
 import { LANGUAGE_MODEL } from '../llm/language-model.js';
-import type { LanguageModel, Reply, WithCall } from '../llm/language-model.js';
+import type { LanguageModel, Reply, ReplyInput, WithCall } from '../llm/language-model.js';
 import { ModelErrorCode, ModelOutputError, ModelUnavailableError } from '../llm/model.errors.js';
 import { parseMemoryIntent } from '../memories/memory-intent.js';
 import { EventBus, topics } from '../pubsub/event-bus.js';
@@ -78,6 +79,7 @@ export class AgentReplyService {
     private readonly replies: AssistantReplyRepository,
     private readonly bus: EventBus,
     private readonly chatMemory: ChatMemoryService,
+    private readonly users: UsersService,
     private readonly config: AppConfig,
     @Inject(LANGUAGE_MODEL) private readonly llm: LanguageModel,
   ) {}
@@ -149,9 +151,9 @@ export class AgentReplyService {
       reply = await this.llm.reply(
         {
           system: conversation.together
-            ? this.togetherSystem(context, conversation.id)
+            ? await this.togetherSystem(context, conversation.id)
             : context.system,
-          messages: context.recent.map((m) => ({ role: m.role, content: m.content })),
+          messages: await this.recentTurns(context, conversation),
           tools: session?.tools,
         },
         (text) => {
@@ -239,15 +241,27 @@ export class AgentReplyService {
    * The prompt for a reply everyone in a together conversation reads. A model is told so, and
    * keeps the writer's memories, profile and private facts for when they ask. The offline
    * notice, which lists what it was given word for word, lists only what the conversation
-   * itself shows everyone: its own summaries and turns.
+   * itself shows everyone: its own summaries and turns, but none that holds (or sums up) an
+   * agent's reply made for the writer alone before the others came in.
    */
-  private togetherSystem(context: AssembledContext, conversationId: string): string {
+  private async togetherSystem(context: AssembledContext, conversationId: string): Promise<string> {
     if (this.llm.generates) return `${context.system}\n\n${TOGETHER_NOTE}`;
-    const shared = context.sections
+    const own = context.sections
       .filter((s) => s.name === 'summaries' || s.name === 'turns')
       .map((s) => ({
         ...s,
         items: s.items.filter((i) => i.provenance.conversationId === conversationId),
+      }));
+    const cited = [...new Set(own.flatMap((s) => s.items.flatMap((i) => i.provenance.messageIds)))];
+    const alone = new Set(
+      (await this.conversations.findMessagesByIds(cited))
+        .filter((m) => m.answeredAlone)
+        .map((m) => m.id),
+    );
+    const shared = own
+      .map((s) => ({
+        ...s,
+        items: s.items.filter((i) => !i.provenance.messageIds.some((id) => alone.has(id))),
       }))
       .filter((s) => s.items.length > 0);
     return [
@@ -257,6 +271,33 @@ export class AgentReplyService {
           `## ${s.name === 'summaries' ? 'Earlier in this conversation' : 'Said before'}\n${s.items.map((i) => i.text).join('\n')}`,
       ),
     ].join('\n\n');
+  }
+
+  /**
+   * The recent turns as the model is given them. In a together conversation everyone reads the
+   * reply: each member's turn names who said it, and the offline notice, which quotes them word
+   * for word, leaves out an agent's reply made for one participant alone (before the others
+   * came in), as it leaves out the rest of what only the writer may see.
+   */
+  private async recentTurns(
+    context: AssembledContext,
+    conversation: ConversationView,
+  ): Promise<ReplyInput['messages']> {
+    if (!conversation.together) {
+      return context.recent.map((m) => ({ role: m.role, content: m.content }));
+    }
+    const turns = this.llm.generates
+      ? context.recent
+      : context.recent.filter((m) => !m.answeredAlone);
+    const speakers = [
+      ...new Set(turns.filter((m) => m.role === MessageRole.USER).map((m) => m.userId)),
+    ];
+    const names = new Map((await this.users.findByIds(speakers)).map((u) => [u.id, u.displayName]));
+    return turns.map((m) =>
+      m.role === MessageRole.USER
+        ? { role: m.role, content: m.content, speaker: names.get(m.userId) ?? 'A member' }
+        : { role: m.role, content: m.content },
+    );
   }
 
   /** Stores the reply to a memory command (or the notice that it failed), streamed like any. */

@@ -155,7 +155,11 @@ export interface ReplyTools {
 
 export interface ReplyInput {
   system: string;
-  messages: { role: ChatRole; content: string }[];
+  /**
+   * The recent turns; in a conversation several members hold, a member's turn names its
+   * `speaker` (the offline notice, which all of them read, labels it so).
+   */
+  messages: { role: ChatRole; content: string; speaker?: string }[];
   /** Offered to a model that can call tools; models that cannot ignore them. */
   tools?: ReplyTools;
 }

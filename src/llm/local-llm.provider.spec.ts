@@ -241,6 +241,21 @@ describe('LocalLanguageModel (offline heuristics)', () => {
       expect(result.usage.completionTokens).toBeGreaterThan(0);
     });
 
+    it("names each speaker's turns when the conversation says who spoke", async () => {
+      const result = await llm.reply({
+        ...input,
+        messages: [
+          { role: 'USER', content: 'Dad built boats.', speaker: 'Ana' },
+          { role: 'ASSISTANT', content: 'Noted.' },
+          { role: 'USER', content: 'And sheds.', speaker: 'Ben' },
+        ],
+      });
+      expect(result.text).toContain(
+        '- Ana: Dad built boats.\n- Assistant: Noted.\n- Ben: And sheds.',
+      );
+      expect(result.text).not.toContain('- You:');
+    });
+
     it('does not pass the persona off as something retrieved', async () => {
       const result = await llm.reply({ ...input, system: 'You are Keepsake, remembering Joe.' });
       expect(result.text).toContain('Nothing has been retrieved for this message yet.');

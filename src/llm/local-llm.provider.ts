@@ -198,7 +198,7 @@ export function localReplyText(input: ReplyInput): string {
   if (recent.length > 0) {
     lines.push('', 'Recent turns:');
     for (const m of recent) {
-      const who = m.role === 'USER' ? 'You' : 'Assistant';
+      const who = m.role === 'USER' ? (m.speaker ?? 'You') : 'Assistant';
       lines.push(`- ${who}: ${clip(m.content.replace(/\s+/g, ' '), 160)}`);
     }
   }

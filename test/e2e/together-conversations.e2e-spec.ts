@@ -525,4 +525,140 @@ describe('together conversations', () => {
       secret,
     );
   });
+
+  it('names each participant in the offline notice everyone reads, and quotes no reply made for one of them alone', async () => {
+    for (const [who, name] of [
+      [ana, 'Ana'],
+      [ben, 'Ben'],
+    ] as const) {
+      await ok(
+        'mutation($n: String!) { updateMe(input: { displayName: $n }) { id } }',
+        { n: name },
+        who,
+      );
+    }
+    await ok(
+      'mutation($i: AddFactInput!) { addFact(input: $i) { id } }',
+      {
+        i: {
+          legacyId,
+          content: 'Grandpa Lars buried the silver compass under the pear tree.',
+          category: 'OTHER',
+          visibility: 'PRIVATE',
+        },
+      },
+      ana,
+    );
+    const started = (
+      await ok<{ startConversation: { id: string } }>(
+        'mutation($l: ID!) { startConversation(input: { legacyId: $l }) { id } }',
+        { l: legacyId },
+        ana,
+      )
+    ).startConversation.id;
+    const sendIn = (who: TestUser, content: string) =>
+      ok<{ sendMessage: { reply: { content: string } } }>(
+        'mutation($i: SendMessageInput!) { sendMessage(input: $i) { reply { content } } }',
+        { i: { conversationId: started, content } },
+        who,
+      );
+    // Alone, her reply may list her private fact, and her own model's answer, recorded as
+    // hers, may say it: both are made for her alone.
+    const alone = await sendIn(ana, 'Where did Grandpa bury the compass?');
+    expect(alone.sendMessage.reply.content).toMatch(/silver compass/);
+    await ok(
+      'mutation($i: RecordAssistantMessageInput!) { recordAssistantMessage(input: $i) { id } }',
+      { i: { conversationId: started, content: 'The silver compass is under the pear tree.' } },
+      ana,
+    );
+    await ok(
+      'mutation($i: AddConversationParticipantInput!) { addConversationParticipant(input: $i) { id } }',
+      { i: { conversationId: started, userId: id.ben } },
+      ana,
+    );
+    await sendIn(ben, 'Ben here: I remember the pear tree.');
+    // A summary of the turns so far covers her reply too: hers alone to read, as it is.
+    const summary = await ok<{ summarizeNow: { chunks: { content: string }[] } }>(
+      'mutation($c: ID!) { summarizeNow(conversationId: $c) { chunks { content } } }',
+      { c: started },
+      ana,
+    );
+    expect(JSON.stringify(summary)).toMatch(/silver compass/);
+    const notice = (await sendIn(ana, 'Ana again: shall we plant another one?')).sendMessage.reply
+      .content;
+    // Read by Ben too: each turn under its speaker's name, and nothing made for Ana alone.
+    expect(notice).toContain('- Ben: Ben here: I remember the pear tree.');
+    expect(notice).toContain('- Ana: Ana again: shall we plant another one?');
+    expect(notice).not.toMatch(/- You:/);
+    expect(notice).not.toMatch(/silver compass/);
+  });
+});
+
+describe('the offline notice of a together conversation longer than the recent window', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({
+      JOBS_WORKER: 'false',
+      JOBS_SCHEDULER: 'false',
+      // Two turns verbatim: what came before reaches the notice through summaries and search.
+      CONTEXT_RECENT_TURNS: '2',
+    });
+  }, 120_000);
+  afterAll(() => t?.close());
+
+  it('quotes no summary or turn that holds a reply made for the writer alone', async () => {
+    const ok = async <T>(query: string, variables: Record<string, unknown>, who: TestUser) => {
+      const res = await t.gql<T>(query, variables, who);
+      expect(res.errors).toBeUndefined();
+      return res.data!;
+    };
+    const ana = await t.user('window-ana', { email: 'ana@window.example.com', name: 'Ana' });
+    const ben = await t.user('window-ben', { email: 'ben@window.example.com', name: 'Ben' });
+    const benId = (await ok<{ me: { id: string } }>('{ me { id } }', {}, ben)).me.id;
+    const { createLegacy } = await ok<{ createLegacy: { id: string } }>(
+      'mutation { createLegacy(input: { name: "Grandpa Lars" }) { id } }',
+      {},
+      ana,
+    );
+    await joinLegacy(t, ana, createLegacy.id, ben);
+    const { startConversation } = await ok<{ startConversation: { id: string } }>(
+      'mutation($l: ID!) { startConversation(input: { legacyId: $l }) { id } }',
+      { l: createLegacy.id },
+      ana,
+    );
+    const conversationId = startConversation.id;
+    const send = async (who: TestUser, content: string) =>
+      (
+        await ok<{ sendMessage: { reply: { content: string } } }>(
+          'mutation($i: SendMessageInput!) { sendMessage(input: $i) { reply { content } } }',
+          { i: { conversationId, content } },
+          who,
+        )
+      ).sendMessage.reply.content;
+    await send(ana, 'Where did Grandpa bury the compass?');
+    await ok(
+      'mutation($i: RecordAssistantMessageInput!) { recordAssistantMessage(input: $i) { id } }',
+      { i: { conversationId, content: 'The silver compass is under the pear tree.' } },
+      ana,
+    );
+    await ok(
+      'mutation($i: AddConversationParticipantInput!) { addConversationParticipant(input: $i) { id } }',
+      { i: { conversationId, userId: benId } },
+      ana,
+    );
+    await send(ben, 'Ben here: I remember the pear tree.');
+    await send(ben, 'And the apples in the orchard.');
+    // Summed up with the turns around it: the summary is Ana's alone to read.
+    const summary = await ok<{ summarizeNow: { chunks: { content: string }[] } }>(
+      'mutation($c: ID!) { summarizeNow(conversationId: $c) { chunks { content } } }',
+      { c: conversationId },
+      ana,
+    );
+    expect(JSON.stringify(summary)).toMatch(/silver compass/);
+    await send(ben, 'The orchard was big.');
+    const notice = await send(ana, 'Where is the compass under the pear tree now?');
+    expect(notice).toContain('- Ana: Where is the compass under the pear tree now?');
+    expect(notice).not.toMatch(/silver compass/);
+  });
 });
