@@ -1,9 +1,18 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+} from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { JobsService } from '../jobs/jobs.service.js';
 import { EMBEDDER } from '../llm/embedder.js';
 import type { Embedder } from '../llm/embedder.js';
+import { AppConfig } from '../config/app-config.js';
 import { LOCAL_EMBEDDER_MODEL_ID, LocalEmbedder } from '../llm/local-embedder.provider.js';
+import { cacheFolder, defaultModelsDir, verifiedFiles } from '../llm/model-files.js';
+import { SENTENCE_MODELS } from '../llm/sentence-models.js';
 import { EmbeddingKind } from './embedding-kinds.js';
 import { EmbeddingModelRow, EmbeddingRepository, VectorRow } from './embedding.repository.js';
 
@@ -41,16 +50,18 @@ const SWEEP_BATCH = 128;
  * is stored without a vector and the sweeper embeds it later.
  */
 @Injectable()
-export class EmbeddingService implements OnApplicationBootstrap {
+export class EmbeddingService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Embeddings');
   private readonly kinds = new Map<string, EmbeddingKind>();
   private active: EmbeddingModelRow | null = null;
-  private fallbackLocal: Embedder | null = null;
+  /** Local encoders of models other than the configured one (the active one, mid-switch). */
+  private readonly others = new Map<string, Promise<Embedder | null>>();
 
   constructor(
     private readonly repo: EmbeddingRepository,
     @Inject(EMBEDDER) private readonly embedder: Embedder,
     private readonly jobs: JobsService,
+    private readonly config: AppConfig,
   ) {}
 
   registerKind(kind: EmbeddingKind): void {
@@ -92,23 +103,48 @@ export class EmbeddingService implements OnApplicationBootstrap {
     return this.embedder.modelId;
   }
 
-  /** The embedder for a model id, if this process can run it. */
-  private embedderFor(model: string): Embedder | null {
-    if (model === this.embedder.modelId) return this.embedder;
-    if (model === LOCAL_EMBEDDER_MODEL_ID) {
-      this.fallbackLocal ??= new LocalEmbedder();
-      return this.fallbackLocal;
+  /**
+   * The embedder for a model id, if this process can run it: the configured one, USE-lite, or a
+   * fetched local model whose files are in the cache. Search keeps its vectors while a switch
+   * away from it fills the new model's.
+   */
+  private embedderFor(model: string): Promise<Embedder | null> {
+    if (model === this.embedder.modelId) return Promise.resolve(this.embedder);
+    let other = this.others.get(model);
+    if (!other) {
+      other = this.localEmbedder(model);
+      this.others.set(model, other);
     }
-    return null;
+    return other;
+  }
+
+  private async localEmbedder(model: string): Promise<Embedder | null> {
+    if (model === LOCAL_EMBEDDER_MODEL_ID) return new LocalEmbedder();
+    const spec = Object.values(SENTENCE_MODELS).find((m) => m.modelId === model);
+    if (!spec) return null;
+    const env = this.config.env;
+    const paths = await verifiedFiles(
+      cacheFolder(env.MODELS_DIR ?? defaultModelsDir(), spec),
+      spec,
+    );
+    return paths
+      ? new LocalEmbedder({ onnx: { model: spec, paths, threads: env.EMBEDDINGS_THREADS } })
+      : null;
+  }
+
+  /** Closes the other models' workers (the configured one is closed by its module). */
+  async onApplicationShutdown(): Promise<void> {
+    for (const other of this.others.values()) await (await other)?.close?.();
+    this.others.clear();
   }
 
   /** A query vector in the active model, or null when it cannot be made (lexical search only). */
   async embedQuery(text: string): Promise<QueryVector | null> {
     const model = await this.searchModel();
-    const embedder = this.embedderFor(model.model);
+    const embedder = await this.embedderFor(model.model);
     if (!embedder) return null;
     try {
-      const [vector] = await embedder.embed([text]);
+      const [vector] = await embedder.embed([text], 'query');
       return { ...model, vector };
     } catch (err) {
       this.logger.warn({ msg: 'query embedding failed', error: (err as Error).message });
@@ -119,7 +155,7 @@ export class EmbeddingService implements OnApplicationBootstrap {
   /** Texts embedded with the active model (for similarity checks), or null if unavailable. */
   async embedForComparison(texts: string[]): Promise<EmbeddedTexts | null> {
     const model = await this.searchModel();
-    const embedder = this.embedderFor(model.model);
+    const embedder = await this.embedderFor(model.model);
     if (!embedder || texts.length === 0) return null;
     try {
       return { model: model.model, vectors: await embedder.embed(texts) };
@@ -139,7 +175,7 @@ export class EmbeddingService implements OnApplicationBootstrap {
     const models = new Set([this.embedder.modelId, (await this.searchModel()).model]);
     const out: EmbeddedTexts[] = [];
     for (const model of models) {
-      const embedder = this.embedderFor(model);
+      const embedder = await this.embedderFor(model);
       if (!embedder) continue;
       try {
         out.push({ model, vectors: await embedder.embed(texts) });
@@ -184,10 +220,10 @@ export class EmbeddingService implements OnApplicationBootstrap {
   async sweep(maxBatches = 50): Promise<number> {
     const models = [this.embedder.modelId];
     const active = (await this.searchModel()).model;
-    if (active !== this.embedder.modelId && this.embedderFor(active)) models.push(active);
+    if (active !== this.embedder.modelId && (await this.embedderFor(active))) models.push(active);
     let written = 0;
     for (const model of models) {
-      const embedder = this.embedderFor(model)!;
+      const embedder = (await this.embedderFor(model))!;
       for (const kind of this.kinds.values()) {
         for (let batch = 0; batch < maxBatches; batch++) {
           const rows = await this.repo.missing(kind, model, SWEEP_BATCH);

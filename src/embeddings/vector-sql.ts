@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
+import { similarityScale } from '../llm/sentence-models.js';
 
 /**
  * SQL for vectors, the embeddings module's public surface for the repositories that search
@@ -16,20 +17,40 @@ export function vectorText(vector: number[]): string {
 }
 
 /**
+ * A cosine distance of the model's vectors as a similarity on the common scale, in SQL: every
+ * threshold and weight compares against this, never against `1 - distance` (models differ in
+ * how alike they call unrelated texts). Order by the distance itself: that is what HNSW serves.
+ */
+export function similaritySql(model: string, distance: string): string {
+  const { scale, offset } = similarityScale(model);
+  if (scale === 1 && offset === 0) return `(1 - ${distance})`;
+  return `(${offset} + ${scale} * (1 - ${distance}))`;
+}
+
+/** The same in TypeScript, for a distance read back from SQL. */
+export function similarityOf(model: string, distance: number): number {
+  const { scale, offset } = similarityScale(model);
+  return offset + scale * (1 - distance);
+}
+
+/**
  * SQL pieces for a nearest-neighbour search over `embeddings` (alias `alias`) in one model:
- * the model and kind filter (literals, so the planner can use the partial HNSW index) and the
- * cosine distance to the query vector bound at `param` (pass `vectorText(q.vector)`).
+ * the model and kind filter (literals, so the planner can use the partial HNSW index), the
+ * cosine distance to the query vector bound at `param` (pass `vectorText(q.vector)`), and that
+ * distance as a similarity on the common scale.
  */
 export function denseTerms(
   q: { model: string; dimensions: number },
   kind: string,
   param: string,
   alias = 'e',
-): { filter: string; distance: string } {
+): { filter: string; distance: string; similarity: string } {
   const d = q.dimensions;
+  const distance = `(${alias}.embedding::vector(${d}) <=> ${param}::vector(${d}))`;
   return {
     filter: `${alias}.model = ${sqlLiteral(q.model)} AND ${alias}.kind = ${sqlLiteral(kind)}`,
-    distance: `(${alias}.embedding::vector(${d}) <=> ${param}::vector(${d}))`,
+    distance,
+    similarity: similaritySql(q.model, distance),
   };
 }
 

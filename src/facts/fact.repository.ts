@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { QueryVector } from '../embeddings/embedding.service.js';
-import { denseTerms, vectorText } from '../embeddings/vector-sql.js';
+import { denseTerms, similaritySql, vectorText } from '../embeddings/vector-sql.js';
 import { familySeesSql, sharedCountOnVisibilitySql } from './fact-visibility.js';
 import { FactEntity } from './fact.entity.js';
 import { FactCategory, FactStatus, FactVisibility } from './fact.enums.js';
@@ -133,7 +133,7 @@ export class FactRepository {
          SELECT f.id, ${distance} AS d FROM facts f
            JOIN embeddings e ON e.item_id = f.id AND ${filter}
           WHERE f.legacy_id = $2 AND f.author_id = $3 AND f.status IN ('ACTIVE', 'DELETED'))
-       SELECT id, 1 - d AS similarity FROM candidates ORDER BY d, id LIMIT $4`,
+       SELECT id, ${similaritySql(q.model, 'd')} AS similarity FROM candidates ORDER BY d, id LIMIT $4`,
       [vectorText(q.vector), legacyId, authorId, limit],
     );
     return new Map(rows.map((r) => [r.id, Number(r.similarity)]));

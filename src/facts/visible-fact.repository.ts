@@ -129,7 +129,7 @@ export class VisibleFactRepository {
     if (search.vector) {
       const terms = denseTerms(search.vector, FACT_KIND, p.add(vectorText(search.vector.vector)));
       join = `LEFT JOIN embeddings e ON e.item_id = f.id AND ${terms.filter}`;
-      dense = `(1 - ${terms.distance})`;
+      dense = terms.similarity;
     }
     const minSimilarity = p.add(search.minSimilarity);
     const cursor = after
@@ -198,7 +198,7 @@ export class VisibleFactRepository {
       await widenHnswScan(m, CONTEXT_POOL);
       return m.query(
         scoredSql(
-          `(1 - ${terms.distance})`,
+          terms.similarity,
           `LEFT JOIN embeddings e ON e.item_id = f.id AND ${terms.filter}`,
           `${inScope} AND ${pool}`,
         ),

@@ -1,7 +1,9 @@
-import { Controller, Get, HttpCode, Logger, Res } from '@nestjs/common';
+import { Controller, Get, HttpCode, Inject, Logger, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
+import { EMBEDDER } from '../llm/embedder.js';
+import type { Embedder } from '../llm/embedder.js';
 
 @Controller('health')
 export class HealthController {
@@ -10,7 +12,14 @@ export class HealthController {
   constructor(
     private readonly dataSource: DataSource,
     private readonly config: AppConfig,
+    @Inject(EMBEDDER) private readonly embedder: Embedder,
   ) {}
+
+  /** The encoder in use, and why it is not the configured one when a fetched model is missing. */
+  private embeddings() {
+    const notice = (this.embedder as { notice?: string | null }).notice;
+    return { model: this.embedder.modelId, ...(notice ? { notice } : {}) };
+  }
 
   /** The process is up. */
   @Get('live')
@@ -35,12 +44,20 @@ export class HealthController {
           );
         }),
       ]);
-      return { status: 'ok', database: { status: 'up', latencyMs: Date.now() - started } };
+      return {
+        status: 'ok',
+        database: { status: 'up', latencyMs: Date.now() - started },
+        embeddings: this.embeddings(),
+      };
     } catch (err) {
       // The reason goes to the log: a database error names hosts, roles and tables.
       this.logger.warn({ msg: 'readiness check failed', error: (err as Error).message });
       res.status(503);
-      return { status: 'unavailable', database: { status: 'down' } };
+      return {
+        status: 'unavailable',
+        database: { status: 'down' },
+        embeddings: this.embeddings(),
+      };
     } finally {
       clearTimeout(timer);
     }

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
+import { LlmModule } from '../llm/llm.module.js';
 import { HealthController } from './health.controller.js';
 
-@Module({ controllers: [HealthController] })
+@Module({ imports: [LlmModule], controllers: [HealthController] })
 export class HealthModule {}

@@ -2,16 +2,22 @@
 export const EMBEDDER = Symbol('EMBEDDER');
 
 /**
+ * What a text is embedded as: a search query, or a passage to be found (stored texts, and texts
+ * compared with each other). Models trained with prefixes (e5, bge) are given theirs.
+ */
+export type EmbedRole = 'query' | 'passage';
+
+/**
  * Sentence embeddings. Vectors are L2-normalised, so cosine similarity is a dot product. A
  * failure raises ModelUnavailableError (or ModelOutputError for a malformed answer): callers
  * store the text without a vector and embed it again later.
  */
 export interface Embedder {
-  /** `local:use-lite-512` or `openai:<model>`; stored with each vector. */
+  /** `local:<model>` or `openai:<model>`; stored with each vector. */
   readonly modelId: string;
   readonly dimensions: number;
-  /** One vector per text, in order. An empty list resolves to an empty list. */
-  embed(texts: string[]): Promise<number[][]>;
+  /** One vector per text, in order (as passages by default). An empty list resolves to []. */
+  embed(texts: string[], role?: EmbedRole): Promise<number[][]>;
   /** Releases workers or sockets; called on application shutdown. */
   close?(): Promise<void>;
 }

@@ -7,8 +7,16 @@ import {
   text,
 } from '../config/config-spec.js';
 
-/** The local embedder's fixed output size (Universal Sentence Encoder lite). */
-export const LOCAL_EMBEDDING_DIMENSIONS = 512;
+import { USE_LITE_DIMENSIONS } from './local-embedder.provider.js';
+import { LOCAL_MODEL_NAMES, sentenceModel } from './sentence-models.js';
+
+/** The default local sentence encoder (see the README's table for why). */
+export const DEFAULT_LOCAL_MODEL = 'e5-small-v2';
+
+/** The vector size a local model produces. */
+export function localDimensions(name: string): number {
+  return sentenceModel(name)?.dimensions ?? USE_LITE_DIMENSIONS;
+}
 
 const httpUrl = (raw: string): string => {
   let parsed: URL;
@@ -26,9 +34,30 @@ const httpUrl = (raw: string): string => {
 export const llmVariables = defineVariables({
   EMBEDDINGS: {
     description:
-      'Embedding model: local (Universal Sentence Encoder lite, 512-d, bundled, offline) or openai (any OpenAI-compatible /v1/embeddings endpoint).',
+      'Embedding model: local (a sentence encoder in the service, offline: EMBEDDINGS_LOCAL_MODEL) or openai (any OpenAI-compatible /v1/embeddings endpoint).',
     default: 'local',
     parse: oneOf('local', 'openai'),
+  },
+  EMBEDDINGS_LOCAL_MODEL: {
+    description:
+      'The local sentence encoder: e5-small-v2 (384-d), bge-small-en-v1.5 (384-d), both int8 ONNX models fetched once into MODELS_DIR (`npm run models:fetch`), or use-lite (Universal Sentence Encoder lite, 512-d, inside its npm package). A fetched model whose files are not there falls back to use-lite, said in the log and in /health/ready.',
+    default: DEFAULT_LOCAL_MODEL,
+    parse: oneOf(...LOCAL_MODEL_NAMES),
+  },
+  MODELS_DIR: {
+    description:
+      'Where fetched models are kept, shared by every data directory on the machine. Unset: keepsake/models in the user cache folder ($XDG_CACHE_HOME or ~/.cache).',
+    parse: text,
+  },
+  EMBEDDINGS_MODEL_DIR: {
+    description:
+      "A folder that already holds the local model's model.onnx and tokenizer.json (air-gapped installs); each must have its pinned SHA-256, or the service refuses to start.",
+    parse: text,
+  },
+  EMBEDDINGS_THREADS: {
+    description: 'Threads the local ONNX encoder uses for one batch.',
+    default: '1',
+    parse: integer(1, 64),
   },
   EMBEDDINGS_BASE_URL: {
     description:
@@ -111,10 +140,15 @@ export function validateLlmConfig(env: LlmEnv): string[] {
     }
   } else if (
     env.EMBEDDINGS_DIMENSIONS !== undefined &&
-    env.EMBEDDINGS_DIMENSIONS !== LOCAL_EMBEDDING_DIMENSIONS
+    env.EMBEDDINGS_DIMENSIONS !== localDimensions(env.EMBEDDINGS_LOCAL_MODEL)
   ) {
     problems.push(
-      `EMBEDDINGS=local produces ${LOCAL_EMBEDDING_DIMENSIONS}-d vectors, but EMBEDDINGS_DIMENSIONS is ${env.EMBEDDINGS_DIMENSIONS}`,
+      `EMBEDDINGS_LOCAL_MODEL=${env.EMBEDDINGS_LOCAL_MODEL} produces ${localDimensions(env.EMBEDDINGS_LOCAL_MODEL)}-d vectors, but EMBEDDINGS_DIMENSIONS is ${env.EMBEDDINGS_DIMENSIONS}`,
+    );
+  }
+  if (env.EMBEDDINGS_MODEL_DIR && !sentenceModel(env.EMBEDDINGS_LOCAL_MODEL)) {
+    problems.push(
+      `EMBEDDINGS_MODEL_DIR is for a fetched model; EMBEDDINGS_LOCAL_MODEL=${env.EMBEDDINGS_LOCAL_MODEL} needs no files`,
     );
   }
   if (env.LLM === 'openai') {

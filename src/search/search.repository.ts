@@ -4,7 +4,7 @@ import { storyPassageScopeSql } from '../stories/story-visibility.js';
 import { chunkReadableSql, segmentReadableSql } from '../conversations/withheld-reply.js';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { denseTerms, vectorText, widenHnswScan } from '../embeddings/vector-sql.js';
+import { denseTerms, similarityOf, vectorText, widenHnswScan } from '../embeddings/vector-sql.js';
 import type { QueryVector } from '../embeddings/embedding.service.js';
 import type { SourceKind } from './search.types.js';
 import { SqlParams } from '../database/sql-params.js';
@@ -174,7 +174,7 @@ export class SearchRepository {
         WHERE ${filter} AND e.item_id = ANY(${p.add(ids)}::uuid[])`,
       p.values,
     );
-    return rows.map((r) => ({ id: r.id, score: 1 - Number(r.distance) }));
+    return rows.map((r) => ({ id: r.id, score: similarityOf(q.model, Number(r.distance)) }));
   }
 
   /** Nearest items by cosine similarity (HNSW), within the scope. */
@@ -205,7 +205,7 @@ export class SearchRepository {
           LIMIT ${p.add(limit)}`,
         p.values,
       );
-      return exact.map((r) => ({ id: r.id, score: 1 - Number(r.distance) }));
+      return exact.map((r) => ({ id: r.id, score: similarityOf(q.model, Number(r.distance)) }));
     }
     // Vector rows carry their legacy (and turns their owner), which lets the index scan filter
     // early: nearest rows of other families are skipped before the join, not after.
@@ -224,7 +224,7 @@ export class SearchRepository {
         LIMIT ${p.add(limit)}`,
       p.values,
     );
-    return rows.map((r) => ({ id: r.id, score: 1 - Number(r.distance) }));
+    return rows.map((r) => ({ id: r.id, score: similarityOf(q.model, Number(r.distance)) }));
   }
 
   /**

@@ -15,6 +15,10 @@ describe('GET /health/ready', () => {
     await t.app.get(DataSource).destroy();
     const res = await ready();
     expect(res.status).toBe(503);
-    expect(await res.json()).toEqual({ status: 'unavailable', database: { status: 'down' } });
+    expect(await res.json()).toEqual({
+      status: 'unavailable',
+      database: { status: 'down' },
+      embeddings: { model: 'local:use-lite-512' },
+    });
   });
 });

@@ -39,7 +39,13 @@ export function ensureBuilt(): void {
 
 /** Only what we pass: no DATABASE_URL or JWT_SECRET leaks in from the test environment. */
 export function baseEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? ROOT, ...env };
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? ROOT,
+    // As in test-app.ts: the suite asserts with the encoder that needs no fetch.
+    EMBEDDINGS_LOCAL_MODEL: 'use-lite',
+    ...env,
+  };
 }
 
 export interface LogLine {

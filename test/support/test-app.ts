@@ -79,6 +79,9 @@ export async function startTestApp(
     // Jest keeps every test file's modules, so each file would read WordNet (150 MB) again and
     // hold it to the end of the worker: the suites about kinds turn them on.
     SEARCH_KINDS: 'false',
+    // The suite's rankings and thresholds are asserted with the encoder that needs no fetch;
+    // the default (fetched) encoder has tests of its own (local-models.e2e-spec.ts).
+    EMBEDDINGS_LOCAL_MODEL: 'use-lite',
     ...env,
   });
   const app = await createApp(config);
