@@ -120,6 +120,17 @@ export class LegaciesService {
     return new Set((await this.legacies.legacyIdsOf(userId)).filter((id) => wanted.has(id)));
   }
 
+  /**
+   * Of these users, those whose email `viewerId` may see: themselves, and the members of a
+   * legacy the viewer owns or administers (who manage membership by email). A plain member sees
+   * other members by their display name only.
+   */
+  async emailsVisibleTo(viewerId: string, userIds: readonly string[]): Promise<Set<string>> {
+    const others = userIds.filter((id) => id !== viewerId);
+    const managed = await this.legacies.managedAmong(viewerId, others);
+    return new Set([...managed, ...(userIds.includes(viewerId) ? [viewerId] : [])]);
+  }
+
   /** Of these users, the members of the legacy. */
   async membersAmong(legacyId: string, userIds: readonly string[]): Promise<Set<string>> {
     return new Set(await this.legacies.membersAmong(legacyId, userIds));

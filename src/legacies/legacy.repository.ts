@@ -131,6 +131,18 @@ export class LegacyRepository {
   }
 
   /** Of these users, the ones who are members of the legacy. */
+  /** Of these users, those who are members of a legacy `managerId` owns or administers. */
+  async managedAmong(managerId: string, userIds: readonly string[]): Promise<string[]> {
+    if (userIds.length === 0) return [];
+    const rows: { userId: string }[] = await this.m().query(
+      `SELECT DISTINCT m.user_id AS "userId" FROM legacy_members m
+         JOIN legacy_members v ON v.legacy_id = m.legacy_id
+        WHERE v.user_id = $1 AND v.role IN ('OWNER', 'ADMIN') AND m.user_id = ANY($2::uuid[])`,
+      [managerId, userIds],
+    );
+    return rows.map((r) => r.userId);
+  }
+
   async membersAmong(legacyId: string, userIds: readonly string[]): Promise<string[]> {
     if (userIds.length === 0) return [];
     const rows: { userId: string }[] = await this.m().query(

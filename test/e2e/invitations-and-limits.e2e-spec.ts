@@ -182,6 +182,52 @@ describe('Invitations, limits and ex-members', () => {
     refused(await invite(owner, legacyId, bob.email!), 'CONFLICT');
   });
 
+  it("shows members' emails to owners and admins and to each member their own; plain members see names", async () => {
+    const owner = await person('email-owner');
+    const admin = await person('email-admin');
+    const max = await person('email-max');
+    const mia = await person('email-mia');
+    const legacyId = await legacyOf(owner);
+    await join(owner, legacyId, admin, 'ADMIN');
+    await join(owner, legacyId, max);
+    await join(owner, legacyId, mia);
+    const { addFact } = await ok<{ addFact: { id: string } }>(
+      `mutation($i: AddFactInput!) { addFact(input: $i) { id } }`,
+      { i: { legacyId, content: 'Grandma kept bees.', category: 'OTHER', visibility: 'SHARED' } },
+      max,
+    );
+    const seenBy = async (viewer: TestUser) => {
+      const { legacy, fact } = await ok<{
+        legacy: { members: { user: { displayName: string; email: string | null } }[] };
+        fact: { author: { displayName: string; email: string | null } };
+      }>(
+        `query($l: ID!, $f: ID!) {
+           legacy(id: $l) { members { user { displayName email } } }
+           fact(id: $f) { author { displayName email } } }`,
+        { l: legacyId, f: addFact.id },
+        viewer,
+      );
+      return {
+        members: Object.fromEntries(legacy.members.map((m) => [m.user.displayName, m.user.email])),
+        author: fact.author,
+      };
+    };
+    const everyone = Object.fromEntries([owner, admin, max, mia].map((u) => [u.name!, u.email!]));
+    for (const manager of [owner, admin])
+      expect(await seenBy(manager)).toEqual({
+        members: everyone,
+        author: { displayName: max.name, email: max.email },
+      });
+    // A plain member sees the others by name, and their own email only.
+    expect(await seenBy(mia)).toEqual({
+      members: Object.fromEntries(
+        [owner, admin, max, mia].map((u) => [u.name!, u === mia ? mia.email : null]),
+      ),
+      author: { displayName: max.name, email: null },
+    });
+    expect((await seenBy(max)).author).toEqual({ displayName: max.name, email: max.email });
+  });
+
   it('lets someone invited before their first sign-in decline; they never join', async () => {
     const owner = await person('owner');
     const carol = await person('carol', false);

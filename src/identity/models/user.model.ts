@@ -9,7 +9,11 @@ export class UserModel {
   @Field(() => String, { nullable: true })
   displayName: string | null;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'Their verified email: shown to themselves and to the owners and admins of a legacy they belong to (who manage membership by email); null for anyone else.',
+  })
   email: string | null;
 }
 
