@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { returned } from '../database/sql-params.js';
 import type { QueryVector } from '../embeddings/embedding.service.js';
 import { denseTerms, similaritySql, vectorText } from '../embeddings/vector-sql.js';
 import { familySeesSql, sharedCountOnVisibilitySql } from './fact-visibility.js';
@@ -34,11 +35,6 @@ export interface NewFact {
   validFrom: Date;
   validTo: Date | null;
   supersededBy: string | null;
-}
-
-/** Rows of an UPDATE ... RETURNING: TypeORM answers [rows, count] for UPDATE. */
-function updated<T>(result: unknown): T[] {
-  return (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as T[];
 }
 
 /**
@@ -164,7 +160,7 @@ export class FactRepository {
         WHERE f.id = $1 RETURNING ${FACT_COLUMNS}`,
       [id],
     );
-    return updated<FactEntity>(result)[0];
+    return returned<FactEntity>(result)[0];
   }
 
   async insert(manager: EntityManager, fact: NewFact): Promise<FactEntity> {
@@ -205,7 +201,7 @@ export class FactRepository {
         WHERE f.id = $1 RETURNING ${FACT_COLUMNS}`,
       [id, confidence],
     );
-    return updated<FactEntity>(result)[0];
+    return returned<FactEntity>(result)[0];
   }
 
   /**
@@ -231,7 +227,7 @@ export class FactRepository {
         WHERE f.id = $2 RETURNING ${FACT_COLUMNS}`,
       [fromId, toId],
     );
-    return updated<FactEntity>(result)[0];
+    return returned<FactEntity>(result)[0];
   }
 
   async supersede(
@@ -246,7 +242,7 @@ export class FactRepository {
         WHERE f.id = $1 RETURNING ${FACT_COLUMNS}`,
       [id, newerId, validTo],
     );
-    return updated<FactEntity>(result)[0];
+    return returned<FactEntity>(result)[0];
   }
 
   async update(
@@ -259,7 +255,7 @@ export class FactRepository {
         WHERE f.id = $1 RETURNING ${FACT_COLUMNS}`,
       [id, changes.content, changes.normalized, changes.category],
     );
-    return updated<FactEntity>(result)[0];
+    return returned<FactEntity>(result)[0];
   }
 
   async setVisibility(
@@ -273,7 +269,7 @@ export class FactRepository {
         WHERE f.id = $1 RETURNING ${FACT_COLUMNS}`,
       [id, visibility],
     );
-    return updated<FactEntity>(result)[0];
+    return returned<FactEntity>(result)[0];
   }
 
   async softDelete(manager: EntityManager, id: string, actorId: string): Promise<FactEntity> {
@@ -282,7 +278,7 @@ export class FactRepository {
         WHERE f.id = $1 RETURNING ${FACT_COLUMNS}`,
       [id, actorId],
     );
-    return updated<FactEntity>(result)[0];
+    return returned<FactEntity>(result)[0];
   }
 
   /** Back to what it was before the delete: superseded if a newer fact replaced it. */
@@ -296,7 +292,7 @@ export class FactRepository {
         WHERE f.id = $1 RETURNING ${FACT_COLUMNS}`,
       [id],
     );
-    return updated<FactEntity>(result)[0];
+    return returned<FactEntity>(result)[0];
   }
 
   /** Deleted facts whose grace period ended before `before`, oldest first. */

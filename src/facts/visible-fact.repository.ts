@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { QueryVector } from '../embeddings/embedding.service.js';
 import { denseTerms, vectorText, widenHnswScan } from '../embeddings/vector-sql.js';
-import { SqlParams } from '../database/sql-params.js';
+import { SqlParams, likeEscape } from '../database/sql-params.js';
 import {
   activeInLegacySql,
   confidenceSql,
@@ -39,11 +39,6 @@ export interface SearchSql {
 }
 
 export type RankedFact = FactEntity & { score: number };
-
-/** `%`, `_` and `\` taken literally in ILIKE. */
-function likeEscape(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
 
 /**
  * Facts as a reader sees them: by id, pages with search, and the agent's context. Each query

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { SqlParams } from '../database/sql-params.js';
+import { SqlParams, likeEscape } from '../database/sql-params.js';
 import { vectorText } from '../embeddings/vector-sql.js';
 import { MemoryEntity } from './memory.entity.js';
 import { MemoryStatus, MemoryType } from './memory.enums.js';
@@ -20,10 +20,6 @@ export interface MemoryCounts {
   type: MemoryType;
   status: MemoryStatus;
   count: number;
-}
-
-function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
 /**
@@ -83,7 +79,7 @@ export class MemoryListRepository {
     const p = new SqlParams();
     const where = this.conditions(userId, filter, p);
     const s = p.add(text);
-    const like = p.add(`%${escapeLike(text)}%`);
+    const like = p.add(`%${likeEscape(text)}%`);
     let dense = 'NULL::float8';
     let join = '';
     let qv = 'NULL::vector';

@@ -7,7 +7,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { denseTerms, similarityOf, vectorText, widenHnswScan } from '../embeddings/vector-sql.js';
 import type { QueryVector } from '../embeddings/embedding.service.js';
 import type { SourceKind } from './search.types.js';
-import { SqlParams } from '../database/sql-params.js';
+import { SqlParams, likeEscape } from '../database/sql-params.js';
 import { SAID_TO_PERSON_SQL, STANDING_TURN_SQL } from './standing.js';
 
 /** Who is searching and where: every query is scoped in SQL by these. */
@@ -365,7 +365,7 @@ export class SearchRepository {
       scores.push(`word_similarity(${w}, x.content)`);
     }
     if (probes.cjk.length > 0) {
-      const likes = probes.cjk.map((c) => p.add(`%${c.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`));
+      const likes = probes.cjk.map((c) => p.add(`%${likeEscape(c)}%`));
       conditions.push(...likes.map((l) => `x.content LIKE ${l}`));
       scores.push(
         `(${likes.map((l) => `(x.content LIKE ${l})::int`).join(' + ')})::float8 / ${likes.length}`,
