@@ -16,11 +16,15 @@ COPY web ./web
 RUN npm run build
 
 FROM node:20-bookworm-slim AS runtime
-ENV NODE_ENV=production PORT=3000 DATA_DIR=/data
+ENV NODE_ENV=production PORT=3000 DATA_DIR=/data MODELS_DIR=/app/models
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
+# The local sentence encoder, fetched once into the image from the Hugging Face hub and checked
+# against its pinned SHA-256. Built where the hub is out of reach, the image embeds with
+# USE-lite (said in the log and /health/ready); mount the files and set EMBEDDINGS_MODEL_DIR.
+RUN node dist/src/llm/cli/models-fetch.js --if-missing
 # The embedded database (without DATABASE_URL) and its generated secret live in DATA_DIR.
 RUN mkdir -p /data && chown node:node /data
 VOLUME /data
