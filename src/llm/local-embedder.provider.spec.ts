@@ -1,4 +1,5 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { PARAPHRASES } from '../../test/support/paraphrases.js';
 import { cosine } from './embedder.js';
 import { LocalEmbedder } from './local-embedder.provider.js';
 import { ModelUnavailableError } from './model.errors.js';
@@ -28,23 +29,7 @@ describe('LocalEmbedder (Universal Sentence Encoder lite, bundled weights)', () 
   });
 
   it('places paraphrases closer than unrelated sentences', async () => {
-    const pairs: [string, string, string][] = [
-      [
-        'My dad loved to go fishing.',
-        'Fishing was my father’s favourite hobby.',
-        'The invoice is due on Friday.',
-      ],
-      [
-        'She was born in Lisbon in 1950.',
-        'Her birthplace was Lisbon, in 1950.',
-        'I need to charge my phone.',
-      ],
-      [
-        'He worked as a carpenter for thirty years.',
-        'For three decades he was a woodworker.',
-        'The weather is cold today.',
-      ],
-    ];
+    const pairs = PARAPHRASES;
     const vectors = await embedder.embed(pairs.flat());
     for (let i = 0; i < pairs.length; i++) {
       const [a, paraphrase, unrelated] = vectors.slice(i * 3, i * 3 + 3);

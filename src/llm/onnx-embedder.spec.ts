@@ -1,4 +1,5 @@
 import { similarityOf } from '../embeddings/vector-sql.js';
+import { PARAPHRASES } from '../../test/support/paraphrases.js';
 import { cosine } from './embedder.js';
 import { LocalEmbedder } from './local-embedder.provider.js';
 import { cacheFolder, defaultModelsDir, verifiedFiles } from './model-files.js';
@@ -54,23 +55,7 @@ describe.each(Object.values(SENTENCE_MODELS))('LocalEmbedder on $name (ONNX)', (
   });
 
   it('places paraphrases closer than unrelated sentences, on the common similarity scale', async () => {
-    const pairs: [string, string, string][] = [
-      [
-        'My dad loved to go fishing.',
-        'Fishing was my father’s favourite hobby.',
-        'The invoice is due on Friday.',
-      ],
-      [
-        'She was born in Lisbon in 1950.',
-        'Her birthplace was Lisbon, in 1950.',
-        'I need to charge my phone.',
-      ],
-      [
-        'He worked as a carpenter for thirty years.',
-        'For three decades he was a woodworker.',
-        'The weather is cold today.',
-      ],
-    ];
+    const pairs = PARAPHRASES;
     const vectors = await embedder.embed(pairs.flat());
     for (let i = 0; i < pairs.length; i++) {
       const [a, paraphrase, unrelated] = vectors.slice(i * 3, i * 3 + 3);

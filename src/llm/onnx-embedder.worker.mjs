@@ -5,6 +5,7 @@
 // Plain JavaScript so the same file runs from src/ under Jest and from dist/ after the build.
 import { readFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
+import { serveEmbeddings } from './embed-worker-loop.mjs';
 import ort from 'onnxruntime-node';
 import { Tokenizer } from '@huggingface/tokenizers';
 
@@ -90,19 +91,4 @@ async function embedAll(texts) {
   return out ?? new Float32Array(0);
 }
 
-// One request at a time, in arrival order.
-let queue = Promise.resolve();
-parentPort.on('message', (message) => {
-  queue = queue.then(async () => {
-    try {
-      const data = await embedAll(message.texts);
-      parentPort.postMessage({ type: 'result', id: message.id, data }, [data.buffer]);
-    } catch (err) {
-      parentPort.postMessage({
-        type: 'error',
-        id: message.id,
-        message: String(err?.message ?? err),
-      });
-    }
-  });
-});
+serveEmbeddings(embedAll);

