@@ -2,6 +2,9 @@
 # user. The command is the one the process and multi-instance tests run: node dist/src/main.js.
 
 FROM node:20-bookworm-slim AS build
+# onnxruntime-node's install script would fetch CUDA libraries from outside npm: the CPU ones
+# inside the package are all the service uses (npm 11 reads package.json's allowScripts too).
+ENV ONNXRUNTIME_NODE_INSTALL=skip
 WORKDIR /app
 COPY package.json package-lock.json ./
 # Not `npm ci`: the registry serves only the Linux builds of Jest's optional native resolver, so
@@ -16,7 +19,7 @@ COPY web ./web
 RUN npm run build
 
 FROM node:20-bookworm-slim AS runtime
-ENV NODE_ENV=production PORT=3000 DATA_DIR=/data MODELS_DIR=/app/models
+ENV NODE_ENV=production PORT=3000 DATA_DIR=/data MODELS_DIR=/app/models ONNXRUNTIME_NODE_INSTALL=skip
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
