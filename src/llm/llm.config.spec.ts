@@ -46,10 +46,24 @@ describe('models configuration', () => {
   });
 
   it('rejects a vector size the local embedder cannot produce', () => {
-    expect(() => AppConfig.load({ EMBEDDINGS_DIMENSIONS: '384' })).toThrow(/512-d vectors/);
-    const env = parseVariables(ALL_VARIABLES, { EMBEDDINGS_DIMENSIONS: '384' }) as Env;
+    expect(() => AppConfig.load({ EMBEDDINGS_DIMENSIONS: '512' })).toThrow(/384-d vectors/);
+    expect(AppConfig.load({ EMBEDDINGS_DIMENSIONS: '384' }).env.EMBEDDINGS_DIMENSIONS).toBe(384);
+    const env = parseVariables(ALL_VARIABLES, {
+      EMBEDDINGS_LOCAL_MODEL: 'use-lite',
+      EMBEDDINGS_DIMENSIONS: '384',
+    }) as Env;
     expect(validateLlmConfig(env)).toEqual([
-      'EMBEDDINGS=local produces 512-d vectors, but EMBEDDINGS_DIMENSIONS is 384',
+      'EMBEDDINGS_LOCAL_MODEL=use-lite produces 512-d vectors, but EMBEDDINGS_DIMENSIONS is 384',
+    ]);
+  });
+
+  it('takes EMBEDDINGS_MODEL_DIR only for a model that has files', () => {
+    const env = parseVariables(ALL_VARIABLES, {
+      EMBEDDINGS_LOCAL_MODEL: 'use-lite',
+      EMBEDDINGS_MODEL_DIR: '/models/e5',
+    }) as Env;
+    expect(validateLlmConfig(env)).toEqual([
+      'EMBEDDINGS_MODEL_DIR is for a fetched model; EMBEDDINGS_LOCAL_MODEL=use-lite needs no files',
     ]);
   });
 });
