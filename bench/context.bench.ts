@@ -4,6 +4,9 @@
  *                          [--profile] (the statements the service's floor spends its time on)
  *                          [--keep] (leave the database on the server)
  *                          [--server] (without DATABASE_URL: the project's test server, postgres.sh)
+ *                          [--database NAME] (on the server: that database, filled if new, else
+ *                                             measured as it is, and kept)
+ *                          [--data-dir DIR] (embedded: that data directory, the same way)
  *
  * Latency of context assembly at scale, on the embedded database or, with DATABASE_URL, on that
  * server (in a database of its own, dropped afterwards). Fills through a bulk path (SQL batches,
@@ -18,8 +21,12 @@
  *   the bare GIN full-text top-50 over the member's turns, timed directly;
  * - the service's floor: the very read statements each request ran, replayed directly.
  * And the storage of turns per 100,000 (tables and indexes).
+ *
+ * A 100,000-turn fill takes minutes: --database (or --data-dir) keeps what it filled, and a later
+ * run with the same name measures it again without filling, so that two builds of the service
+ * (before and after a change) can be measured side by side on the same rows.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -192,6 +199,8 @@ async function main(): Promise<void> {
       profile: { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false },
       server: { type: 'boolean', default: false },
+      database: { type: 'string' },
+      'data-dir': { type: 'string' },
     },
   });
   const total = Number(values.messages);
@@ -199,9 +208,11 @@ async function main(): Promise<void> {
   const perUser = Math.max(1, Math.floor(total / users));
   const perConversation = Math.max(1, Number(values['per-conversation']));
   const random = rng(42);
-  const dataDir = mkdtempSync(join(tmpdir(), 'keepsake-context-bench-'));
-  const serverUrl = benchServerUrl(values.server);
-  const server = serverUrl ? await benchDatabase(serverUrl) : null;
+  const keptDir = values['data-dir'];
+  if (keptDir) mkdirSync(keptDir, { recursive: true });
+  const dataDir = keptDir ?? mkdtempSync(join(tmpdir(), 'keepsake-context-bench-'));
+  const serverUrl = benchServerUrl(values.server || values.database !== undefined);
+  const server = serverUrl ? await benchDatabase(serverUrl, values.database) : null;
   const config = AppConfig.load({
     ...BENCH_LIMITS,
     DATA_DIR: dataDir,
@@ -247,226 +258,245 @@ async function main(): Promise<void> {
     const segmentsRepo = app.get(SegmentRepository);
     const model = (await embeddings.searchModel()).model;
 
-    // --- fill -------------------------------------------------------------------------------
-    const fillStarted = performance.now();
+    // --- fill (or reuse) ----------------------------------------------------------------------
     const { me } = await gql<{ me: { id: string } }>('{ me { id } }');
-    const { createLegacy } = await gql<{ createLegacy: { id: string } }>(
-      'mutation { createLegacy(input: { name: "Grandpa Joe" }) { id } }',
-    );
-    const legacyId = createLegacy.id;
-    const pool = sentencePool(random, 1500);
-    const poolVectors: number[][] = [];
-    for (let i = 0; i < pool.length; i += 256)
-      poolVectors.push(...(await embedder.embed(pool.slice(i, i + 256))));
-    const embedded = performance.now();
+    // A kept database (--database, --data-dir) holds the member's conversations already.
+    const [kept] = (await ds.query(
+      `SELECT id, legacy_id AS "legacyId" FROM conversations WHERE user_id = $1
+        ORDER BY created_at DESC, id DESC LIMIT 1`,
+      [me.id],
+    )) as { id: string; legacyId: string }[];
+    const fill = async (): Promise<{ legacyId: string; current: string }> => {
+      const fillStarted = performance.now();
+      const { createLegacy } = await gql<{ createLegacy: { id: string } }>(
+        'mutation { createLegacy(input: { name: "Grandpa Joe" }) { id } }',
+      );
+      const legacyId = createLegacy.id;
+      const pool = sentencePool(random, 1500);
+      const poolVectors: number[][] = [];
+      for (let i = 0; i < pool.length; i += 256)
+        poolVectors.push(...(await embedder.embed(pool.slice(i, i + 256))));
+      const embedded = performance.now();
 
-    // Index builds are faster than row-by-row HNSW inserts: drop, fill, build.
-    const kinds = ['segment', 'summary', 'fact', 'memory'];
-    for (const kind of kinds) await vectorsRepo.dropIndex(model, kind);
+      // Index builds are faster than row-by-row HNSW inserts: drop, fill, build.
+      const kinds = ['segment', 'summary', 'fact', 'memory'];
+      for (const kind of kinds) await vectorsRepo.dropIndex(model, kind);
 
-    const text = (n: number) => {
-      const ids = Array.from({ length: n }, () => Math.floor(random() * pool.length));
-      return {
-        content: ids.map((i) => pool[i]).join(' '),
-        vector: mean(ids.map((i) => poolVectors[i])),
+      const text = (n: number) => {
+        const ids = Array.from({ length: n }, () => Math.floor(random() * pool.length));
+        return {
+          content: ids.map((i) => pool[i]).join(' '),
+          vector: mean(ids.map((i) => poolVectors[i])),
+        };
       };
-    };
 
-    /** A family: one member, one legacy; the measured member is the first. */
-    interface Family {
-      userId: string;
-      legacyId: string;
-      bearer: string;
-    }
-    const families: Family[] = [{ userId: me.id, legacyId, bearer }];
-    for (let u = 1; u < users; u++) {
-      const other = token(`bench-family-${u}`);
-      const who = await gqlAs<{ me: { id: string } }>(other, '{ me { id } }');
-      const legacy = await gqlAs<{ createLegacy: { id: string } }>(
-        other,
-        'mutation { createLegacy(input: { name: "Nana" }) { id } }',
-      );
-      families.push({ userId: who.me.id, legacyId: legacy.createLegacy.id, bearer: other });
-    }
+      /** A family: one member, one legacy; the measured member is the first. */
+      interface Family {
+        userId: string;
+        legacyId: string;
+        bearer: string;
+      }
+      const families: Family[] = [{ userId: me.id, legacyId, bearer }];
+      for (let u = 1; u < users; u++) {
+        const other = token(`bench-family-${u}`);
+        const who = await gqlAs<{ me: { id: string } }>(other, '{ me { id } }');
+        const legacy = await gqlAs<{ createLegacy: { id: string } }>(
+          other,
+          'mutation { createLegacy(input: { name: "Nana" }) { id } }',
+        );
+        families.push({ userId: who.me.id, legacyId: legacy.createLegacy.id, bearer: other });
+      }
 
-    const taxonomy = await wordKinds();
-    /** One conversation of `count` turns of a family, in batches of at most 2,000. */
-    const fillConversation = async (f: Family, c: number, count: number, of: number) => {
-      const { startConversation } = await gqlAs<{ startConversation: { id: string } }>(
-        f.bearer,
-        'mutation($l: ID!) { startConversation(input: { legacyId: $l }) { id } }',
-        { l: f.legacyId },
-      );
-      const conversationId = startConversation.id;
-      const base = start + (c / of) * 720 * DAY;
-      for (let offset = 0; offset < count; offset += 2000) {
-        const batch = Array.from({ length: Math.min(2000, count - offset) }, (_, k) => {
-          const i = offset + k;
-          const t = text(1 + Math.floor(random() * 3));
-          return { i, ...t, at: new Date(base + (i / count) * 7 * DAY) };
-        });
-        await ds.transaction(async (m) => {
-          const rows: { id: string; turn_index: number }[] = await m.query(
-            `INSERT INTO messages (conversation_id, legacy_id, user_id, turn_index, role, content,
+      const taxonomy = await wordKinds();
+      /** One conversation of `count` turns of a family, in batches of at most 2,000. */
+      const fillConversation = async (f: Family, c: number, count: number, of: number) => {
+        const { startConversation } = await gqlAs<{ startConversation: { id: string } }>(
+          f.bearer,
+          'mutation($l: ID!) { startConversation(input: { legacyId: $l }) { id } }',
+          { l: f.legacyId },
+        );
+        const conversationId = startConversation.id;
+        const base = start + (c / of) * 720 * DAY;
+        for (let offset = 0; offset < count; offset += 2000) {
+          const batch = Array.from({ length: Math.min(2000, count - offset) }, (_, k) => {
+            const i = offset + k;
+            const t = text(1 + Math.floor(random() * 3));
+            return { i, ...t, at: new Date(base + (i / count) * 7 * DAY) };
+          });
+          await ds.transaction(async (m) => {
+            const rows: { id: string; turn_index: number }[] = await m.query(
+              `INSERT INTO messages (conversation_id, legacy_id, user_id, turn_index, role, content,
                                    token_count, metadata, occurred_at)
              SELECT $1, $2, $3, t.turn, CASE WHEN t.turn % 2 = 0 THEN 'USER' ELSE 'ASSISTANT' END,
                     t.content, t.tokens, '{}'::jsonb, t.at
                FROM unnest($4::int[], $5::text[], $6::int[], $7::timestamptz[]) AS t(turn, content, tokens, at)
              RETURNING id, turn_index`,
-            [
-              conversationId,
-              f.legacyId,
-              f.userId,
-              batch.map((b) => b.i),
-              batch.map((b) => b.content),
-              batch.map((b) => countTokens(b.content)),
-              batch.map((b) => b.at),
-            ],
-          );
-          const idOf = new Map(rows.map((r) => [r.turn_index, r.id]));
-          const segments: NewSegment[] = batch.map((b, k) => ({
-            messageId: idOf.get(b.i)!,
-            conversationId,
-            legacyId: f.legacyId,
-            userId: f.userId,
-            turnIndex: b.i,
-            position: 0,
-            role: b.i % 2 === 0 ? 'USER' : 'ASSISTANT',
-            speaker: null,
-            caption: null,
-            context: k > 0 ? batch[k - 1].content.slice(-400) : null,
-            content: b.content,
-            isCode: b.content.startsWith('```'),
-            language: null,
-            charStart: 0,
-            charEnd: b.content.length,
-            tokenCount: countTokens(b.content),
-            occurredAt: b.at,
-            ...told(b.content, b.at),
-            kinds: b.content.startsWith('```') ? null : taxonomy.kindsOf(b.content),
-            kindsVersion: KINDS_VERSION,
-          }));
-          const inserted = await segmentsRepo.insert(m, segments);
-          const vectorOf = new Map(batch.map((b) => [idOf.get(b.i)!, b.vector]));
-          await vectorsRepo.upsert(
-            'segment',
-            model,
-            inserted.map((s) => ({
-              itemId: s.id,
-              vector: vectorOf.get(s.messageId)!,
-              legacyId: f.legacyId,
-              userId: f.userId,
-            })),
-            m,
-          );
-          await segmentsRepo.addToStats(
-            m,
-            inserted.map((s) => s.id),
-          );
-          // A summary of every 20 turns, as the summaries module would write.
-          const chunks = batch.filter((b) => b.i % 20 === 19);
-          if (chunks.length > 0) {
-            const summaries = chunks.map(() => text(3));
-            const ids: { id: string }[] = await m.query(
-              `INSERT INTO conversation_chunks (conversation_id, legacy_id, user_id, range_start,
-                 range_end, content, structured, turn_count, token_count, model,
-                 first_occurred_at, last_occurred_at)
-               SELECT $1, $2, $3, t.e - 19, t.e, t.content, '{}'::jsonb, 20, 60, 'bench', t.at, t.at
-                 FROM unnest($4::int[], $5::text[], $6::timestamptz[]) AS t(e, content, at)
-               RETURNING id`,
               [
                 conversationId,
                 f.legacyId,
                 f.userId,
-                chunks.map((b) => b.i),
-                summaries.map((s) => s.content),
-                chunks.map((b) => b.at),
+                batch.map((b) => b.i),
+                batch.map((b) => b.content),
+                batch.map((b) => countTokens(b.content)),
+                batch.map((b) => b.at),
               ],
             );
+            const idOf = new Map(rows.map((r) => [r.turn_index, r.id]));
+            const segments: NewSegment[] = batch.map((b, k) => ({
+              messageId: idOf.get(b.i)!,
+              conversationId,
+              legacyId: f.legacyId,
+              userId: f.userId,
+              turnIndex: b.i,
+              position: 0,
+              role: b.i % 2 === 0 ? 'USER' : 'ASSISTANT',
+              speaker: null,
+              caption: null,
+              context: k > 0 ? batch[k - 1].content.slice(-400) : null,
+              content: b.content,
+              isCode: b.content.startsWith('```'),
+              language: null,
+              charStart: 0,
+              charEnd: b.content.length,
+              tokenCount: countTokens(b.content),
+              occurredAt: b.at,
+              ...told(b.content, b.at),
+              kinds: b.content.startsWith('```') ? null : taxonomy.kindsOf(b.content),
+              kindsVersion: KINDS_VERSION,
+            }));
+            const inserted = await segmentsRepo.insert(m, segments);
+            const vectorOf = new Map(batch.map((b) => [idOf.get(b.i)!, b.vector]));
             await vectorsRepo.upsert(
-              'summary',
+              'segment',
               model,
-              ids.map((r, k) => ({
-                itemId: r.id,
-                vector: summaries[k].vector,
+              inserted.map((s) => ({
+                itemId: s.id,
+                vector: vectorOf.get(s.messageId)!,
                 legacyId: f.legacyId,
                 userId: f.userId,
               })),
               m,
             );
-          }
-          await m.query(`UPDATE conversations SET next_turn_index = $2 WHERE id = $1`, [
-            conversationId,
-            offset + batch.length,
-          ]);
-        });
-      }
-      return conversationId;
-    };
+            await segmentsRepo.addToStats(
+              m,
+              inserted.map((s) => s.id),
+            );
+            // A summary of every 20 turns, as the summaries module would write.
+            const chunks = batch.filter((b) => b.i % 20 === 19);
+            if (chunks.length > 0) {
+              const summaries = chunks.map(() => text(3));
+              const ids: { id: string }[] = await m.query(
+                `INSERT INTO conversation_chunks (conversation_id, legacy_id, user_id, range_start,
+                 range_end, content, structured, turn_count, token_count, model,
+                 first_occurred_at, last_occurred_at)
+               SELECT $1, $2, $3, t.e - 19, t.e, t.content, '{}'::jsonb, 20, 60, 'bench', t.at, t.at
+                 FROM unnest($4::int[], $5::text[], $6::timestamptz[]) AS t(e, content, at)
+               RETURNING id`,
+                [
+                  conversationId,
+                  f.legacyId,
+                  f.userId,
+                  chunks.map((b) => b.i),
+                  summaries.map((s) => s.content),
+                  chunks.map((b) => b.at),
+                ],
+              );
+              await vectorsRepo.upsert(
+                'summary',
+                model,
+                ids.map((r, k) => ({
+                  itemId: r.id,
+                  vector: summaries[k].vector,
+                  legacyId: f.legacyId,
+                  userId: f.userId,
+                })),
+                m,
+              );
+            }
+            await m.query(`UPDATE conversations SET next_turn_index = $2 WHERE id = $1`, [
+              conversationId,
+              offset + batch.length,
+            ]);
+          });
+        }
+        return conversationId;
+      };
 
-    // Families take turns, a conversation each, so that a member's rows are spread through the
-    // tables as they are when many families talk at once.
-    const conversations = Math.max(1, Math.ceil(perUser / perConversation));
-    const start = Date.now() - 730 * DAY;
-    let current = '';
-    let written = 0;
-    let lastReport = performance.now();
-    for (let c = 0; c < conversations; c++) {
-      const count = Math.min(perConversation, perUser - c * perConversation);
-      for (const [u, f] of families.entries()) {
-        const id = await fillConversation(f, c, count, conversations);
-        if (u === 0) current = id;
-        written += count;
-        if (performance.now() - lastReport > 30_000) {
-          lastReport = performance.now();
-          const rate = written / ((lastReport - embedded) / 1000);
-          console.log(`  ${written} of ${perUser * users} turns, ${rate.toFixed(0)} turns/s`);
+      // Families take turns, a conversation each, so that a member's rows are spread through the
+      // tables as they are when many families talk at once.
+      const conversations = Math.max(1, Math.ceil(perUser / perConversation));
+      const start = Date.now() - 730 * DAY;
+      let current = '';
+      let written = 0;
+      let lastReport = performance.now();
+      for (let c = 0; c < conversations; c++) {
+        const count = Math.min(perConversation, perUser - c * perConversation);
+        for (const [u, f] of families.entries()) {
+          const id = await fillConversation(f, c, count, conversations);
+          if (u === 0) current = id;
+          written += count;
+          if (performance.now() - lastReport > 30_000) {
+            lastReport = performance.now();
+            const rate = written / ((lastReport - embedded) / 1000);
+            console.log(`  ${written} of ${perUser * users} turns, ${rate.toFixed(0)} turns/s`);
+          }
         }
       }
-    }
-    const others = async (kind: 'memory' | 'fact', n: number) => {
-      for (let offset = 0; offset < n; offset += 2000) {
-        const batch = Array.from({ length: Math.min(2000, n - offset) }, () => text(1));
-        const rows: { id: string }[] =
-          kind === 'memory'
-            ? await ds.query(
-                `INSERT INTO memories (user_id, legacy_id, type, content, normalized, confidence, source,
+      const others = async (kind: 'memory' | 'fact', n: number) => {
+        for (let offset = 0; offset < n; offset += 2000) {
+          const batch = Array.from({ length: Math.min(2000, n - offset) }, () => text(1));
+          const rows: { id: string }[] =
+            kind === 'memory'
+              ? await ds.query(
+                  `INSERT INTO memories (user_id, legacy_id, type, content, normalized, confidence, source,
                                        status, valid_from, created_at, updated_at)
                  SELECT $1, $2, 'FACT', c, lower(c) || ' ' || n, 0.9, 'MANUAL', 'ACTIVE', now(), now(), now()
                    FROM unnest($3::text[]) WITH ORDINALITY AS t(c, n)
                  RETURNING id`,
-                [me.id, legacyId, batch.map((b) => b.content)],
-              )
-            : await ds.query(
-                `INSERT INTO facts (legacy_id, author_id, category, content, normalized, visibility,
+                  [me.id, legacyId, batch.map((b) => b.content)],
+                )
+              : await ds.query(
+                  `INSERT INTO facts (legacy_id, author_id, category, content, normalized, visibility,
                                     confidence)
                  SELECT $1, $2, 'OTHER', left(c, 1000), lower(c) || ' ' || n,
                         CASE WHEN n % 2 = 0 THEN 'SHARED' ELSE 'PRIVATE' END, 0.9
                    FROM unnest($3::text[]) WITH ORDINALITY AS t(c, n)
                  RETURNING id`,
-                [legacyId, me.id, batch.map((b) => b.content)],
-              );
-        await vectorsRepo.upsert(
-          kind,
-          model,
-          rows.map((r, k) => ({ itemId: r.id, vector: batch[k].vector, legacyId, userId: me.id })),
-        );
-      }
+                  [legacyId, me.id, batch.map((b) => b.content)],
+                );
+          await vectorsRepo.upsert(
+            kind,
+            model,
+            rows.map((r, k) => ({
+              itemId: r.id,
+              vector: batch[k].vector,
+              legacyId,
+              userId: me.id,
+            })),
+          );
+        }
+      };
+      await others('memory', Number(values.memories));
+      await others('fact', Number(values.facts));
+      const filled = performance.now();
+      // PGlite, a 32-bit build, takes less than 2 GB.
+      await ds.query(`SET maintenance_work_mem = '${server ? '2GB' : '1GB'}'`);
+      await embeddings.reconcile();
+      await ds.query(`RESET maintenance_work_mem`);
+      await ds.query('ANALYZE');
+      const indexed = performance.now();
+      console.log(
+        `filled ${written} turns of ${users} families (${conversations} conversations each), ${values.memories} memories, ${values.facts} facts: ` +
+          `pool embedded in ${((embedded - fillStarted) / 1000).toFixed(1)} s, rows in ${((filled - embedded) / 1000).toFixed(1)} s, ` +
+          `HNSW indexes built in ${((indexed - filled) / 1000).toFixed(1)} s`,
+      );
+      return { legacyId, current };
     };
-    await others('memory', Number(values.memories));
-    await others('fact', Number(values.facts));
-    const filled = performance.now();
-    // PGlite, a 32-bit build, takes less than 2 GB.
-    await ds.query(`SET maintenance_work_mem = '${server ? '2GB' : '1GB'}'`);
-    await embeddings.reconcile();
-    await ds.query(`RESET maintenance_work_mem`);
-    await ds.query('ANALYZE');
-    const indexed = performance.now();
-    console.log(
-      `filled ${written} turns of ${users} families (${conversations} conversations each), ${values.memories} memories, ${values.facts} facts: ` +
-        `pool embedded in ${((embedded - fillStarted) / 1000).toFixed(1)} s, rows in ${((filled - embedded) / 1000).toFixed(1)} s, ` +
-        `HNSW indexes built in ${((indexed - filled) / 1000).toFixed(1)} s`,
-    );
+
+    const { legacyId, current } = kept
+      ? { legacyId: kept.legacyId, current: kept.id }
+      : await fill();
+    if (kept) console.log('measuring the rows filled before (no fill)');
 
     // --- measure ----------------------------------------------------------------------------
     const captured: Captured[] = [];
@@ -533,7 +563,8 @@ async function main(): Promise<void> {
     const bareGin: number[] = [];
     const bareBoth: number[] = [];
     const CONTEXT = `query($c: ID!, $q: String!) { context(conversationId: $c, query: $q) { tokenCount truncated items { id } } }`;
-    const list = queries(random, Number(values.queries) + Number(values.warmup));
+    // Their own generator: the same queries whether this run filled the rows or reused them.
+    const list = queries(rng(7), Number(values.queries) + Number(values.warmup));
     const service: number[] = [];
     const floor: number[] = [];
     const embed: number[] = [];
@@ -591,9 +622,10 @@ async function main(): Promise<void> {
               pg_relation_size('message_segments_search_tsv_idx')::float8 AS "fullText",
               (SELECT sum(pg_column_size(e.*)) FROM embeddings e WHERE e.kind = 'segment')::float8
                 AS vectors,
-              pg_total_relation_size('search_term_stats')::float8 AS "termStats"`,
+              pg_total_relation_size('search_term_stats')::float8 AS "termStats",
+              (SELECT count(*) FROM messages)::float8 AS turns`,
     )) as Record<string, number>[];
-    const turns = perUser * users;
+    const turns = size.turns;
     const mb = (bytes: number) => ((bytes * 100_000) / turns / 1024 / 1024).toFixed(1);
     console.log(`\nstorage per 100,000 turns (MB), ${turns} turns in all:`);
     console.log(
@@ -634,8 +666,8 @@ async function main(): Promise<void> {
     );
   } finally {
     await app.close();
-    rmSync(dataDir, { recursive: true, force: true });
-    if (server && !values.keep) await server.drop();
+    if (!keptDir) rmSync(dataDir, { recursive: true, force: true });
+    if (server && !values.keep && values.database === undefined) await server.drop();
   }
 }
 

@@ -50,28 +50,46 @@ export function benchServerUrl(server: boolean): string | undefined {
   return out.trim().split('\n').pop();
 }
 
-/** A database of the bench's own on the DATABASE_URL server, dropped by `drop()`. */
+/**
+ * A database of the bench's own on the DATABASE_URL server, dropped by `drop()`. With `name`, that
+ * database: made if it does not exist yet (`created` says so), else left as it is, to be reused.
+ */
 export async function benchDatabase(
   url: string,
-): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `keepsake_bench_${process.pid}`;
+  name?: string,
+): Promise<{ url: string; drop: () => Promise<void>; created: boolean }> {
+  if (name !== undefined && !/^[a-z_][a-z0-9_]*$/.test(name)) {
+    throw new Error(`--database must be a plain lower-case name, not '${name}'`);
+  }
+  const own = name ?? `keepsake_bench_${process.pid}`;
   const admin = new URL(url);
   admin.pathname = '/postgres';
-  const run = async (sql: string) => {
+  const run = async (sql: string, params: unknown[] = []) => {
     const client = new pg.Client({ connectionString: admin.toString() });
     await client.connect();
     try {
-      await client.query(sql);
+      return (await client.query(sql, params)).rows;
     } finally {
       await client.end();
     }
   };
-  await run(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  await run(`CREATE DATABASE "${name}"`);
-  const own = new URL(url);
-  own.pathname = `/${name}`;
-  console.log(`database ${name} on ${admin.host}`);
-  return { url: own.toString(), drop: () => run(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+  const exists =
+    name !== undefined &&
+    (await run('SELECT 1 FROM pg_database WHERE datname = $1', [own])).length > 0;
+  if (!exists) {
+    await run(`DROP DATABASE IF EXISTS "${own}" WITH (FORCE)`);
+    await run(`CREATE DATABASE "${own}"`);
+  }
+  const target = new URL(url);
+  target.pathname = `/${own}`;
+  console.log(`database ${own} on ${admin.host}${exists ? ' (reused)' : ''}`);
+  return {
+    url: target.toString(),
+    drop: async () => {
+      await run(`DROP DATABASE IF EXISTS "${own}" WITH (FORCE)`);
+    },
+    created: !exists,
+  };
 }
 
 /** A small deterministic PRNG (mulberry32), so runs are comparable. */
