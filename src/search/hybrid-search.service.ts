@@ -138,13 +138,27 @@ export class HybridSearchService {
     let widenReason: WidenReason | null = null;
     let goodHits = 0;
     if (request.conversationId) {
-      await run.searchScope('current', ['segment', 'summary'], vector);
-      goodHits = run.rank().filter((r) => r.scope === 'current' && r.good).length;
-      if (features.refersBack) widenReason = 'refers_back';
-      else if (goodHits < settings.minGoodHits) widenReason = 'few_good_hits';
-      if (widenReason) {
-        await run.searchScope('wider', request.widenKinds ?? SOURCE_KINDS, vector);
-      } else if (request.widenKinds?.includes('story')) {
+      const wider = request.widenKinds ?? SOURCE_KINDS;
+      if (features.refersBack) {
+        // The message alone decides to widen: both scopes are searched side by side.
+        widenReason = 'refers_back';
+        await run.searchScopes(
+          [
+            ['current', ['segment', 'summary']],
+            ['wider', wider],
+          ],
+          vector,
+        );
+        // Counted as when the current conversation is searched alone (what it is ranked against).
+        goodHits = run.rank(1).filter((r) => r.scope === 'current' && r.good).length;
+      } else {
+        await run.searchScope('current', ['segment', 'summary'], vector);
+        goodHits = run.rank().filter((r) => r.scope === 'current' && r.good).length;
+        if (goodHits < settings.minGoodHits) widenReason = 'few_good_hits';
+      }
+      if (widenReason === 'few_good_hits') {
+        await run.searchScope('wider', wider, vector);
+      } else if (!widenReason && request.widenKinds?.includes('story')) {
         // The legacy's stories belong beside the conversation at every turn, widened or not.
         await run.searchScope('wider', ['story'], vector);
       }

@@ -145,11 +145,13 @@ export function trigramProbes(query: string, max = 12): string[] {
 }
 
 /**
- * A tsquery literal ORing lexemes as they are (already normalized, so not through a parser
- * that would stem them again); quotes and backslashes escaped.
+ * A tsquery literal ORing (or with `&`, ANDing) lexemes as they are (already normalized, so not
+ * through a parser that would stem them again); quotes and backslashes escaped.
  */
-export function lexemeQuery(lexemes: string[]): string {
-  return lexemes.map((l) => `'${l.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`).join(' | ');
+export function lexemeQuery(lexemes: string[], operator: '|' | '&' = '|'): string {
+  return lexemes
+    .map((l) => `'${l.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`)
+    .join(` ${operator} `);
 }
 
 /** Words in more turns than this share of the scope (and this many) do not select turns. */

@@ -30,6 +30,28 @@ import {
 
 export type Degradation = 'dense' | 'lexical';
 
+/** A settled piece of work: its value, or what it failed with. */
+type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+async function settle<T>(work: () => Promise<T>): Promise<Settled<T>> {
+  try {
+    return { ok: true, value: await work() };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+type Rows = Map<SourceKind, Partial<Record<PathName, Map<string, PathRow>>>>;
+
+/** One scope being searched: what its paths found, and its failures, reported in order. */
+interface ScopeSearch {
+  scope: ScopeName;
+  kinds: SourceKind[];
+  rows: Rows;
+  q: LexicalQuery | null;
+  failures: [stage: string, error: unknown][];
+}
+
 export interface PathTimings {
   dense: number;
   lexical: number;
@@ -115,13 +137,16 @@ export class SearchRun {
       .filter((l) => l.df > 0);
     const keywordList = queryWords(this.keywords);
     const selecting = new Set(selectingLexemes(known, docs));
+    const words = known.map((l) => l.lexeme);
     return {
       english: lexemeQuery(known.filter((l) => selecting.has(l.lexeme)).map((l) => l.lexeme)),
-      englishAll: lexemeQuery(known.map((l) => l.lexeme)),
+      englishAll: lexemeQuery(words),
+      englishEvery: lexemeQuery(words, '&'),
       selectedTurns: known.reduce((n, l) => n + (selecting.has(l.lexeme) ? l.df : 0), 0),
+      scopeTurns: docs,
       simple: websearchOr(keywordList),
       keywords: keywordList.join(' '),
-      lexemes: known.map((l) => l.lexeme),
+      lexemes: words,
       // BM25's idf, never negative.
       idf: known.map((l) => Math.log(1 + (docs - l.df + 0.5) / (l.df + 0.5))),
       avgLength: docs > 0 ? length / docs : 1,
@@ -133,92 +158,141 @@ export class SearchRun {
    * that did not return it (a candidate outside one path's top N still has a similarity and a
    * rank there), then loads what ranking needs.
    */
-  async searchScope(scope: ScopeName, wanted: SourceKind[], vector: QueryVector | null) {
-    // A legacy with no stories (most, for a conversation's questions) saves their queries.
-    const kinds = wanted.filter((k) => k !== 'story' || this.storiesPresent);
-    const settings = this.settings;
-    const n = settings.candidates;
-    const scopeTag = scope === 'current' ? 'current' : 'wider';
-    const rows = new Map<SourceKind, Partial<Record<PathName, Map<string, PathRow>>>>();
-    const put = (kind: SourceKind, path: PathName, found: PathRow[]) => {
-      const byPath = rows.get(kind) ?? {};
-      const byId = byPath[path] ?? new Map<string, PathRow>();
-      for (const row of found) byId.set(row.id, row);
-      byPath[path] = byId;
-      rows.set(kind, byPath);
-      this.hits[path] += found.length;
-    };
+  searchScope(scope: ScopeName, wanted: SourceKind[], vector: QueryVector | null): Promise<void> {
+    return this.searchScopes([[scope, wanted]], vector);
+  }
 
-    if (vector) {
-      try {
-        for (const [kind, found] of await this.timed('dense', () =>
-          this.paths.denseMany(kinds, scope, this.scope, vector, n),
-        )) {
-          put(kind, 'dense', found);
-        }
-      } catch (err) {
-        this.degrade('dense');
-        this.fail('dense', err);
-      }
+  /**
+   * Several scopes searched side by side, with the outcome of searching them one after another
+   * in the given order: their results are taken in that order (the trigram fallback of a later
+   * scope counts the full-text hits of the earlier ones), and so are their failures.
+   */
+  async searchScopes(
+    scopes: [ScopeName, SourceKind[]][],
+    vector: QueryVector | null,
+  ): Promise<void> {
+    const searches: ScopeSearch[] = scopes.map(([scope, wanted]) => ({
+      scope,
+      // A legacy with no stories (most, for a conversation's questions) saves their queries.
+      kinds: wanted.filter((k) => k !== 'story' || this.storiesPresent),
+      rows: new Map(),
+      q: this.lexicalOn ? this.lexicalQuery(scope) : null,
+      failures: [],
+    }));
+    const fetched = await Promise.all(searches.map((search) => this.fetch(search, vector)));
+    for (const [i, search] of searches.entries()) await this.take(search, fetched[i]);
+    const lists = await Promise.all(searches.map((search) => this.finish(search, vector)));
+    for (const search of searches) {
+      for (const [stage, err] of search.failures) this.fail(stage, err);
     }
+    this.lists.push(...lists);
+  }
 
-    const q = this.lexicalOn ? this.lexicalQuery(scope) : null;
-    if (q) {
-      for (const kind of kinds) {
-        try {
-          const found = await this.timed('lexical', () =>
-            kind === 'segment'
-              ? this.paths.lexicalSegments(scope, this.scope, q, settings.bm25, n)
-              : this.paths.lexical(kind, scope, this.scope, q, n),
-          );
-          put(kind, 'lexical', found);
-          this.lexicalHits += found.length;
-        } catch (err) {
-          this.degrade('lexical');
-          this.fail('lexical', err);
-        }
-      }
-      // Full-text search found (almost) nothing: names with typos, CJK text. Try trigrams.
-      if (this.lexicalHits < 2) await this.trigram(scope, kinds, put);
-    }
+  private put(search: ScopeSearch, kind: SourceKind, path: PathName, found: PathRow[]): void {
+    const byPath = search.rows.get(kind) ?? {};
+    const byId = byPath[path] ?? new Map<string, PathRow>();
+    for (const row of found) byId.set(row.id, row);
+    byPath[path] = byId;
+    search.rows.set(kind, byPath);
+    this.hits[path] += found.length;
+  }
 
+  /**
+   * The paths of a scope: independent reads that, on a server, run side by side on the pool (on
+   * the embedded database, in turn on its one connection).
+   */
+  private fetch({ scope, kinds, q }: ScopeSearch, vector: QueryVector | null) {
+    const n = this.settings.candidates;
     const range = this.features.timeRange;
-    if (range && settings.time !== 'off') {
-      for (const kind of kinds) {
-        if (kind !== 'segment' && kind !== 'summary') continue;
-        try {
-          put(
-            kind,
-            'time',
-            await this.paths.inPeriod(kind, scope, this.scope, range.from, range.to, n),
-          );
-        } catch (err) {
-          this.fail('time', err);
-        }
-      }
+    const timeKinds = range && this.settings.time !== 'off' ? this.timeKinds(kinds) : [];
+    return Promise.all([
+      vector
+        ? settle(() =>
+            this.timed('dense', () => this.paths.denseMany(kinds, scope, this.scope, vector, n)),
+          )
+        : null,
+      Promise.all(
+        q
+          ? kinds.map((kind) =>
+              settle(() =>
+                this.timed('lexical', () =>
+                  kind === 'segment'
+                    ? this.paths.lexicalSegments(scope, this.scope, q, this.settings.bm25, n)
+                    : this.paths.lexical(kind, scope, this.scope, q, n),
+                ),
+              ),
+            )
+          : [],
+      ),
+      Promise.all(
+        range
+          ? timeKinds.map((kind) =>
+              settle(() => this.paths.inPeriod(kind, scope, this.scope, range.from, range.to, n)),
+            )
+          : [],
+      ),
+      kinds.includes('segment') && this.settings.weights.standing > 0
+        ? settle(() => this.paths.standing(scope, this.scope, n))
+        : null,
+    ]);
+  }
+
+  private timeKinds(kinds: SourceKind[]): ('segment' | 'summary')[] {
+    return kinds.filter((k): k is 'segment' | 'summary' => k === 'segment' || k === 'summary');
+  }
+
+  /** A scope's path results, taken in a fixed order whichever answered first. */
+  private async take(
+    search: ScopeSearch,
+    [dense, lexical, inPeriod, standing]: Awaited<ReturnType<SearchRun['fetch']>>,
+  ): Promise<void> {
+    const { kinds, failures } = search;
+    if (dense?.ok) {
+      for (const [kind, found] of dense.value) this.put(search, kind, 'dense', found);
+    } else if (dense) {
+      this.degrade('dense');
+      failures.push(['dense', dense.error]);
     }
-
-    if (kinds.includes('segment') && settings.weights.standing > 0) {
-      try {
-        put('segment', 'standing', await this.paths.standing(scope, this.scope, n));
-      } catch (err) {
-        this.fail('standing', err);
+    lexical.forEach((found, i) => {
+      if (found.ok) {
+        this.put(search, kinds[i], 'lexical', found.value);
+        this.lexicalHits += found.value.length;
+      } else {
+        this.degrade('lexical');
+        failures.push(['lexical', found.error]);
       }
-    }
+    });
+    // Full-text search found (almost) nothing: names with typos, CJK text. Try trigrams.
+    if (search.q && this.lexicalHits < 2) await this.trigram(search);
+    const timeKinds = this.timeKinds(kinds);
+    inPeriod.forEach((found, i) => {
+      if (found.ok) this.put(search, timeKinds[i], 'time', found.value);
+      else failures.push(['time', found.error]);
+    });
+    if (standing?.ok) this.put(search, 'segment', 'standing', standing.value);
+    else if (standing) failures.push(['standing', standing.error]);
+  }
 
-    await this.complete(scope, rows, vector, q);
-
+  /** Completes the candidates' scores and loads their rows: the scope's list of candidates. */
+  private async finish(search: ScopeSearch, vector: QueryVector | null): Promise<Candidate[]> {
+    const { scope, rows, failures } = search;
+    await this.complete(search, vector);
+    const loaded = await Promise.all(
+      [...rows].map(([kind, byPath]) => {
+        const ids = new Set(Object.values(byPath).flatMap((m) => [...m.keys()]));
+        const missing = [...ids].filter((id) => !this.details.has(`${kind}:${id}`));
+        return settle(() => this.candidates.details(kind, missing));
+      }),
+    );
     const list: Candidate[] = [];
-    for (const [kind, byPath] of rows) {
-      const ids = new Set(Object.values(byPath).flatMap((m) => [...m.keys()]));
-      const missing = [...ids].filter((id) => !this.details.has(`${kind}:${id}`));
-      try {
-        for (const [id, row] of await this.candidates.details(kind, missing)) {
-          this.details.set(`${kind}:${id}`, row);
-        }
-      } catch (err) {
-        this.fail('details', err);
+    [...rows].forEach(([kind, byPath], k) => {
+      const found = loaded[k];
+      if (found.ok) {
+        for (const [id, row] of found.value) this.details.set(`${kind}:${id}`, row);
+      } else {
+        failures.push(['details', found.error]);
       }
+      const ids = new Set(Object.values(byPath).flatMap((m) => [...m.keys()]));
       const paths = this.pathHits(byPath);
       for (const id of ids) {
         const d = this.details.get(`${kind}:${id}`);
@@ -227,84 +301,94 @@ export class SearchRun {
           ...d,
           kind,
           id,
-          scope: scopeTag,
+          scope: scope === 'current' ? 'current' : 'wider',
           paths: paths.get(id) ?? {},
           coverage: byPath.lexical?.get(id)?.coverage ?? 0,
           sourceMessageIds: d.sourceMessageIds ?? [],
         });
       }
-    }
-    this.lists.push(list);
+    });
+    return list;
   }
 
-  private async trigram(
-    scope: ScopeName,
-    kinds: SourceKind[],
-    put: (kind: SourceKind, path: PathName, found: PathRow[]) => void,
-  ): Promise<void> {
+  private async trigram(search: ScopeSearch): Promise<void> {
     // Keywords (stop words dropped) when full-text search could tell them apart.
     const probes = trigramProbes(this.keywords || this.features.text);
     const cjk = probes.filter((p) => hasCjk(p) && [...p].length === 3);
     const words = probes.filter((p) => !hasCjk(p));
     if (cjk.length + words.length === 0) return;
     this.fallback = true;
-    for (const kind of kinds) {
+    for (const kind of search.kinds) {
       try {
-        put(
+        this.put(
+          search,
           kind,
           'trigram',
           await this.timed('trigram', () =>
-            this.paths.trigram(kind, scope, this.scope, { words, cjk }, this.settings.candidates),
+            this.paths.trigram(
+              kind,
+              search.scope,
+              this.scope,
+              { words, cjk },
+              this.settings.candidates,
+            ),
           ),
         );
       } catch (err) {
-        this.fail('trigram', err);
+        search.failures.push(['trigram', err]);
       }
     }
   }
 
-  /** Scores on the dense and lexical paths for candidates those paths did not return. */
+  /**
+   * Scores on the dense and lexical paths for candidates those paths did not return, every
+   * kind's side by side, taken in a fixed order.
+   */
   private async complete(
-    scope: ScopeName,
-    rows: Map<SourceKind, Partial<Record<PathName, Map<string, PathRow>>>>,
+    { scope, rows, q, failures }: ScopeSearch,
     vector: QueryVector | null,
-    q: LexicalQuery | null,
   ): Promise<void> {
-    for (const [kind, byPath] of rows) {
+    const work = [...rows].map(([kind, byPath]) => {
       const ids = [...new Set(Object.values(byPath).flatMap((m) => [...m.keys()]))];
-      if (vector && byPath.dense) {
-        const missing = ids.filter((id) => !byPath.dense!.has(id));
-        try {
-          for (const row of await this.timed('dense', () =>
-            this.paths.denseFor(kind, missing, vector),
-          ))
-            byPath.dense.set(row.id, row);
-        } catch (err) {
-          this.fail('dense', err);
-        }
-      }
-      if (q && byPath.lexical) {
-        const missing = ids.filter((id) => !byPath.lexical!.has(id));
-        if (missing.length === 0) continue;
-        try {
-          const found = await this.timed('lexical', () =>
-            kind === 'segment'
-              ? this.paths.lexicalSegments(
-                  scope,
-                  this.scope,
-                  q,
-                  this.settings.bm25,
-                  missing.length,
-                  missing,
-                )
-              : this.paths.lexical(kind, scope, this.scope, q, missing.length, missing),
-          );
-          for (const row of found) byPath.lexical.set(row.id, row);
-        } catch (err) {
-          this.fail('lexical', err);
-        }
-      }
-    }
+      const denseMissing = byPath.dense ? ids.filter((id) => !byPath.dense!.has(id)) : [];
+      const lexicalMissing = byPath.lexical ? ids.filter((id) => !byPath.lexical!.has(id)) : [];
+      return Promise.all([
+        vector && byPath.dense
+          ? settle(() => this.timed('dense', () => this.paths.denseFor(kind, denseMissing, vector)))
+          : null,
+        q && lexicalMissing.length > 0
+          ? settle(() =>
+              this.timed('lexical', () =>
+                kind === 'segment'
+                  ? this.paths.lexicalSegments(
+                      scope,
+                      this.scope,
+                      q,
+                      this.settings.bm25,
+                      lexicalMissing.length,
+                      { ids: lexicalMissing },
+                    )
+                  : this.paths.lexical(
+                      kind,
+                      scope,
+                      this.scope,
+                      q,
+                      lexicalMissing.length,
+                      lexicalMissing,
+                    ),
+              ),
+            )
+          : null,
+      ]);
+    });
+    const done = await Promise.all(work);
+    [...rows].forEach(([, byPath], k) => {
+      const [dense, lexical] = done[k];
+      if (dense?.ok) for (const row of dense.value) byPath.dense!.set(row.id, row);
+      else if (dense) failures.push(['dense', dense.error]);
+      if (lexical?.ok) for (const row of lexical.value) byPath.lexical!.set(row.id, row);
+      else if (lexical) failures.push(['lexical', lexical.error]);
+    });
   }
 
   /**
@@ -330,9 +414,10 @@ export class SearchRun {
     return out;
   }
 
-  rank(): Ranked[] {
+  /** The candidates of every scope searched so far (or of the first `scopes` of them), fused. */
+  rank(scopes = this.lists.length): Ranked[] {
     const started = performance.now();
-    const ranked = fuse(mergeCandidates(this.lists), this.features, this.settings);
+    const ranked = fuse(mergeCandidates(this.lists.slice(0, scopes)), this.features, this.settings);
     this.pathMs.fusion += performance.now() - started;
     return ranked;
   }

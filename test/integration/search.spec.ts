@@ -4,7 +4,10 @@ import { EmbeddingService } from '../../src/embeddings/embedding.service.js';
 import type { UserEntity } from '../../src/identity/user.entity.js';
 import { JobsService } from '../../src/jobs/jobs.service.js';
 import { HybridSearchService, SearchOutcome } from '../../src/search/hybrid-search.service.js';
+import { CandidateRepository } from '../../src/search/candidate.repository.js';
 import { SearchRepository } from '../../src/search/search.repository.js';
+import { SearchRun } from '../../src/search/search-run.js';
+import { SOURCE_KINDS } from '../../src/search/search.types.js';
 import { SearchStatsRepository } from '../../src/search/search-stats.repository.js';
 import { INDEX_JOB, SegmentIndexerService } from '../../src/search/segment-indexer.service.js';
 import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
@@ -311,7 +314,9 @@ describe('Hybrid search', () => {
       const q = {
         english: words,
         englishAll: words,
+        englishEvery: words.replaceAll('|', '&'),
         selectedTurns: 10,
+        scopeTurns: 100,
         simple: '',
         keywords: '',
         lexemes: ['grandpa', 'joe', 'walley', 'chemistri', 'photo'],
@@ -329,6 +334,109 @@ describe('Hybrid search', () => {
       );
       expect(exact.length).toBeGreaterThanOrEqual(4);
       expect(preranked).toEqual(exact);
+    });
+
+    it('lexical: the current conversation read turn by turn scores as through the full-text index', async () => {
+      const repo = t.app.get(SearchRepository);
+      const scope = { legacyId, userId: aliceUser.id, conversationId: current, beforeTurn: 100 };
+      const words = "'chemistri' | 'photo' | 'zanzibar' | 'scienc'";
+      const q = {
+        english: words,
+        englishAll: words,
+        englishEvery: words.replaceAll('|', '&'),
+        selectedTurns: 10,
+        scopeTurns: 8,
+        simple: '',
+        keywords: '',
+        lexemes: ['chemistri', 'photo', 'zanzibar', 'scienc'],
+        idf: [2, 1.5, 2, 1],
+        avgLength: 10,
+      };
+      const bm25 = { k1: 1.2, b: 0.75, contextWeight: 0.3, kindWeight: 0.5 };
+      const byTurn = await repo.lexicalSegments('current', scope, q, bm25, 10);
+      const byIndex = await repo.lexicalSegments(
+        'current',
+        scope,
+        { ...q, scopeTurns: 1_000_000 },
+        bm25,
+        10,
+      );
+      expect(byTurn.length).toBeGreaterThanOrEqual(3);
+      expect(byTurn).toEqual(byIndex);
+    });
+
+    it('lexical: pre-ranking takes the turns holding every query word first, the others only to fill its cut', async () => {
+      // A family of its own, so the other tests' turns stay as they are.
+      const carol = await t.user('search-carol');
+      const { createLegacy } = await gql<{ createLegacy: { id: string } }>(
+        'mutation { createLegacy(input: { name: "Grandpa Lou" }) { id } }',
+        {},
+        carol,
+      );
+      const turns = [
+        'Grandpa was a carpenter.',
+        // "grandpa" as context, "boat" in the turn: the one turn holding both words.
+        'He built a boat once.',
+        'It took all summer.',
+        // "boat" four times: what ts_rank over the query words ranks first.
+        'Boat after boat, boat after boat: he never tired of them.',
+      ];
+      await gql(
+        `mutation($input: ImportConversationInput!) { importConversation(input: $input) { conversation { id } } }`,
+        {
+          input: {
+            legacyId: createLegacy.id,
+            messages: turns.map((content) => ({ role: 'USER', content, occurredAt: day(-4) })),
+          },
+        },
+        carol,
+      );
+      await t.app.get(JobsService).drain({ timeoutMs: 60_000 });
+      const carolUser = await userEntity('search-carol');
+      const repo = t.app.get(SearchRepository);
+      const scope = {
+        legacyId: createLegacy.id,
+        userId: carolUser.id,
+        conversationId: null,
+        beforeTurn: null,
+      };
+      const q = {
+        english: "'grandpa' | 'boat'",
+        englishAll: "'grandpa' | 'boat'",
+        englishEvery: "'grandpa' & 'boat'",
+        selectedTurns: 1_000_000,
+        scopeTurns: 100,
+        simple: '',
+        keywords: '',
+        lexemes: ['grandpa', 'boat'],
+        idf: [1.5, 1],
+        avgLength: 5,
+      };
+      const bm25 = { k1: 1.2, b: 0.75, contextWeight: 0.3, kindWeight: 0.5 };
+      const scored = await repo.lexicalSegments(
+        'all',
+        scope,
+        { ...q, selectedTurns: 10 },
+        bm25,
+        10,
+      );
+      expect(scored).toHaveLength(4);
+      const idOf = async (content: string) =>
+        (
+          (await ds.query(`SELECT id FROM message_segments WHERE content = $1`, [content])) as {
+            id: string;
+          }[]
+        )[0].id;
+      const both = await idOf(turns[1]);
+      const repeated = await idOf(turns[3]);
+      // A cut of one: the turn holding both words, with its BM25 score; not the turn ts_rank
+      // puts first, which holds one of them.
+      const one = await repo.lexicalSegments('all', scope, q, bm25, 10, { preranked: 1 });
+      expect(one).toEqual(scored.filter((r) => r.id === both));
+      // A cut of two: that turn, then the best of the others by pre-ranking.
+      const two = await repo.lexicalSegments('all', scope, q, bm25, 10, { preranked: 2 });
+      expect(two.map((r) => r.id).sort()).toEqual([both, repeated].sort());
+      for (const row of two) expect(scored).toContainEqual(row);
     });
 
     it('trigram fallback: a misspelt name and Chinese text', async () => {
@@ -423,6 +531,42 @@ describe('Hybrid search', () => {
         expect(outcome.widenReason).toBe('refers_back');
       },
     );
+
+    it('searches the two scopes of a message that refers back side by side, as one after the other', async () => {
+      const query = 'Like last time, tell me about Grandpa Joe and the chemistry class';
+      const settings = search.settings();
+      const features = search.features(query, CLOCK, aliceUser.timezone);
+      const vector = await t.app.get(EmbeddingService).embedQuery(query);
+      const scope = { userId: aliceUser.id, legacyId, conversationId: current, beforeTurn: 100 };
+      const newRun = () =>
+        new SearchRun(
+          t.app.get(SearchRepository),
+          t.app.get(SearchStatsRepository),
+          t.app.get(CandidateRepository),
+          settings,
+          features,
+          scope,
+        );
+      const apart = newRun();
+      await apart.prepareLexical(true);
+      await apart.searchScope('current', ['segment', 'summary'], vector);
+      const currentAlone = apart.rank();
+      await apart.searchScope('wider', SOURCE_KINDS, vector);
+      const together = newRun();
+      await together.prepareLexical(true);
+      await together.searchScopes(
+        [
+          ['current', ['segment', 'summary']],
+          ['wider', SOURCE_KINDS],
+        ],
+        vector,
+      );
+      expect(together.rank(1)).toEqual(currentAlone);
+      expect(together.rank()).toEqual(apart.rank());
+      expect(together.rank().some((r) => r.scope === 'wider')).toBe(true);
+      expect(together.hits).toEqual(apart.hits);
+      expect(together.failedStage).toBeNull();
+    });
 
     it("never reaches another member's turns, memories or private facts; shared facts yes", async () => {
       for (const outcome of [
