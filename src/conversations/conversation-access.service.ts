@@ -34,17 +34,11 @@ export class ConversationAccessService {
 
   /** The conversation for a participant, current or former, who is still a member. */
   async readable(user: UserEntity, id: string): Promise<ConversationView> {
-    const [conversation, found] = await Promise.all([
-      this.conversations.findById(id),
-      this.participants.findWithCount(id, user.id),
-    ]);
-    if (!conversation || !found) throw ConversationException.notFound();
-    await this.legacies.requireMemberOr(
-      user.id,
-      conversation.legacyId,
-      ConversationException.notFound,
-    );
-    return { ...conversation, viewer: found.row, together: found.participants > 1 };
+    // The conversation, their part in it and their membership of its legacy, in one statement.
+    const found = await this.conversations.findForParticipant(id, user.id);
+    // Not a member of the legacy (any more): NOT_FOUND, as for a conversation that does not exist.
+    if (!found?.member) throw ConversationException.notFound();
+    return { ...found.conversation, viewer: found.participant, together: found.participants > 1 };
   }
 
   /** The conversation for a current participant: sending, replies, switches, live events. */
@@ -52,16 +46,6 @@ export class ConversationAccessService {
     const view = await this.readable(user, id);
     if (view.viewer.leftAt !== null) throw ConversationException.notFound();
     return view;
-  }
-
-  /** Inside a turn's transaction, after the conversation's lock: whether they still take part. */
-  async stillParticipating(
-    manager: EntityManager,
-    conversationId: string,
-    userId: string,
-  ): Promise<boolean> {
-    const row = await this.participants.find(conversationId, userId, manager);
-    return row !== null && row.leftAt === null;
   }
 
   /** Members of the legacy who are not the starter, each once; NOT_A_MEMBER otherwise. */

@@ -27,35 +27,6 @@ export class ConversationParticipantRepository {
     return manager ?? this.dataSource.manager;
   }
 
-  async find(
-    conversationId: string,
-    userId: string,
-    manager?: EntityManager,
-  ): Promise<ParticipantRow | null> {
-    const rows: ParticipantRow[] = await this.m(manager).query(
-      `SELECT ${COLUMNS} FROM conversation_participants WHERE conversation_id = $1 AND user_id = $2`,
-      [conversationId, userId],
-    );
-    return rows[0] ?? null;
-  }
-
-  /** A participation, with how many take or took part in its conversation (one query). */
-  async findWithCount(
-    conversationId: string,
-    userId: string,
-  ): Promise<{ row: ParticipantRow; participants: number } | null> {
-    const rows: (ParticipantRow & { participants: number })[] = await this.m().query(
-      `SELECT ${COLUMNS},
-              (SELECT count(*)::int FROM conversation_participants o
-                WHERE o.conversation_id = $1) AS participants
-         FROM conversation_participants WHERE conversation_id = $1 AND user_id = $2`,
-      [conversationId, userId],
-    );
-    if (!rows[0]) return null;
-    const { participants, ...row } = rows[0];
-    return { row, participants };
-  }
-
   /** Everyone who takes or took part in these conversations, in the order they joined. */
   forConversations(ids: readonly string[]): Promise<ParticipantRow[]> {
     if (ids.length === 0) return Promise.resolve([]);

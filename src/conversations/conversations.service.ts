@@ -311,37 +311,43 @@ export class ConversationsService {
       if (existing) return { message: this.sameTurn(existing, turn, content), created: false };
     }
     let message: MessageEntity;
+    let deliver: () => Promise<void>;
     try {
-      message = await this.dataSource.transaction(async (m) => {
-        const turnIndex = await this.conversations.reserveTurns(m, conversation.id, 1);
-        // Under the conversation's lock, which leaveConversation takes too: a turn sent while
-        // its writer left is refused, never stored past their boundary.
-        if (
-          turn.role === MessageRole.USER &&
-          !(await this.access.stillParticipating(m, conversation.id, turn.authorId))
-        )
-          throw ConversationException.notFound();
-        const stored = await this.messages.insert(m, {
-          conversationId: conversation.id,
-          legacyId: conversation.legacyId,
-          userId: turn.authorId,
-          turnIndex,
-          role: turn.role,
-          content,
-          tokenCount: countTokens(content),
-          metadata,
-          clientMessageId,
-          occurredAt: turn.occurredAt ?? null,
-          placeholder: turn.placeholder ?? false,
-          answeredAlone: turn.answeredAlone ?? false,
-        });
+      ({ message, deliver } = await this.dataSource.transaction(async (m) => {
+        // The turn at the next index, and, for a participant's own turn, only while they take
+        // part (read under the conversation's lock, which leaveConversation takes too: a turn
+        // sent while its writer left is refused, never stored past their boundary).
+        const stored = await this.messages.appendNext(
+          m,
+          {
+            conversationId: conversation.id,
+            legacyId: conversation.legacyId,
+            userId: turn.authorId,
+            role: turn.role,
+            content,
+            tokenCount: countTokens(content),
+            metadata,
+            clientMessageId,
+            occurredAt: turn.occurredAt ?? null,
+            placeholder: turn.placeholder ?? false,
+            answeredAlone: turn.answeredAlone ?? false,
+          },
+          turn.role === MessageRole.USER,
+        );
+        if (!stored) throw ConversationException.notFound();
         await turn.inTransaction?.(m, stored);
         await this.events.runInTransaction(
           { conversation, messages: [stored], imported: false },
           m,
         );
-        return stored;
-      });
+        // Subscribers hear of the turn once it commits.
+        const published = await this.bus.publishWith(
+          m,
+          topics.conversationMessages(conversation.id),
+          stored,
+        );
+        return { message: stored, deliver: published };
+      }));
     } catch (err) {
       // A concurrent send with the same clientMessageId won the race.
       if (clientMessageId && isUniqueViolation(err)) {
@@ -350,6 +356,7 @@ export class ConversationsService {
       }
       throw err;
     }
+    await deliver();
     await this.afterStored({ conversation, messages: [message], imported: false });
     return { message, created: true };
   }
@@ -425,9 +432,6 @@ export class ConversationsService {
     messages: MessageEntity[];
     imported: boolean;
   }) {
-    for (const message of event.messages) {
-      await this.bus.publish(topics.conversationMessages(event.conversation.id), message);
-    }
     try {
       await this.events.runAfterCommit(event);
     } catch (err) {

@@ -32,18 +32,49 @@ export class MessageRepository {
     return manager ?? this.dataSource.manager;
   }
 
-  async insert(manager: EntityManager, message: NewMessage): Promise<MessageEntity> {
+  /**
+   * Appends a turn at its conversation's next index, in one statement (the counter and the turn
+   * were two round trips, with a third between them for a participant's turn). The counter is
+   * bumped under the conversation's row lock, so concurrent appends queue there and indexes
+   * never collide or leave gaps. With `writerTakesPart`, the turn is stored only if its writer
+   * still takes part, read after that lock: their participation row is locked too, so a leave
+   * committed while this waited is seen (leaving takes the conversation's lock first, as this
+   * does, so the two never wait on each other crosswise). Null when the conversation is gone or
+   * its writer no longer takes part; the counter is then bumped for nothing, so the caller rolls
+   * the transaction back.
+   */
+  async appendNext(
+    manager: EntityManager,
+    message: Omit<NewMessage, 'turnIndex'>,
+    writerTakesPart: boolean,
+  ): Promise<MessageEntity | null> {
     const rows: MessageEntity[] = await manager.query(
-      `INSERT INTO messages (conversation_id, legacy_id, user_id, turn_index, role, content,
+      `WITH counter AS (
+         UPDATE conversations
+            SET next_turn_index = next_turn_index + 1, last_activity_at = now(), updated_at = now()
+          WHERE id = $1
+          RETURNING id, next_turn_index - 1 AS turn
+       ),
+       writer AS (
+         SELECT c.turn FROM counter c WHERE NOT $12::boolean
+         UNION ALL
+         SELECT c.turn FROM counter c
+          CROSS JOIN LATERAL (
+            SELECT 1 FROM conversation_participants p
+             WHERE p.conversation_id = c.id AND p.user_id = $3 AND p.left_at IS NULL
+               FOR SHARE) taking_part
+          WHERE $12::boolean
+       )
+       INSERT INTO messages (conversation_id, legacy_id, user_id, turn_index, role, content,
                              token_count, metadata, client_message_id, occurred_at, placeholder,
                              answered_alone)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, COALESCE($10, now()), $11, $12)
+       SELECT $1, $2, $3, w.turn, $4, $5, $6, $7, $8, COALESCE($9, now()), $10, $11
+         FROM writer w
        RETURNING ${COLUMNS}`,
       [
         message.conversationId,
         message.legacyId,
         message.userId,
-        message.turnIndex,
         message.role,
         message.content,
         message.tokenCount,
@@ -52,9 +83,10 @@ export class MessageRepository {
         message.occurredAt,
         message.placeholder ?? false,
         message.answeredAlone ?? false,
+        writerTakesPart,
       ],
     );
-    return rows[0];
+    return rows[0] ?? null;
   }
 
   /** One statement for a whole import: parsing thousands of single INSERTs is slow in WASM. */

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 
 const logger = new Logger('Events');
 
@@ -10,6 +11,22 @@ const logger = new Logger('Events');
 export abstract class EventBus {
   abstract publish<T>(topic: string, payload: T): Promise<void>;
   abstract subscribe<T>(topic: string): AsyncIterableIterator<T>;
+
+  /**
+   * Publishes news of a change with the transaction that makes it (`manager`'s): delivered once
+   * it commits, never if it rolls back. Returns what to call once it has committed: here, the
+   * publish itself. The PostgreSQL bus sends its NOTIFY inside the transaction instead, which
+   * the server delivers at commit, so the event costs neither a statement after the commit nor a
+   * commit of its own; events of one conversation then arrive in the order their turns commit.
+   */
+  async publishWith<T>(
+    manager: EntityManager,
+    topic: string,
+    payload: T,
+  ): Promise<() => Promise<void>> {
+    void manager;
+    return () => this.publish(topic, payload);
+  }
 
   /**
    * Publishes news of a change once it committed: a lost event must not fail the change (its

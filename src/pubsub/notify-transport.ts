@@ -1,13 +1,16 @@
 import { Logger } from '@nestjs/common';
 import pg from 'pg';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 
-/** The database side of the PostgreSQL event bus: NOTIFY, LISTEN and parked payloads. */
+/**
+ * The database side of the PostgreSQL event bus: NOTIFY, LISTEN and parked payloads. Given a
+ * transaction's manager, NOTIFY and parking run in that transaction (delivered at its commit).
+ */
 export interface NotifyTransport {
-  notify(channel: string, payload: string): Promise<void>;
+  notify(channel: string, payload: string, manager?: EntityManager): Promise<void>;
   /** Calls onPayload for every notification on the channel until the returned stop is called. */
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
-  park(body: string): Promise<string>;
+  park(body: string, manager?: EntityManager): Promise<string>;
   fetchParked(id: string): Promise<string | null>;
   /** Deletes payloads parked before `olderThanMs` ago; returns how many. */
   pruneParked(olderThanMs: number): Promise<number>;
@@ -24,15 +27,21 @@ abstract class SqlNotifyTransport implements NotifyTransport {
     onPayload: (payload: string) => void,
   ): Promise<() => Promise<void>>;
 
-  async notify(channel: string, payload: string): Promise<void> {
-    await this.run('SELECT pg_notify($1, $2)', [channel, payload]);
+  async notify(channel: string, payload: string, manager?: EntityManager): Promise<void> {
+    await this.on(manager)('SELECT pg_notify($1, $2)', [channel, payload]);
   }
 
-  async park(body: string): Promise<string> {
-    const [row] = await this.run('INSERT INTO event_payloads (body) VALUES ($1) RETURNING id', [
-      body,
-    ]);
+  async park(body: string, manager?: EntityManager): Promise<string> {
+    const [row] = await this.on(manager)(
+      'INSERT INTO event_payloads (body) VALUES ($1) RETURNING id',
+      [body],
+    );
     return row.id as string;
+  }
+
+  /** The transaction's connection when given, else whatever connection is at hand. */
+  private on(manager?: EntityManager): Query {
+    return manager ? (sql, params) => manager.query(sql, params) : this.run;
   }
 
   async fetchParked(id: string): Promise<string | null> {

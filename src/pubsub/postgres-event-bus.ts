@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { PubSub } from 'graphql-subscriptions';
+import type { EntityManager } from 'typeorm';
 import { EventBus } from './event-bus.js';
 import { NotifyTransport } from './notify-transport.js';
 
@@ -65,13 +66,27 @@ export class PostgresEventBus extends EventBus {
     this.stop = null;
   }
 
-  async publish<T>(topic: string, payload: T): Promise<void> {
+  publish<T>(topic: string, payload: T): Promise<void> {
+    return this.send(topic, payload);
+  }
+
+  /** NOTIFY (and the parked payload) in the transaction: the server delivers it at commit. */
+  override async publishWith<T>(
+    manager: EntityManager,
+    topic: string,
+    payload: T,
+  ): Promise<() => Promise<void>> {
+    await this.send(topic, payload, manager);
+    return () => Promise.resolve();
+  }
+
+  private async send<T>(topic: string, payload: T, manager?: EntityManager): Promise<void> {
     const body = encodeEvent(payload);
     let envelope: Envelope = { topic, body };
     if (Buffer.byteLength(body) + topic.length > INLINE_LIMIT_BYTES) {
-      envelope = { topic, ref: await this.transport.park(body) };
+      envelope = { topic, ref: await this.transport.park(body, manager) };
     }
-    await this.transport.notify(EVENT_CHANNEL, JSON.stringify(envelope));
+    await this.transport.notify(EVENT_CHANNEL, JSON.stringify(envelope), manager);
   }
 
   /** Retention of parked payloads (the scheduled task): every instance has read them by then. */

@@ -1,4 +1,5 @@
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, Transaction } from '@electric-sql/pglite';
+import type { EntityManager } from 'typeorm';
 import { EventPayloads1763800310000 } from '../../migrations/1763800310000-EventPayloads.js';
 import { NotifyTransport } from '../../src/pubsub/notify-transport.js';
 import { decodeEvent, encodeEvent, PostgresEventBus } from '../../src/pubsub/postgres-event-bus.js';
@@ -11,8 +12,13 @@ import { decodeEvent, encodeEvent, PostgresEventBus } from '../../src/pubsub/pos
 class PGliteTransport implements NotifyTransport {
   constructor(private readonly db: PGlite) {}
 
-  async notify(channel: string, payload: string) {
-    await this.db.query('SELECT pg_notify($1, $2)', [channel, payload]);
+  /** The transaction a publish was made with (a PGlite one, standing for TypeORM's manager). */
+  private on(manager?: EntityManager): PGlite | Transaction {
+    return (manager as unknown as Transaction | undefined) ?? this.db;
+  }
+
+  async notify(channel: string, payload: string, manager?: EntityManager) {
+    await this.on(manager).query('SELECT pg_notify($1, $2)', [channel, payload]);
   }
 
   async listen(channel: string, onPayload: (payload: string) => void) {
@@ -20,8 +26,8 @@ class PGliteTransport implements NotifyTransport {
     return () => stop();
   }
 
-  async park(body: string) {
-    const { rows } = await this.db.query<{ id: string }>(
+  async park(body: string, manager?: EntityManager) {
+    const { rows } = await this.on(manager).query<{ id: string }>(
       'INSERT INTO event_payloads (body) VALUES ($1) RETURNING id',
       [body],
     );
@@ -117,6 +123,46 @@ describe('PostgresEventBus', () => {
     const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM event_payloads');
     expect(rows[0].n).toBe(1);
     await sub.return?.();
+  });
+
+  it('delivers an event published with a transaction once it commits, never one rolled back', async () => {
+    const events: number[] = [];
+    const sub = b.subscribe<{ n: number; content: string }>('conversation:5');
+    const reading = (async () => {
+      for await (const event of sub) {
+        events.push(event.n);
+        if (events.length === 3) break;
+      }
+    })();
+    const as = (tx: Transaction) => tx as unknown as EntityManager;
+    const parked = async () =>
+      (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM event_payloads')).rows[0].n;
+    const parkedBefore = await parked();
+    await expect(
+      db.transaction(async (tx) => {
+        await a.publishWith(as(tx), 'conversation:5', { n: 1, content: 'x'.repeat(20_000) });
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    // The large one's parked payload went with its transaction.
+    expect(await parked()).toBe(parkedBefore);
+    await db.transaction(async (tx) => {
+      const delivered = await a.publishWith(as(tx), 'conversation:5', { n: 2, content: 'y' });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Not before the commit.
+      expect(events).toEqual([]);
+      await delivered();
+    });
+    await db.transaction(async (tx) => {
+      const delivered = await a.publishWith(as(tx), 'conversation:5', {
+        n: 3,
+        content: 'z'.repeat(20_000),
+      });
+      await delivered();
+    });
+    await a.publish('conversation:5', { n: 4, content: 'after' });
+    await reading;
+    expect(events).toEqual([2, 3, 4]);
   });
 
   it('round-trips nested dates and leaves look-alike objects alone', () => {
