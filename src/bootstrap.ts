@@ -13,6 +13,7 @@ import { createValidationPipe } from './common/validation/validation.pipe.js';
 import { refuseOversizedDocuments } from './graphql/source-limits.middleware.js';
 import { JsonLogger } from './logging/json-logger.js';
 import { requestStorage } from './logging/request-context.storage.js';
+import { asRequest } from './database/database-queue.js';
 
 /** Creates the application (not yet listening); shared by main.ts and the end-to-end tests. */
 export async function createApp(config: AppConfig): Promise<INestApplication> {
@@ -23,10 +24,12 @@ export async function createApp(config: AppConfig): Promise<INestApplication> {
     abortOnError: false,
   });
   app.use((req: Request, res: Response, next: NextFunction) => {
+    // Its place in the embedded database's queue: when it came in.
+    const since = performance.now();
     const incoming = req.header('x-request-id');
     const requestId = incoming && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();
     res.setHeader('x-request-id', requestId);
-    requestStorage.run({ requestId }, next);
+    requestStorage.run({ requestId }, () => asRequest(next, since));
   });
   app.enableCors(corsOptions(config.env.CORS_ORIGINS ?? []));
   app.useBodyParser('json', { limit: config.env.BODY_LIMIT });

@@ -1,15 +1,22 @@
-import { PGlitePgConfig } from '@electric-sql/pglite/node-postgres';
 import { DataSourceOptions } from 'typeorm';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { AppConfig } from '../config/app-config.js';
 import { ENTITIES } from './entities.js';
+import type { DatabaseQueue } from './database-queue.js';
+import { queuedPg } from './queued-pool.js';
 
 /**
  * One TypeORM `postgres` configuration for both stores. The embedded database is a single
  * PostgreSQL session, so it gets a pool of exactly one connection (two would interleave
- * statements); code must never query outside an open transaction's own manager.
+ * statements), whose turns `queue` hands out when given; code must never query outside an open
+ * transaction's own manager.
  */
-export function dataSourceOptions(config: AppConfig, embedded?: PGlitePgConfig): DataSourceOptions {
+export function dataSourceOptions(
+  config: AppConfig,
+  /** How `pg` reaches the embedded database (its thread, or PGlite in this thread). */
+  embedded?: object,
+  queue?: DatabaseQueue,
+): DataSourceOptions {
   const common = {
     type: 'postgres' as const,
     entities: ENTITIES,
@@ -22,6 +29,7 @@ export function dataSourceOptions(config: AppConfig, embedded?: PGlitePgConfig):
   if (embedded) {
     return {
       ...common,
+      ...(queue ? { driver: queuedPg(queue) } : {}),
       poolSize: 1,
       extra: {
         ...embedded,

@@ -1,5 +1,5 @@
 import { parse as parseConnectionString } from 'pg-connection-string';
-import { ConfigParseError, defineVariables, integer, text } from '../config/config-spec.js';
+import { ConfigParseError, defineVariables, integer, oneOf, text } from '../config/config-spec.js';
 
 /**
  * What libpq accepts, read by the parser `pg` itself uses: Unix-socket hosts (`?host=/run/...`
@@ -40,6 +40,12 @@ export const databaseVariables = defineVariables({
     default: './data',
     parse: text,
   },
+  EMBEDDED_DATABASE_THREAD: {
+    description:
+      "Where the embedded database runs: worker (a thread of its own: the service keeps serving requests while a statement runs) or main (the service's own thread, where each statement stalls the event loop while it runs).",
+    default: 'worker',
+    parse: oneOf('worker', 'main'),
+  },
   DATABASE_POOL_SIZE: {
     description: 'Connection pool size with DATABASE_URL (the embedded database always uses 1).',
     default: '10',
@@ -61,6 +67,12 @@ export const databaseVariables = defineVariables({
     description: 'Timeout for opening or acquiring a database connection.',
     default: '10000',
     parse: integer(100, 600000),
+  },
+  DATABASE_QUEUE_TIMEOUT_MS: {
+    description:
+      'Embedded database only: how long a request may wait for its turn on the one connection before it is refused with UNAVAILABLE (reason DATABASE_BUSY, retryAfterSeconds), with nothing done. Requests are served in the order they came, before background work; one that has begun is never refused.',
+    default: '10000',
+    parse: integer(100, 600_000),
   },
   HEALTH_DB_TIMEOUT_MS: {
     description: 'Timeout of the database check behind GET /health/ready.',

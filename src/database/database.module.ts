@@ -1,5 +1,4 @@
 import { Global, Inject, Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
-import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { DatabaseMaintenanceService } from './database-maintenance.service.js';
@@ -8,6 +7,7 @@ import { dataSourceOptions } from './data-source-options.js';
 import { SCHEMA_LOCK_SQL, SCHEMA_UNLOCK_SQL } from './schema-lock.js';
 import { EmbeddedPostgres, openEmbeddedPostgres } from './embedded-postgres.js';
 import { pgvectorProblem } from './pgvector-version.js';
+import { DatabaseQueue } from './database-queue.js';
 
 export const EMBEDDED_POSTGRES = Symbol('EMBEDDED_POSTGRES');
 
@@ -69,12 +69,18 @@ export function isTransientConnectError(err: unknown): boolean {
  * after the service, as in a compose file) for DATABASE_BOOT_TIMEOUT_MS. Wrong credentials, a
  * missing database or extension fail at once: waiting would not fix them.
  */
-async function connect(config: AppConfig, embedded: EmbeddedPostgres | null): Promise<DataSource> {
+async function connect(
+  config: AppConfig,
+  embedded: EmbeddedPostgres | null,
+  queue: DatabaseQueue | null,
+): Promise<DataSource> {
   const logger = new Logger('Database');
   const deadline = Date.now() + (embedded ? 0 : config.env.DATABASE_BOOT_TIMEOUT_MS);
   for (let attempt = 1, delay = 250; ; attempt++, delay = Math.min(delay * 2, 5000)) {
     const ds = new DataSource(
-      dataSourceOptions(config, embedded ? createPgConfig(embedded.db) : undefined),
+      embedded
+        ? dataSourceOptions(config, embedded.pgConfig, queue ?? undefined)
+        : dataSourceOptions(config),
     );
     try {
       return await ds.initialize();
@@ -96,11 +102,22 @@ async function connect(config: AppConfig, embedded: EmbeddedPostgres | null): Pr
   }
 }
 
+/** The turns of the embedded database's one connection (none on a server, which has a pool). */
+export function databaseQueue(config: AppConfig): DatabaseQueue | null {
+  return config.embedded
+    ? new DatabaseQueue({
+        requestTimeoutMs: config.env.DATABASE_QUEUE_TIMEOUT_MS,
+        connectTimeoutMs: config.env.DB_CONNECT_TIMEOUT_MS,
+      })
+    : null;
+}
+
 export async function openDataSource(
   config: AppConfig,
   embedded: EmbeddedPostgres | null,
+  queue: DatabaseQueue | null = embedded ? databaseQueue(config) : null,
 ): Promise<DataSource> {
-  const ds = await connect(config, embedded);
+  const ds = await connect(config, embedded, queue);
   // The lock lives on a connection of its own; migrations run on others from the pool.
   const lock = embedded ? null : ds.createQueryRunner();
   try {
@@ -145,14 +162,21 @@ class DatabaseLifecycle implements OnApplicationShutdown {
       provide: EMBEDDED_POSTGRES,
       inject: [AppConfig],
       useFactory: (config: AppConfig) =>
-        config.embedded ? openEmbeddedPostgres(config.env.DATA_DIR) : null,
+        config.embedded
+          ? openEmbeddedPostgres(config.env.DATA_DIR, config.env.EMBEDDED_DATABASE_THREAD)
+          : null,
     },
+    { provide: DatabaseQueue, inject: [AppConfig], useFactory: databaseQueue },
     {
       provide: DataSource,
-      inject: [AppConfig, EMBEDDED_POSTGRES],
-      useFactory: async (config: AppConfig, embedded: EmbeddedPostgres | null) => {
+      inject: [AppConfig, EMBEDDED_POSTGRES, DatabaseQueue],
+      useFactory: async (
+        config: AppConfig,
+        embedded: EmbeddedPostgres | null,
+        queue: DatabaseQueue | null,
+      ) => {
         try {
-          return await openDataSource(config, embedded);
+          return await openDataSource(config, embedded, queue);
         } catch (err) {
           await embedded?.close();
           throw err;
@@ -162,6 +186,6 @@ class DatabaseLifecycle implements OnApplicationShutdown {
     DatabaseLifecycle,
     DatabaseMaintenanceService,
   ],
-  exports: [DataSource, EMBEDDED_POSTGRES, DatabaseMaintenanceService],
+  exports: [DataSource, EMBEDDED_POSTGRES, DatabaseQueue, DatabaseMaintenanceService],
 })
 export class DatabaseModule {}

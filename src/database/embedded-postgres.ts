@@ -2,7 +2,9 @@ import { mkdirSync, openSync, readFileSync, rmSync, writeFileSync, closeSync } f
 import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { vector } from '@electric-sql/pglite-pgvector';
+import { PGliteThread } from './pglite-thread.js';
 
 export class DataDirLockedError extends Error {}
 
@@ -57,24 +59,47 @@ export function lockDataDir(dataDir: string): () => void {
 }
 
 export interface EmbeddedPostgres {
-  db: PGlite;
+  /** What `pg` connects with (TypeORM's `extra`). */
+  pgConfig: object;
   close(): Promise<void>;
 }
 
+/** Where the embedded database runs: a thread of its own, or the service's own thread. */
+export type EmbeddedThread = 'worker' | 'main';
+
+/** PGlite in this thread: each statement runs synchronously on the event loop. */
+async function inThisThread(
+  pgDir: string,
+): Promise<Omit<EmbeddedPostgres, 'close'> & { end(): Promise<void> }> {
+  const db = await PGlite.create({ dataDir: pgDir, extensions: { vector, pg_trgm } });
+  return { pgConfig: createPgConfig(db), end: () => db.close() };
+}
+
+/** PGlite in a worker thread, reached through the wire protocol. */
+async function inAThread(
+  pgDir: string,
+): Promise<Omit<EmbeddedPostgres, 'close'> & { end(): Promise<void> }> {
+  const thread = await PGliteThread.start(pgDir);
+  return { pgConfig: { stream: () => thread.stream() }, end: () => thread.close() };
+}
+
 /** Opens (creating if needed) the embedded PostgreSQL with pgvector and pg_trgm, under a lock. */
-export async function openEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
+export async function openEmbeddedPostgres(
+  dataDir: string,
+  where: EmbeddedThread = 'worker',
+): Promise<EmbeddedPostgres> {
   const release = lockDataDir(dataDir);
   const pgDir = join(resolve(dataDir), 'pg');
   try {
-    const db = await PGlite.create({ dataDir: pgDir, extensions: { vector, pg_trgm } });
+    const { pgConfig, end } = await (where === 'worker' ? inAThread(pgDir) : inThisThread(pgDir));
     let closed = false;
     return {
-      db,
+      pgConfig,
       async close() {
         if (closed) return;
         closed = true;
         try {
-          await db.close();
+          await end();
         } finally {
           release();
         }

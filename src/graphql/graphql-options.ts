@@ -5,7 +5,14 @@ import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloDriverConfig } from '@nestjs/apollo';
 import type { GraphQLWsSubscriptionsConfig } from '@nestjs/graphql';
-import { DocumentNode, ExecutionResult, Kind, OperationDefinitionNode, parse } from 'graphql';
+import {
+  DocumentNode,
+  execute,
+  ExecutionResult,
+  Kind,
+  OperationDefinitionNode,
+  parse,
+} from 'graphql';
 import type { ServerOptions } from 'graphql-ws';
 import { Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
@@ -14,6 +21,7 @@ import { sessionCookieToken } from '../identity/session-cookie.js';
 import { upgradeAllowed } from '../console/origins.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import { currentRequestId } from '../logging/request-context.storage.js';
+import { asRequest } from '../database/database-queue.js';
 import { formatError, publicCodeOf } from './format-error.js';
 import { Loaders } from './loaders.js';
 import { countMetaOperation, metaOperationsPlugin } from './meta-operations.js';
@@ -173,11 +181,14 @@ function graphqlWsOptions(
 ): GraphQLWsSubscriptionsConfig {
   const options: Pick<
     ServerOptions,
-    'onConnect' | 'onSubscribe' | 'onNext' | 'onError' | 'onOperation'
+    'onConnect' | 'onSubscribe' | 'onNext' | 'onError' | 'onOperation' | 'execute'
   > & {
     path: string;
   } = {
     path: '/graphql',
+    // A query or mutation over the socket takes its turn on the embedded database as a request
+    // that came in now, as over HTTP (a subscription's events are resolved outside it).
+    execute: (args) => asRequest(() => execute(args)),
     // Browsers let any page open a WebSocket anywhere: a page from an origin CORS_ORIGINS does
     // not list is refused here (4403), as its HTTP requests are by CORS.
     onConnect: (ctx) =>

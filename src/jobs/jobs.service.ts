@@ -12,6 +12,7 @@ import { JobEntity, JobStatus } from './job.entity.js';
 import { JobRepository } from './job.repository.js';
 import { JobDeferred } from './jobs.exception.js';
 import { ServiceMetrics } from '../metrics/service-metrics.js';
+import { asBackground } from '../database/database-queue.js';
 import type { JobOutcome } from '../metrics/service-metrics.js';
 
 export interface JobContext {
@@ -60,6 +61,8 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
   private running = 0;
   private stopping = false;
   private timer: NodeJS.Timeout | null = null;
+  private polling = false;
+  private pollAgain = false;
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
@@ -154,23 +157,33 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
   private schedule(delayMs: number): void {
     if (this.stopping) return;
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.poll(), delayMs);
+    // Background work: on the embedded database its statements wait behind requests'.
+    this.timer = setTimeout(() => void asBackground(() => this.poll()), delayMs);
     this.timer.unref();
   }
 
   private async poll(): Promise<void> {
     this.timer = null;
     if (this.stopping) return;
-    const free = this.concurrency() - this.running;
-    let claimed = 0;
-    if (free > 0) {
-      try {
-        claimed = await this.claimAndRun(free, false);
-      } catch (err) {
-        this.logger.error({ msg: 'job poll failed', error: (err as Error).message });
-      }
+    // One claim at a time: a poll woken while another's claim waits for the database (behind
+    // requests, on the embedded database) would count the same free slots and claim beside it.
+    if (this.polling) {
+      this.pollAgain = true;
+      return;
     }
-    this.schedule(claimed > 0 ? 0 : this.config.env.JOBS_POLL_MS);
+    this.polling = true;
+    let claimed = 0;
+    try {
+      const free = this.concurrency() - this.running;
+      if (free > 0) claimed = await this.claimAndRun(free, false);
+    } catch (err) {
+      this.logger.error({ msg: 'job poll failed', error: (err as Error).message });
+    } finally {
+      this.polling = false;
+    }
+    const again = this.pollAgain;
+    this.pollAgain = false;
+    this.schedule(claimed > 0 || again ? 0 : this.config.env.JOBS_POLL_MS);
   }
 
   private concurrency(): number {
@@ -178,7 +191,11 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
     return this.config.embedded ? 1 : this.config.env.JOBS_CONCURRENCY;
   }
 
-  private async claimAndRun(limit: number, wait: boolean): Promise<number> {
+  private claimAndRun(limit: number, wait: boolean): Promise<number> {
+    return asBackground(() => this.claimAndRunHere(limit, wait));
+  }
+
+  private async claimAndRunHere(limit: number, wait: boolean): Promise<number> {
     const types = [...this.handlers.keys()];
     if (types.length === 0) return 0;
     const claimed = await this.jobs.claim(

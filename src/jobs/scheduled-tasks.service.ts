@@ -3,6 +3,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { CronJob } from 'cron';
 import { AppConfig } from '../config/app-config.js';
 import { JobsService } from './jobs.service.js';
+import { asBackground } from '../database/database-queue.js';
 
 interface Task {
   name: string;
@@ -37,7 +38,7 @@ export class ScheduledTasksService implements OnApplicationBootstrap, OnApplicat
     for (const task of this.tasks.values()) {
       const job = CronJob.from({
         cronTime: task.cron,
-        onTick: () => void this.tick(task),
+        onTick: () => void asBackground(() => this.tick(task)),
         start: true,
         timeZone: 'UTC',
       });

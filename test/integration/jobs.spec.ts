@@ -4,7 +4,7 @@ import { JobDeferred } from '../../src/jobs/jobs.exception.js';
 import { JobsService, retryDelayMs } from '../../src/jobs/jobs.service.js';
 import { ScheduledTasksService } from '../../src/jobs/scheduled-tasks.service.js';
 import { startTestApp, TestApp } from '../support/test-app.js';
-import { ON_SERVER } from '../support/test-database.js';
+import { createTestDatabase, ON_SERVER } from '../support/test-database.js';
 
 describe('durable jobs', () => {
   let t: TestApp;
@@ -268,7 +268,12 @@ describe('job leases', () => {
     jobs.register('test:stuck', () => stuck);
     await jobs.enqueue('test:stuck', 'stuck-1', {});
     const running = jobs.drain({ types: ['test:stuck'], timeoutMs: 5000 }).catch(() => undefined);
-    await new Promise((r) => setTimeout(r, 200));
+    // The boot's own jobs may run first: wait until this one is the job running.
+    const ds = t.app.get(DataSource);
+    const isRunning = async () =>
+      (await ds.query(`SELECT 1 FROM jobs WHERE type = 'test:stuck' AND status = 'RUNNING'`))
+        .length > 0;
+    while (!(await isRunning())) await new Promise((r) => setTimeout(r, 10));
     const started = performance.now();
     await jobs.beforeApplicationShutdown();
     const waited = performance.now() - started;
@@ -302,5 +307,49 @@ describe('job leases', () => {
         .get(DataSource)
         .query(`SELECT status, attempts FROM jobs WHERE type = 'test:slow'`),
     ).toEqual([{ status: 'SUCCEEDED', attempts: 1 }]);
+  });
+});
+
+describe('the job worker on the embedded database', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    const db = await createTestDatabase({ embedded: true });
+    // The worker polls only when woken: this test wakes it.
+    t = await startTestApp({ ...db.env, JOBS_SCHEDULER: 'false', JOBS_POLL_MS: '60000' });
+  });
+  afterAll(() => t.close());
+
+  it('claims one job at a time however often it is woken while a claim waits for the database', async () => {
+    const jobs = t.app.get(JobsService);
+    await jobs.drain();
+    let running = 0;
+    let most = 0;
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    jobs.register('test:one-at-a-time', async () => {
+      most = Math.max(most, ++running);
+      await finished;
+      running--;
+    });
+    const due = new Date(Date.now() + 300);
+    for (const key of ['a', 'b', 'c']) {
+      await jobs.enqueue('test:one-at-a-time', key, {}, { runAt: due });
+    }
+    // A request holds the connection: the worker's claims wait behind it, woken thrice.
+    const runner = t.app.get(DataSource).createQueryRunner();
+    await runner.connect();
+    await runner.startTransaction();
+    for (let i = 0; i < 3; i++) {
+      jobs.nudge();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await new Promise((r) => setTimeout(r, 400));
+    await runner.commitTransaction();
+    await runner.release();
+    await new Promise((r) => setTimeout(r, 300));
+    finish();
+    await jobs.drain({ types: ['test:one-at-a-time'] });
+    expect(most).toBe(1);
   });
 });

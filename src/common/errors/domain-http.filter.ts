@@ -9,6 +9,7 @@ const STATUS: Record<PublicErrorCode, number> = {
   BAD_USER_INPUT: 400,
   CONFLICT: 409,
   RATE_LIMITED: 429,
+  UNAVAILABLE: 503,
   INTERNAL_SERVER_ERROR: 500,
 };
 

@@ -6,6 +6,8 @@ export enum PublicErrorCode {
   BAD_USER_INPUT = 'BAD_USER_INPUT',
   CONFLICT = 'CONFLICT',
   RATE_LIMITED = 'RATE_LIMITED',
+  /** The service cannot take the request now (overloaded): retry after retryAfterSeconds. */
+  UNAVAILABLE = 'UNAVAILABLE',
   INTERNAL_SERVER_ERROR = 'INTERNAL_SERVER_ERROR',
 }
 
@@ -20,7 +22,7 @@ export abstract class DomainException extends Error {
     message: string,
     /** The input field at fault, for BAD_USER_INPUT. */
     readonly field?: string,
-    /** Seconds after which a RATE_LIMITED call may be retried. */
+    /** Seconds after which a RATE_LIMITED or UNAVAILABLE call may be retried. */
     readonly retryAfterSeconds?: number,
   ) {
     super(message);

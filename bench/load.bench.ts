@@ -1,0 +1,215 @@
+/**
+ * npm run bench:load -- [--clients 200] [--seconds 60] [--recall 0.2] [--warmup 2] [--seed 1]
+ *                       [--server]
+ *
+ * The service under a crowd: --clients concurrent clients, each its own user with its own legacy
+ * and conversation, call for --seconds a mix of `sendMessage` (AGENT_REPLY=off, so the log and
+ * the background work each turn enqueues) and `recall` (a --recall share of the calls) over
+ * GraphQL/HTTP, each waiting for its previous answer, against the real application on a fresh
+ * embedded database, or with DATABASE_URL on that server (in a database of its own, dropped
+ * afterwards; --server without DATABASE_URL starts or reuses the project's test server,
+ * postgres.sh). The background jobs run in the service process meanwhile. Prints the latency
+ * distribution (all calls and per operation), calls answered per second, errors by code, and
+ * the writes lost (a send answered without error but not in the log) or left behind (a send
+ * refused but in the log), with the service's event-loop delay and the machine's load average.
+ * The service's variables set in the environment apply (EMBEDDED_DATABASE_THREAD=main, say).
+ */
+import type { Server } from 'node:http';
+import { loadavg, tmpdir } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
+import { DataSource } from 'typeorm';
+import { createApp } from '../src/bootstrap.js';
+import { AppConfig } from '../src/config/app-config.js';
+import type { CallResult, LoadClient, LoadInput, LoadOutput } from './load-clients.js';
+import {
+  BENCH_LIMITS,
+  benchDatabase,
+  benchServerUrl,
+  JWT_SECRET,
+  percentile,
+  table,
+  token,
+} from './support.js';
+
+function whole(name: string, raw: string, min: number): number {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number ≥ ${min}`);
+  return n;
+}
+
+function options() {
+  const { values } = parseArgs({
+    options: {
+      clients: { type: 'string', default: '200' },
+      seconds: { type: 'string', default: '60' },
+      recall: { type: 'string', default: '0.2' },
+      warmup: { type: 'string', default: '2' },
+      seed: { type: 'string', default: '1' },
+      server: { type: 'boolean', default: false },
+    },
+  });
+  const recallShare = Number(values.recall);
+  if (!(recallShare >= 0 && recallShare <= 1)) throw new Error('--recall is a share, 0 to 1');
+  return {
+    clients: whole('clients', values.clients, 1),
+    seconds: whole('seconds', values.seconds, 1),
+    recallShare,
+    /** Unmeasured sends per client first (and one recall): connections, JIT, caches. */
+    warmup: whole('warmup', values.warmup, 0),
+    seed: whole('seed', values.seed, 0),
+    serverUrl: benchServerUrl(values.server),
+  };
+}
+
+/** Runs one phase of the clients in a thread of their own. */
+function clients<P extends LoadInput['phase']>(
+  input: Extract<LoadInput, { phase: P }>,
+): Promise<Extract<LoadOutput, { phase: P }>> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./load-clients.js', import.meta.url), { workerData: input });
+    worker.once('message', resolve);
+    worker.once('error', reject);
+    worker.once('exit', (code) => {
+      if (code !== 0) reject(new Error(`the clients' thread exited with ${code}`));
+    });
+  });
+}
+
+const ms = (v: number) => (Number.isFinite(v) ? v.toFixed(0) : '-');
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(', ');
+
+function row(name: string, calls: CallResult[], elapsedS: number): Record<string, string> {
+  const ok = calls
+    .filter((c) => !c.error)
+    .map((c) => c.ms)
+    .sort((a, b) => a - b);
+  return {
+    calls: name,
+    'answered/s': (ok.length / elapsedS).toFixed(1),
+    'p50 ms': ms(percentile(ok, 50)),
+    'p95 ms': ms(percentile(ok, 95)),
+    'p99 ms': ms(percentile(ok, 99)),
+    'max ms': ms(ok[ok.length - 1] ?? NaN),
+    errors: String(calls.length - ok.length),
+  };
+}
+
+async function main(): Promise<void> {
+  const opts = options();
+  const dataDir = mkdtempSync(join(tmpdir(), 'keepsake-load-'));
+  const server = opts.serverUrl ? await benchDatabase(opts.serverUrl) : null;
+  // The service's variables given in the environment apply (EMBEDDED_DATABASE_THREAD=main, say).
+  const config = AppConfig.load({
+    ...process.env,
+    ...BENCH_LIMITS,
+    DATA_DIR: dataDir,
+    ...(server ? { DATABASE_URL: server.url, DATABASE_POOL_SIZE: '20' } : {}),
+    JWT_SECRET,
+    LOG_LEVEL: 'silent',
+    AGENT_REPLY: 'off',
+  });
+  const bootStarted = performance.now();
+  const app = await createApp(config);
+  try {
+    // Idle keep-alive sockets outlive the longest wait: otherwise the server may close one just
+    // as a client reuses it (ECONNRESET), a race of the bench's, not of the service's work.
+    (app.getHttpServer() as Server).keepAliveTimeout = 300_000;
+    await app.listen(0, '127.0.0.1');
+    const { port } = app.getHttpServer().address() as { port: number };
+    const bootMs = performance.now() - bootStarted;
+    const url = `http://127.0.0.1:${port}/graphql`;
+    const users: LoadClient[] = Array.from({ length: opts.clients }, (_, c) => ({
+      bearer: token(`load-user-${c}`),
+    }));
+
+    const loadBefore = load();
+    const setupStarted = performance.now();
+    const { clients: ready } = await clients({
+      phase: 'setup',
+      url,
+      clients: users,
+      warmup: opts.warmup,
+    });
+    const setupS = (performance.now() - setupStarted) / 1000;
+
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    const run = await clients({
+      phase: 'run',
+      url,
+      clients: ready,
+      seconds: opts.seconds,
+      recallShare: opts.recallShare,
+      seed: opts.seed,
+    });
+    loop.disable();
+    const loadAfter = load();
+    const elapsedS = run.elapsedMs / 1000;
+
+    const [{ n: backlog }] = (await app
+      .get(DataSource)
+      .query(`SELECT count(*)::int AS n FROM jobs WHERE status IN ('PENDING', 'RUNNING')`)) as {
+      n: number;
+    }[];
+    const { stored } = await clients({ phase: 'count', url, clients: ready });
+    let lost = 0;
+    let leftBehind = 0;
+    stored.forEach((n, c) => {
+      const expected = opts.warmup + run.sent[c];
+      lost += Math.max(0, expected - n);
+      leftBehind += Math.max(0, n - expected);
+    });
+
+    const errors = new Map<string, number>();
+    const hints: number[] = [];
+    for (const c of run.calls) {
+      if (!c.error) continue;
+      errors.set(c.error, (errors.get(c.error) ?? 0) + 1);
+      if (c.retryAfterSeconds) hints.push(c.retryAfterSeconds);
+    }
+    const byOp = (op: CallResult['op']) => run.calls.filter((c) => c.op === op);
+    console.log(
+      [
+        'Keepsake load benchmark (sendMessage and recall over GraphQL/HTTP)',
+        `  clients            ${opts.clients}, each its own user, legacy and conversation, in a thread of their own (each waits for its previous answer)`,
+        `  mix                ${Math.round((1 - opts.recallShare) * 100)}% sendMessage (AGENT_REPLY=off), ${Math.round(opts.recallShare * 100)}% recall, for ${opts.seconds} s; ${opts.warmup} warm-up sends and a recall per client first (${setupS.toFixed(1)} s)`,
+        `  database           ${server ? 'PostgreSQL server (DATABASE_URL), pool of 20' : `embedded PGlite in a fresh ${dataDir}, in the ${config.env.EMBEDDED_DATABASE_THREAD === 'worker' ? 'thread of its own' : "service's thread"}, requests refused after ${config.env.DATABASE_QUEUE_TIMEOUT_MS} ms`}; background jobs in the service process`,
+        `  runtime            node ${process.version}, ${process.platform}/${process.arch}; boot ${ms(bootMs)} ms`,
+        `  load average       ${loadBefore} before, ${loadAfter} after (1, 5, 15 min)`,
+        '',
+        table([
+          row('all', run.calls, elapsedS),
+          row('sendMessage', byOp('sendMessage'), elapsedS),
+          row('recall', byOp('recall'), elapsedS),
+        ]),
+        '',
+        `errors             ${errors.size ? [...errors].map(([code, n]) => `${code} ${n}`).join(', ') : 'none'}` +
+          (hints.length
+            ? ` (retryAfterSeconds ${Math.min(...hints)} to ${Math.max(...hints)})`
+            : ''),
+        `lost writes        ${lost} (sends answered without error, not in the log); ${leftBehind} refused or failed sends in the log`,
+        `background jobs    ${backlog} pending or running when the run ended`,
+        `event-loop delay   p50 ${ms(loop.percentile(50) / 1e6)} ms, p99 ${ms(loop.percentile(99) / 1e6)} ms, max ${ms(loop.max / 1e6)} ms (the service's, during the run)`,
+        `wall               ${elapsedS.toFixed(1)} s`,
+      ].join('\n'),
+    );
+    if (run.firstError) console.error(`first error: ${run.firstError}`);
+    if (lost > 0 || leftBehind > 0) process.exitCode = 1;
+  } finally {
+    await app.close();
+    rmSync(dataDir, { recursive: true, force: true });
+    await server?.drop();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+  process.exit(1);
+});
