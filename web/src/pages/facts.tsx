@@ -137,10 +137,13 @@ export function FactsPage() {
     // The family's view comes from the API: an author's own shared facts as the family sees them.
     asFamily: asMember || null,
   };
-  const [{ data, error, fetching }, refetch] = useQuery({
+  const [{ data, error, fetching, operation }, refetch] = useQuery({
     query: FactsPageData,
     variables: { legacyId, filter },
   });
+  // The list is drawn as the view it was fetched for: while the other view loads, the last one
+  // stays as it was rather than one view's facts under the other's labels.
+  const shownAsMember = Boolean(operation?.variables.filter?.asFamily);
 
   // Changes arrive live (other members', and one's own again after its mutation answered):
   // the list is asked again once per burst, so filters and order hold.
@@ -162,7 +165,7 @@ export function FactsPage() {
 
   const me = data?.me.id;
   const role = data?.legacy.viewerRole;
-  const moderator = (role === 'OWNER' || role === 'ADMIN') && !asMember;
+  const moderator = (role === 'OWNER' || role === 'ADMIN') && !shownAsMember;
   const facts = data?.facts.nodes ?? [];
 
   return (
@@ -271,7 +274,7 @@ export function FactsPage() {
             key={fact.id}
             fact={fact}
             legacyId={legacyId}
-            mine={!asMember && fact.authorId === me}
+            mine={!shownAsMember && fact.authorId === me}
             moderator={moderator}
             onDone={(message) => {
               setNotice(message);
