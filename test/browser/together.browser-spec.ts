@@ -192,7 +192,9 @@ describe('Together conversations in the console', () => {
     await maxPage.getByRole('button', { name: 'Leave this conversation' }).click();
     await maxPage.getByText('You left this conversation.', { exact: true }).waitFor();
     // The page takes the conversation again: what it draws then comes from the API.
-    await maxPage.getByText('you read what was said while you took part', { exact: false }).waitFor();
+    await maxPage
+      .getByText('you read what was said while you took part', { exact: false })
+      .waitFor();
     expect(await maxPage.getByLabel('Your message').count()).toBe(0);
     await turn(maxPage, 'He made a roast on Sundays.').waitFor();
     // The starter has no Leave button (she deletes it instead), and sees that Max left.
