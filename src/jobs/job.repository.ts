@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { JobEntity, JobStatus } from './job.entity.js';
-import { SqlParams, returned } from '../database/sql-params.js';
+import { empty, raw, run, sql } from '../database/sql.js';
 
-const COLUMNS = `id, type, key, payload, status, attempts, max_attempts AS "maxAttempts",
+const COLUMNS = raw(`id, type, key, payload, status, attempts, max_attempts AS "maxAttempts",
   run_at AS "runAt", locked_by AS "lockedBy", locked_until AS "lockedUntil",
   last_error AS "lastError", created_at AS "createdAt", updated_at AS "updatedAt",
-  finished_at AS "finishedAt"`;
+  finished_at AS "finishedAt"`);
 
 export interface NewJob {
   type: string;
@@ -26,25 +26,27 @@ export class JobRepository {
 
   /** Coalesces into a PENDING job with the same key; returns whether a row was added. */
   async enqueue(job: NewJob, manager?: EntityManager): Promise<boolean> {
-    const rows: unknown[] = await this.m(manager).query(
-      `INSERT INTO jobs (type, key, payload, run_at, max_attempts)
-       VALUES ($1, $2, $3, COALESCE($4, now()), $5)
+    const rows: unknown[] = await run(
+      this.m(manager),
+      sql`INSERT INTO jobs (type, key, payload, run_at, max_attempts)
+       VALUES (${job.type}, ${job.key},
+         ${JSON.stringify(job.payload)}, COALESCE(${job.runAt ?? null}, now()), ${job.maxAttempts})
        ON CONFLICT (type, key) WHERE status = 'PENDING' DO NOTHING
        RETURNING id`,
-      [job.type, job.key, JSON.stringify(job.payload), job.runAt ?? null, job.maxAttempts],
     );
     return rows.length > 0;
   }
 
   /** Adds the job unless one with this key ever existed (for work that must happen once). */
   async enqueueOnce(job: NewJob, manager?: EntityManager): Promise<boolean> {
-    const rows: unknown[] = await this.m(manager).query(
-      `INSERT INTO jobs (type, key, payload, run_at, max_attempts)
-       SELECT $1, $2, $3, COALESCE($4, now()), $5
-        WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE type = $1 AND key = $2)
+    const rows: unknown[] = await run(
+      this.m(manager),
+      sql`INSERT INTO jobs (type, key, payload, run_at, max_attempts)
+       SELECT ${job.type}, ${job.key},
+         ${JSON.stringify(job.payload)}, COALESCE(${job.runAt ?? null}, now()), ${job.maxAttempts}
+        WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE type = ${job.type} AND key = ${job.key})
        ON CONFLICT (type, key) WHERE status = 'PENDING' DO NOTHING
        RETURNING id`,
-      [job.type, job.key, JSON.stringify(job.payload), job.runAt ?? null, job.maxAttempts],
     );
     return rows.length > 0;
   }
@@ -59,39 +61,39 @@ export class JobRepository {
     leaseMs: number,
     types: readonly string[],
   ): Promise<JobEntity[]> {
-    const result: unknown = await this.m().query(
-      `UPDATE jobs SET status = 'RUNNING', attempts = attempts + 1, locked_by = $1,
-              locked_until = now() + ($3 || ' milliseconds')::interval, updated_at = now()
+    const rows = await run<JobEntity>(
+      this.m(),
+      sql`UPDATE jobs SET status = 'RUNNING', attempts = attempts + 1, locked_by = ${worker},
+              locked_until = now() + (${String(leaseMs)} || ' milliseconds')::interval, updated_at = now()
         WHERE id IN (
           SELECT id FROM jobs
-           WHERE type = ANY($4::text[])
+           WHERE type = ANY(${types}::text[])
              AND ((status = 'PENDING' AND run_at <= now())
               OR (status = 'RUNNING' AND locked_until < now()))
            ORDER BY run_at, created_at
-           LIMIT $2
+           LIMIT ${limit}
            FOR UPDATE SKIP LOCKED)
         RETURNING ${COLUMNS}`,
-      [worker, limit, String(leaseMs), types],
     );
-    return returned<JobEntity>(result);
+    return rows;
   }
 
   /** Extends a running job's lease; false when this worker no longer holds it. */
   async renewLease(id: string, worker: string, leaseMs: number): Promise<boolean> {
-    const result: unknown = await this.m().query(
-      `UPDATE jobs SET locked_until = now() + ($3 || ' milliseconds')::interval
-        WHERE id = $1 AND locked_by = $2 AND status = 'RUNNING' RETURNING id`,
-      [id, worker, String(leaseMs)],
+    const rows = await run(
+      this.m(),
+      sql`UPDATE jobs SET locked_until = now() + (${String(leaseMs)} || ' milliseconds')::interval
+        WHERE id = ${id} AND locked_by = ${worker} AND status = 'RUNNING' RETURNING id`,
     );
-    return returned(result).length > 0;
+    return rows.length > 0;
   }
 
   async succeed(id: string, worker: string): Promise<void> {
-    await this.m().query(
-      `UPDATE jobs SET status = 'SUCCEEDED', finished_at = now(), updated_at = now(),
+    await run(
+      this.m(),
+      sql`UPDATE jobs SET status = 'SUCCEEDED', finished_at = now(), updated_at = now(),
               locked_by = NULL, locked_until = NULL, last_error = NULL
-        WHERE id = $1 AND locked_by = $2`,
-      [id, worker],
+        WHERE id = ${id} AND locked_by = ${worker}`,
     );
   }
 
@@ -109,24 +111,24 @@ export class JobRepository {
     const status = retryInMs === null ? JobStatus.FAILED : JobStatus.PENDING;
     return this.dataSource.transaction(async (m) => {
       if (status === JobStatus.PENDING) {
-        const twin: unknown[] = await m.query(
-          `SELECT 1 FROM jobs WHERE type = $1 AND key = $2 AND status = 'PENDING' AND id <> $3`,
-          [job.type, job.key, job.id],
+        const twin: unknown[] = await run(
+          m,
+          sql`SELECT 1 FROM jobs WHERE type = ${job.type} AND key = ${job.key} AND status = 'PENDING' AND id <> ${job.id}`,
         );
         if (twin.length > 0) {
-          await m.query(`DELETE FROM jobs WHERE id = $1 AND locked_by = $2`, [job.id, worker]);
+          await run(m, sql`DELETE FROM jobs WHERE id = ${job.id} AND locked_by = ${worker}`);
           return JobStatus.PENDING;
         }
       }
-      await m.query(
-        `UPDATE jobs SET status = $3, last_error = $4, updated_at = now(),
-                run_at = CASE WHEN $5::bigint IS NULL THEN run_at
-                              ELSE now() + ($5::bigint || ' milliseconds')::interval END,
-                attempts = attempts - CASE WHEN $6 THEN 0 ELSE 1 END,
-                finished_at = CASE WHEN $3 = 'FAILED' THEN now() ELSE NULL END,
+      await run(
+        m,
+        sql`UPDATE jobs SET status = ${status}, last_error = ${error.slice(0, 2000)}, updated_at = now(),
+                run_at = CASE WHEN ${retryInMs}::bigint IS NULL THEN run_at
+                              ELSE now() + (${retryInMs}::bigint || ' milliseconds')::interval END,
+                attempts = attempts - CASE WHEN ${countAttempt} THEN 0 ELSE 1 END,
+                finished_at = CASE WHEN ${status} = 'FAILED' THEN now() ELSE NULL END,
                 locked_by = NULL, locked_until = NULL
-          WHERE id = $1 AND locked_by = $2`,
-        [job.id, worker, status, error.slice(0, 2000), retryInMs, countAttempt],
+          WHERE id = ${job.id} AND locked_by = ${worker}`,
       );
       return status;
     });
@@ -134,75 +136,74 @@ export class JobRepository {
 
   /** After a restart of the only process on an embedded database, nothing can still be running. */
   async releaseAllRunning(): Promise<number> {
-    const result: unknown = await this.m().query(
-      `UPDATE jobs SET status = 'PENDING', locked_by = NULL, locked_until = NULL, updated_at = now()
+    const rows = await run(
+      this.m(),
+      sql`UPDATE jobs SET status = 'PENDING', locked_by = NULL, locked_until = NULL, updated_at = now()
         WHERE status = 'RUNNING' RETURNING id`,
     );
-    return returned(result).length;
+    return rows.length;
   }
 
   findById(id: string): Promise<JobEntity | null> {
-    return this.m()
-      .query(`SELECT ${COLUMNS} FROM jobs WHERE id = $1`, [id])
-      .then((rows: JobEntity[]) => rows[0] ?? null);
+    return run<JobEntity>(this.m(), sql`SELECT ${COLUMNS} FROM jobs WHERE id = ${id}`).then(
+      (rows) => rows[0] ?? null,
+    );
   }
 
   pageFailed(limit: number, after?: { updatedAt: string; id: string }): Promise<JobEntity[]> {
-    const p = new SqlParams();
-    let where = `status = 'FAILED'`;
-    if (after) {
-      where += ` AND (updated_at, id) < (${p.add(after.updatedAt)}::timestamptz, ${p.add(after.id)}::uuid)`;
-    }
-    return this.m().query(
-      `SELECT ${COLUMNS} FROM jobs WHERE ${where}
-        ORDER BY updated_at DESC, id DESC LIMIT ${p.add(limit)}`,
-      p.values,
+    const cursor = after
+      ? sql`AND (updated_at, id) < (${after.updatedAt}::timestamptz, ${after.id}::uuid)`
+      : empty;
+    return run(
+      this.m(),
+      sql`SELECT ${COLUMNS} FROM jobs WHERE status = 'FAILED' ${cursor}
+        ORDER BY updated_at DESC, id DESC LIMIT ${limit}`,
     );
   }
 
   /** A failed job back to PENDING with a fresh set of attempts. */
   async retry(id: string): Promise<JobEntity | null> {
-    const result: unknown = await this.m().query(
-      `UPDATE jobs SET status = 'PENDING', attempts = 0, run_at = now(), updated_at = now(),
+    const [row] = await run<JobEntity>(
+      this.m(),
+      sql`UPDATE jobs SET status = 'PENDING', attempts = 0, run_at = now(), updated_at = now(),
               finished_at = NULL
-        WHERE id = $1 AND status = 'FAILED'
+        WHERE id = ${id} AND status = 'FAILED'
           AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.type = jobs.type AND j.key = jobs.key
                                                  AND j.status = 'PENDING')
         RETURNING ${COLUMNS}`,
-      [id],
     );
-    return returned<JobEntity>(result)[0] ?? null;
+    return row ?? null;
   }
 
   /** Jobs running, or pending and due within `horizonMs`. */
   async countUnsettled(types: readonly string[], horizonMs: number): Promise<number> {
-    const rows: { n: string }[] = await this.m().query(
-      `SELECT count(*) AS n FROM jobs
-        WHERE type = ANY($1::text[])
-          AND ((status = 'PENDING' AND run_at <= now() + ($2 || ' milliseconds')::interval)
+    const rows: { n: string }[] = await run(
+      this.m(),
+      sql`SELECT count(*) AS n FROM jobs
+        WHERE type = ANY(${types}::text[])
+          AND ((status = 'PENDING' AND run_at <= now() + (${String(horizonMs)} || ' milliseconds')::interval)
                OR status = 'RUNNING')`,
-      [types, String(horizonMs)],
     );
     return Number(rows[0].n);
   }
 
   async deleteFinishedBefore(status: 'SUCCEEDED' | 'FAILED', before: Date): Promise<number> {
-    const result: unknown = await this.m().query(
-      `DELETE FROM jobs WHERE status = $1 AND finished_at < $2 RETURNING id`,
-      [status, before],
+    const rows = await run(
+      this.m(),
+      sql`DELETE FROM jobs WHERE status = ${status} AND finished_at < ${before} RETURNING id`,
     );
-    return returned(result).length;
+    return rows.length;
   }
 
   /** Takes or renews a named lease; true when this holder has it. */
   async takeLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
-    const rows: { holder: string }[] = await this.m().query(
-      `INSERT INTO scheduler_leases (name, holder, expires_at)
-       VALUES ($1, $2, now() + ($3 || ' milliseconds')::interval)
+    const rows: { holder: string }[] = await run(
+      this.m(),
+      sql`INSERT INTO scheduler_leases (name, holder, expires_at)
+       VALUES (${name}, ${holder}, now() + (${String(ttlMs)} || ' milliseconds')::interval)
        ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
         WHERE scheduler_leases.expires_at < now() OR scheduler_leases.holder = EXCLUDED.holder
        RETURNING holder`,
-      [name, holder, String(ttlMs)],
     );
     return rows.length > 0 && rows[0].holder === holder;
   }
