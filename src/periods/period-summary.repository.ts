@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { SqlParams, returned } from '../database/sql-params.js';
 import type { SummaryPeriodName } from '../llm/language-model.js';
 import { PeriodSummaryEntity } from './period-summary.entity.js';
+import { Sql, empty, join, raw, run, sql } from '../database/sql.js';
 
 export const PERIOD_KIND = 'period';
 
@@ -24,7 +24,7 @@ export interface BackfillProgressRow {
   createdAt: Date;
 }
 
-const COLUMNS = `id, user_id AS "userId", legacy_id AS "legacyId", period,
+const COLUMNS = raw(`id, user_id AS "userId", legacy_id AS "legacyId", period,
   to_char(period_start, 'YYYY-MM-DD') AS start, to_char(period_end, 'YYYY-MM-DD') AS "end",
   time_zone AS "timeZone", starts_at AS "startsAt", ends_at AS "endsAt", summary,
   emotional_tone AS "emotionalTone", key_themes AS "keyThemes",
@@ -33,11 +33,12 @@ const COLUMNS = `id, user_id AS "userId", legacy_id AS "legacyId", period,
   source_chunk_ids AS "sourceChunkIds", source_period_ids AS "sourcePeriodIds",
   conversation_ids AS "conversationIds", source_fingerprint AS "sourceFingerprint", aggregated,
   model, prompt_version AS "promptVersion", stale, deleted_at AS "deletedAt",
-  created_at AS "createdAt", updated_at AS "updatedAt"`;
+  created_at AS "createdAt", updated_at AS "updatedAt"`);
 
 /** The content of a summary, emptied; the change is dated so a build in flight notices it. */
-const EMPTIED = `summary = '', emotional_tone = NULL, key_themes = '{}', recurring_patterns = '{}',
-  people = '{}', places = '{}', updated_at = date_trunc('milliseconds', clock_timestamp())`;
+const EMPTIED =
+  raw(`summary = '', emotional_tone = NULL, key_themes = '{}', recurring_patterns = '{}',
+  people = '{}', places = '{}', updated_at = date_trunc('milliseconds', clock_timestamp())`);
 
 function revive(row: PeriodSummaryEntity): PeriodSummaryEntity {
   return {
@@ -59,8 +60,8 @@ export class PeriodSummaryRepository {
     return manager ?? this.dataSource.manager;
   }
 
-  private async select(sql: string, params: unknown[], manager?: EntityManager) {
-    const rows: PeriodSummaryEntity[] = await this.m(manager).query(sql, params);
+  private async select(statement: Sql, manager?: EntityManager) {
+    const rows = await run<PeriodSummaryEntity>(this.m(manager), statement);
     return rows.map(revive);
   }
 
@@ -75,10 +76,9 @@ export class PeriodSummaryRepository {
     manager?: EntityManager,
   ): Promise<PeriodSummaryEntity | null> {
     const rows = await this.select(
-      `SELECT ${COLUMNS} FROM period_summaries
-        WHERE user_id = $1 AND legacy_id = $2 AND period = $3 AND period_start = $4
-        ${manager ? 'FOR UPDATE' : ''}`,
-      [userId, legacyId, period, start],
+      sql`SELECT ${COLUMNS} FROM period_summaries
+        WHERE user_id = ${userId} AND legacy_id = ${legacyId} AND period = ${period} AND period_start = ${start}
+        ${manager ? sql`FOR UPDATE` : empty}`,
       manager,
     );
     return rows[0] ?? null;
@@ -92,19 +92,15 @@ export class PeriodSummaryRepository {
     starts: string[],
   ): Promise<PeriodSummaryEntity[]> {
     if (starts.length === 0) return [];
-    return this.select(
-      `SELECT ${COLUMNS} FROM period_summaries
-        WHERE user_id = $1 AND legacy_id = $2 AND period = $3
-          AND period_start = ANY($4::date[]) AND deleted_at IS NULL AND NOT stale
-        ORDER BY period_start`,
-      [userId, legacyId, period, starts],
-    );
+    return this.select(sql`SELECT ${COLUMNS} FROM period_summaries
+        WHERE user_id = ${userId} AND legacy_id = ${legacyId} AND period = ${period}
+          AND period_start = ANY(${starts}::date[]) AND deleted_at IS NULL AND NOT stale
+        ORDER BY period_start`);
   }
 
   async findById(id: string): Promise<PeriodSummaryEntity | null> {
     const rows = await this.select(
-      `SELECT ${COLUMNS} FROM period_summaries WHERE id = $1 AND deleted_at IS NULL`,
-      [id],
+      sql`SELECT ${COLUMNS} FROM period_summaries WHERE id = ${id} AND deleted_at IS NULL`,
     );
     return rows[0] ?? null;
   }
@@ -112,24 +108,28 @@ export class PeriodSummaryRepository {
   async findByIds(ids: readonly string[]): Promise<PeriodSummaryEntity[]> {
     if (ids.length === 0) return [];
     return this.select(
-      `SELECT ${COLUMNS} FROM period_summaries WHERE id = ANY($1::uuid[]) AND deleted_at IS NULL`,
-      [ids],
+      sql`SELECT ${COLUMNS} FROM period_summaries WHERE id = ANY(${ids}::uuid[]) AND deleted_at IS NULL`,
     );
   }
 
   /** Serializes builds of one period (a week is built by its own job and by its month's). */
   async lockKey(manager: EntityManager, key: string): Promise<void> {
-    await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`period:${key}`]);
+    const lockKey = `period:${key}`;
+    await run(manager, sql`SELECT pg_advisory_xact_lock(hashtextextended(${lockKey}, 0))`);
   }
 
   async upsert(manager: EntityManager, row: PeriodSummaryFields): Promise<PeriodSummaryEntity> {
     const rows = await this.select(
-      `INSERT INTO period_summaries (user_id, legacy_id, period, period_start, period_end, time_zone,
+      sql`INSERT INTO period_summaries (user_id, legacy_id, period, period_start, period_end, time_zone,
          starts_at, ends_at, summary, emotional_tone, key_themes, recurring_patterns, people, places,
          conversation_count, turn_count, source_chunk_ids, source_period_ids, conversation_ids,
          source_fingerprint, aggregated, model, prompt_version)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
-               $20, $21, $22, $23)
+       VALUES (${row.userId}, ${row.legacyId}, ${row.period}, ${row.start}, ${row.end},
+         ${row.timeZone}, ${row.startsAt}, ${row.endsAt}, ${row.summary}, ${row.emotionalTone},
+         ${row.keyThemes}, ${row.recurringPatterns}, ${row.people}, ${row.places},
+         ${row.conversationCount}, ${row.turnCount}, ${row.sourceChunkIds}, ${row.sourcePeriodIds},
+         ${row.conversationIds},
+               ${row.sourceFingerprint}, ${row.aggregated}, ${row.model}, ${row.promptVersion})
        ON CONFLICT (user_id, legacy_id, period, period_start) DO UPDATE SET
          period_end = EXCLUDED.period_end, time_zone = EXCLUDED.time_zone,
          starts_at = EXCLUDED.starts_at, ends_at = EXCLUDED.ends_at, summary = EXCLUDED.summary,
@@ -143,31 +143,6 @@ export class PeriodSummaryRepository {
          model = EXCLUDED.model, prompt_version = EXCLUDED.prompt_version, stale = false,
          deleted_at = NULL, updated_at = date_trunc('milliseconds', clock_timestamp())
        RETURNING ${COLUMNS}`,
-      [
-        row.userId,
-        row.legacyId,
-        row.period,
-        row.start,
-        row.end,
-        row.timeZone,
-        row.startsAt,
-        row.endsAt,
-        row.summary,
-        row.emotionalTone,
-        row.keyThemes,
-        row.recurringPatterns,
-        row.people,
-        row.places,
-        row.conversationCount,
-        row.turnCount,
-        row.sourceChunkIds,
-        row.sourcePeriodIds,
-        row.conversationIds,
-        row.sourceFingerprint,
-        row.aggregated,
-        row.model,
-        row.promptVersion,
-      ],
       manager,
     );
     return rows[0];
@@ -175,7 +150,7 @@ export class PeriodSummaryRepository {
 
   /** A period left with no conversation stores nothing: a stored summary of it goes. */
   async deleteEmpty(manager: EntityManager, id: string): Promise<void> {
-    await manager.query(`DELETE FROM period_summaries WHERE id = $1 AND deleted_at IS NULL`, [id]);
+    await run(manager, sql`DELETE FROM period_summaries WHERE id = ${id} AND deleted_at IS NULL`);
   }
 
   /**
@@ -183,23 +158,23 @@ export class PeriodSummaryRepository {
    * scheduled or cascading rebuild brings it back (summarizePeriod still can).
    */
   async tombstone(manager: EntityManager, id: string): Promise<void> {
-    await manager.query(
-      `UPDATE period_summaries SET ${EMPTIED}, stale = false, source_chunk_ids = '{}',
+    await run(
+      manager,
+      sql`UPDATE period_summaries SET ${EMPTIED}, stale = false, source_chunk_ids = '{}',
               source_period_ids = '{}', conversation_ids = '{}', source_fingerprint = '',
               conversation_count = 0, turn_count = 0,
               deleted_at = date_trunc('milliseconds', clock_timestamp())
-        WHERE id = $1`,
-      [id],
+        WHERE id = ${id}`,
     );
     await this.forgetVectors(manager, [id]);
   }
 
   private async forgetVectors(manager: EntityManager, ids: string[]): Promise<void> {
     if (ids.length === 0) return;
-    await manager.query(`DELETE FROM embeddings WHERE kind = $1 AND item_id = ANY($2::uuid[])`, [
-      PERIOD_KIND,
-      ids,
-    ]);
+    await run(
+      manager,
+      sql`DELETE FROM embeddings WHERE kind = ${PERIOD_KIND} AND item_id = ANY(${ids}::uuid[])`,
+    );
   }
 
   /**
@@ -207,7 +182,7 @@ export class PeriodSummaryRepository {
    * goes at once (content and vector); they are returned to be rebuilt.
    */
   async markStaleFor(manager: EntityManager, conversationId: string) {
-    return this.markStale(manager, `conversation_ids @> ARRAY[$1::uuid]`, [conversationId]);
+    return this.markStale(manager, sql`conversation_ids @> ARRAY[${conversationId}::uuid]`);
   }
 
   /** Marks stale a member's summaries that overlap [from, to) (turns imported into the past). */
@@ -220,32 +195,28 @@ export class PeriodSummaryRepository {
   ) {
     return this.markStale(
       manager,
-      `user_id = $1 AND legacy_id = $2 AND starts_at < $4 AND ends_at > $3`,
-      [userId, legacyId, from, to],
+      sql`user_id = ${userId} AND legacy_id = ${legacyId} AND starts_at < ${to} AND ends_at > ${from}`,
     );
   }
 
   private async markStale(
     manager: EntityManager,
-    where: string,
-    params: unknown[],
+    where: Sql,
   ): Promise<
     { id: string; userId: string; legacyId: string; period: SummaryPeriodName; start: string }[]
   > {
-    const rows = returned<{
+    const rows = await run<{
       id: string;
       userId: string;
       legacyId: string;
       period: SummaryPeriodName;
       start: string;
     }>(
-      await manager.query(
-        `UPDATE period_summaries SET ${EMPTIED}, stale = true
+      manager,
+      sql`UPDATE period_summaries SET ${EMPTIED}, stale = true
           WHERE ${where} AND deleted_at IS NULL
           RETURNING id, user_id AS "userId", legacy_id AS "legacyId", period,
                     to_char(period_start, 'YYYY-MM-DD') AS start`,
-        params,
-      ),
     );
     await this.forgetVectors(
       manager,
@@ -262,36 +233,35 @@ export class PeriodSummaryRepository {
     limit: number,
     after: { start: string; id: string } | null,
   ): Promise<PeriodSummaryEntity[]> {
-    const p = new SqlParams(userId, legacyId);
-    const filters = ['user_id = $1', 'legacy_id = $2', 'deleted_at IS NULL'];
-    if (period) filters.push(`period = ${p.add(period)}`);
+    const filters = [
+      sql`user_id = ${userId}`,
+      sql`legacy_id = ${legacyId}`,
+      sql`deleted_at IS NULL`,
+    ];
+    if (period) filters.push(sql`period = ${period}`);
     if (after) {
-      filters.push(`(period_start, id) < (${p.add(after.start)}::date, ${p.add(after.id)}::uuid)`);
+      filters.push(sql`(period_start, id) < (${after.start}::date, ${after.id}::uuid)`);
     }
     return this.select(
-      `SELECT ${COLUMNS} FROM period_summaries WHERE ${filters.join(' AND ')}
-        ORDER BY period_start DESC, id DESC LIMIT ${p.add(limit)}`,
-      p.values,
+      sql`SELECT ${COLUMNS} FROM period_summaries WHERE ${join(filters, ' AND ')}
+        ORDER BY period_start DESC, id DESC LIMIT ${limit}`,
     );
   }
 
   /** The member's summaries that overlap [from, to), for a question about that time. */
   overlapping(userId: string, legacyId: string, from: Date, to: Date, limit: number) {
-    return this.select(
-      `SELECT ${COLUMNS} FROM period_summaries
-        WHERE user_id = $1 AND legacy_id = $2 AND deleted_at IS NULL AND NOT stale
-          AND starts_at < $4 AND ends_at > $3
-        ORDER BY starts_at LIMIT $5`,
-      [userId, legacyId, from, to, limit],
-    );
+    return this.select(sql`SELECT ${COLUMNS} FROM period_summaries
+        WHERE user_id = ${userId} AND legacy_id = ${legacyId} AND deleted_at IS NULL AND NOT stale
+          AND starts_at < ${to} AND ends_at > ${from}
+        ORDER BY starts_at LIMIT ${limit}`);
   }
 
   /** The periods the member deleted (keys PERIOD:start): backfills leave them alone. */
   async deletedKeys(userId: string, legacyId: string): Promise<Set<string>> {
-    const rows: { key: string }[] = await this.m().query(
-      `SELECT period || ':' || to_char(period_start, 'YYYY-MM-DD') AS key
-         FROM period_summaries WHERE user_id = $1 AND legacy_id = $2 AND deleted_at IS NOT NULL`,
-      [userId, legacyId],
+    const rows: { key: string }[] = await run(
+      this.m(),
+      sql`SELECT period || ':' || to_char(period_start, 'YYYY-MM-DD') AS key
+         FROM period_summaries WHERE user_id = ${userId} AND legacy_id = ${legacyId} AND deleted_at IS NOT NULL`,
     );
     return new Set(rows.map((r) => r.key));
   }
@@ -303,10 +273,10 @@ export class PeriodSummaryRepository {
     userId: string,
     legacyId: string,
   ): Promise<Map<SummaryPeriodName, string>> {
-    const rows: { period: SummaryPeriodName; next: string }[] = await manager.query(
-      `SELECT period, to_char(next_start, 'YYYY-MM-DD') AS next FROM period_summary_cursors
-        WHERE user_id = $1 AND legacy_id = $2 FOR UPDATE`,
-      [userId, legacyId],
+    const rows: { period: SummaryPeriodName; next: string }[] = await run(
+      manager,
+      sql`SELECT period, to_char(next_start, 'YYYY-MM-DD') AS next FROM period_summary_cursors
+        WHERE user_id = ${userId} AND legacy_id = ${legacyId} FOR UPDATE`,
     );
     return new Map(rows.map((r) => [r.period, r.next]));
   }
@@ -318,23 +288,23 @@ export class PeriodSummaryRepository {
     period: SummaryPeriodName,
     next: string,
   ): Promise<void> {
-    await manager.query(
-      `INSERT INTO period_summary_cursors (user_id, legacy_id, period, next_start)
-       VALUES ($1, $2, $3, $4)
+    await run(
+      manager,
+      sql`INSERT INTO period_summary_cursors (user_id, legacy_id, period, next_start)
+       VALUES (${userId}, ${legacyId}, ${period}, ${next})
        ON CONFLICT (user_id, legacy_id, period) DO UPDATE SET next_start = EXCLUDED.next_start`,
-      [userId, legacyId, period, next],
     );
   }
 
   /** The cursors of many members at once, keyed `${userId}:${legacyId}:${period}`. */
   async cursorsOf(members: { userId: string; legacyId: string }[]): Promise<Map<string, string>> {
     if (members.length === 0) return new Map();
-    const rows: { key: string; next: string }[] = await this.m().query(
-      `SELECT c.user_id || ':' || c.legacy_id || ':' || c.period AS key,
+    const rows: { key: string; next: string }[] = await run(
+      this.m(),
+      sql`SELECT c.user_id || ':' || c.legacy_id || ':' || c.period AS key,
               to_char(c.next_start, 'YYYY-MM-DD') AS next
          FROM period_summary_cursors c
-         JOIN unnest($1::uuid[], $2::uuid[]) AS m(u, l) ON c.user_id = m.u AND c.legacy_id = m.l`,
-      [members.map((m) => m.userId), members.map((m) => m.legacyId)],
+         JOIN unnest(${members.map((m) => m.userId)}::uuid[], ${members.map((m) => m.legacyId)}::uuid[]) AS m(u, l) ON c.user_id = m.u AND c.legacy_id = m.l`,
     );
     return new Map(rows.map((r) => [r.key, r.next]));
   }
@@ -349,16 +319,17 @@ export class PeriodSummaryRepository {
     to: string,
     items: { period: SummaryPeriodName; start: string }[],
   ): Promise<string> {
-    const [{ id }]: { id: string }[] = await manager.query(
-      `INSERT INTO period_summary_backfills (user_id, legacy_id, from_day, to_day)
-       VALUES ($1, $2, $3, $4) RETURNING id`,
-      [userId, legacyId, from, to],
+    const [{ id }]: { id: string }[] = await run(
+      manager,
+      sql`INSERT INTO period_summary_backfills (user_id, legacy_id, from_day, to_day)
+       VALUES (${userId}, ${legacyId}, ${from}, ${to}) RETURNING id`,
     );
     if (items.length > 0) {
-      await manager.query(
-        `INSERT INTO period_summary_backfill_items (backfill_id, user_id, legacy_id, period, period_start)
-         SELECT $1, $2, $3, p, s FROM unnest($4::text[], $5::date[]) AS t(p, s)`,
-        [id, userId, legacyId, items.map((i) => i.period), items.map((i) => i.start)],
+      await run(
+        manager,
+        sql`INSERT INTO period_summary_backfill_items (backfill_id, user_id, legacy_id, period, period_start)
+         SELECT ${id}, ${userId},
+           ${legacyId}, p, s FROM unnest(${items.map((i) => i.period)}::text[], ${items.map((i) => i.start)}::date[]) AS t(p, s)`,
       );
     }
     return id;
@@ -373,17 +344,18 @@ export class PeriodSummaryRepository {
     state: 'STORED' | 'EMPTY' | 'SKIPPED',
     manager?: EntityManager,
   ): Promise<void> {
-    await this.m(manager).query(
-      `UPDATE period_summary_backfill_items SET state = $5
-        WHERE user_id = $1 AND legacy_id = $2 AND period = $3 AND period_start = $4
+    await run(
+      this.m(manager),
+      sql`UPDATE period_summary_backfill_items SET state = ${state}
+        WHERE user_id = ${userId} AND legacy_id = ${legacyId} AND period = ${period} AND period_start = ${start}
           AND state = 'PENDING'`,
-      [userId, legacyId, period, start, state],
     );
   }
 
   async backfillProgress(id: string, userId: string): Promise<BackfillProgressRow | null> {
-    const rows: BackfillProgressRow[] = await this.m().query(
-      `SELECT b.id, b.legacy_id AS "legacyId", to_char(b.from_day, 'YYYY-MM-DD') AS "from",
+    const rows: BackfillProgressRow[] = await run(
+      this.m(),
+      sql`SELECT b.id, b.legacy_id AS "legacyId", to_char(b.from_day, 'YYYY-MM-DD') AS "from",
               to_char(b.to_day, 'YYYY-MM-DD') AS "to", b.created_at AS "createdAt",
               count(i.*)::int AS total,
               count(i.*) FILTER (WHERE i.state = 'STORED')::int AS stored,
@@ -392,9 +364,8 @@ export class PeriodSummaryRepository {
               count(i.*) FILTER (WHERE i.state = 'PENDING')::int AS pending
          FROM period_summary_backfills b
          LEFT JOIN period_summary_backfill_items i ON i.backfill_id = b.id
-        WHERE b.id = $1 AND b.user_id = $2
+        WHERE b.id = ${id} AND b.user_id = ${userId}
         GROUP BY b.id`,
-      [id, userId],
     );
     return rows[0] ? { ...rows[0], createdAt: new Date(rows[0].createdAt) } : null;
   }
