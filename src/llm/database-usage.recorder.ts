@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ModelCallEntity } from './model-call.entity.js';
 import { LoggingUsageRecorder, ModelCall, ModelUsageRecorder } from './model-usage.js';
+import { affected, sql } from '../database/sql.js';
 
 /**
  * Writes each call to `model_calls` (and logs it at debug). Inserts are not awaited by the
@@ -32,11 +33,7 @@ export class DatabaseUsageRecorder implements ModelUsageRecorder {
 
   /** Retention: deletes the records of calls made before `before`; returns how many. */
   async deleteBefore(before: Date): Promise<number> {
-    const [, affected] = (await this.dataSource.query(
-      `DELETE FROM model_calls WHERE created_at < $1`,
-      [before],
-    )) as [unknown, number];
-    return affected;
+    return affected(this.dataSource, sql`DELETE FROM model_calls WHERE created_at < ${before}`);
   }
 
   private async insert(call: ModelCall): Promise<void> {

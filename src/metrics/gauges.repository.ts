@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { run, sql } from '../database/sql.js';
 
 /** The queue's figures for the /metrics gauges: counts only, one statement. */
 @Injectable()
@@ -11,8 +12,9 @@ export class GaugesRepository {
     oldestDueJobSeconds: number;
   }> {
     const rows: { type: string | null; status: string | null; count: string; oldest: string }[] =
-      await this.dataSource.query(
-        `SELECT type, status, count(*) AS count, NULL AS oldest
+      await run(
+        this.dataSource,
+        sql`SELECT type, status, count(*) AS count, NULL AS oldest
            FROM jobs WHERE status IN ('PENDING', 'RUNNING', 'FAILED')
           GROUP BY type, status
          UNION ALL

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { RetrievalOperation } from './retrieval-metric.entity.js';
+import { affected, run, sql } from '../database/sql.js';
 
 export interface MetricRow {
   operation: RetrievalOperation;
@@ -80,70 +81,38 @@ export class MetricsRepository {
 
   /** The row, and its query text (SEARCH_METRICS_TEXT) beside it, in one statement. */
   async insert(row: MetricRow): Promise<void> {
-    await this.dataSource.query(
-      `WITH m AS (
+    await run(
+      this.dataSource,
+      sql`WITH m AS (
          INSERT INTO retrieval_metrics (operation, user_id, legacy_id, conversation_id, hybrid,
            fusion, hits_dense, hits_lexical, hits_trigram, hits_time, hits_segment, hits_summary,
            hits_fact, hits_memory, good_hits, fallback, widened, widen_reason, time_filtered,
            degraded, failed_stage, items, items_by_source, tokens, budget, truncated, embed_ms,
            search_ms, total_ms, query_tokens, dense_ms, lexical_ms, trigram_ms, fusion_ms,
            top_similarities, memory_holdout, forgot_complaint)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-                 $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $32, $33, $34, $35,
-                 $36, $37, $38)
+         VALUES (${row.operation}, ${row.userId}, ${row.legacyId}, ${row.conversationId},
+           ${row.hybrid}, ${row.fusion}, ${row.hits.dense}, ${row.hits.lexical}, ${row.hits.trigram},
+           ${row.hits.time}, ${row.bySource.segment}, ${row.bySource.summary}, ${row.bySource.fact},
+           ${row.bySource.memory}, ${row.goodHits}, ${row.fallback}, ${row.widened},
+           ${row.widenReason},
+                 ${row.timeFiltered}, ${row.degraded}, ${row.failedStage}, ${row.items},
+                   ${JSON.stringify(row.itemsBySource)}, ${row.tokens}, ${row.budget},
+                   ${row.truncated}, ${row.embedMs}, ${row.searchMs}, ${row.totalMs},
+                   ${row.queryTokens}, ${row.pathMs.dense}, ${row.pathMs.lexical},
+                   ${row.pathMs.trigram}, ${row.pathMs.fusion},
+                 ${row.topSimilarities}, ${row.memoryHoldout}, ${row.forgotComplaint})
          RETURNING id, conversation_id)
        INSERT INTO retrieval_metric_texts (metric_id, conversation_id, query_text)
-       SELECT id, conversation_id, $31::text FROM m WHERE $31::text IS NOT NULL`,
-      [
-        row.operation,
-        row.userId,
-        row.legacyId,
-        row.conversationId,
-        row.hybrid,
-        row.fusion,
-        row.hits.dense,
-        row.hits.lexical,
-        row.hits.trigram,
-        row.hits.time,
-        row.bySource.segment,
-        row.bySource.summary,
-        row.bySource.fact,
-        row.bySource.memory,
-        row.goodHits,
-        row.fallback,
-        row.widened,
-        row.widenReason,
-        row.timeFiltered,
-        row.degraded,
-        row.failedStage,
-        row.items,
-        JSON.stringify(row.itemsBySource),
-        row.tokens,
-        row.budget,
-        row.truncated,
-        row.embedMs,
-        row.searchMs,
-        row.totalMs,
-        row.queryTokens,
-        row.queryText,
-        row.pathMs.dense,
-        row.pathMs.lexical,
-        row.pathMs.trigram,
-        row.pathMs.fusion,
-        row.topSimilarities,
-        row.memoryHoldout,
-        row.forgotComplaint,
-      ],
+       SELECT id, conversation_id, ${row.queryText}::text FROM m WHERE ${row.queryText}::text IS NOT NULL`,
     );
   }
 
   /** Retention: deletes the rows (and their texts) recorded before `before`. */
   async deleteBefore(before: Date): Promise<number> {
-    const [, affected] = (await this.dataSource.query(
-      `DELETE FROM retrieval_metrics WHERE created_at < $1`,
-      [before],
-    )) as [unknown, number];
-    return affected;
+    return affected(
+      this.dataSource,
+      sql`DELETE FROM retrieval_metrics WHERE created_at < ${before}`,
+    );
   }
 
   /**
@@ -151,13 +120,14 @@ export class MetricsRepository {
    * shares and latencies, recalls counted and timed apart. Debug runs are left out.
    */
   async aggregate(from: Date, to: Date, fullTextMinHits = 3): Promise<MetricsAggregate> {
-    const [row]: Record<string, string | number | null>[] = await this.dataSource.query(
-      `WITH a AS (
+    const [row]: Record<string, string | number | null>[] = await run(
+      this.dataSource,
+      sql`WITH a AS (
          SELECT * FROM retrieval_metrics
-          WHERE created_at >= $1 AND created_at < $2 AND operation IN ('REPLY', 'CONTEXT')
+          WHERE created_at >= ${from} AND created_at < ${to} AND operation IN ('REPLY', 'CONTEXT')
        ), r AS (
          SELECT total_ms FROM retrieval_metrics
-          WHERE created_at >= $1 AND created_at < $2 AND operation = 'RECALL'
+          WHERE created_at >= ${from} AND created_at < ${to} AND operation = 'RECALL'
        )
        SELECT (SELECT count(*) FROM a) AS assemblies,
               (SELECT count(*) FROM r) AS recalls,
@@ -176,10 +146,10 @@ export class MetricsRepository {
               coalesce((SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY total_ms) FROM r), 0) AS "recallP50Ms",
               coalesce((SELECT percentile_cont(0.95) WITHIN GROUP (ORDER BY total_ms) FROM r), 0) AS "recallP95Ms",
               coalesce((SELECT avg(tokens) FROM a), 0) AS "meanTokens",
-              coalesce((SELECT avg((hits_lexical < $3)::int) FROM a), 0) AS "fewFullTextShare",
+              coalesce((SELECT avg((hits_lexical < ${fullTextMinHits})::int) FROM a), 0) AS "fewFullTextShare",
               coalesce((SELECT avg((items > 0 AND NOT EXISTS (
                           SELECT 1 FROM jsonb_each_text(a.items_by_source) e
-                           WHERE e.value::int > 0 AND e.key <> ALL($4::text[])))::int) FROM a), 0)
+                           WHERE e.value::int > 0 AND e.key <> ALL(${SUMMARY_SOURCES}::text[])))::int) FROM a), 0)
                 AS "summariesOnlyShare",
               (SELECT count(*) FROM a WHERE forgot_complaint) AS complaints,
               coalesce((SELECT avg(memory_holdout::int) FROM a), 0) AS "holdoutShare",
@@ -197,7 +167,6 @@ export class MetricsRepository {
                  FROM (SELECT e.key, sum(e.value::int) AS n
                          FROM a CROSS JOIN LATERAL jsonb_each_text(a.items_by_source) AS e
                         GROUP BY e.key) c) AS composition`,
-      [from, to, fullTextMinHits, SUMMARY_SOURCES],
     );
     const n = (k: string) => Number(row[k] ?? 0);
     return {
@@ -241,13 +210,13 @@ export class MetricsRepository {
 
   /** Model spend over [from, to), in tokens: what summaries cost against every language task. */
   async modelSpend(from: Date, to: Date): Promise<ModelSpend> {
-    const [row]: { summary: string | null; total: string | null }[] = await this.dataSource.query(
-      `SELECT sum(prompt_tokens + completion_tokens)
+    const [row]: { summary: string | null; total: string | null }[] = await run(
+      this.dataSource,
+      sql`SELECT sum(prompt_tokens + completion_tokens)
                 FILTER (WHERE task IN ('summarizeTurns', 'summarizePeriod')) AS summary,
               sum(prompt_tokens + completion_tokens) AS total
          FROM model_calls
-        WHERE created_at >= $1 AND created_at < $2 AND task <> 'embed'`,
-      [from, to],
+        WHERE created_at >= ${from} AND created_at < ${to} AND task <> 'embed'`,
     );
     return { summaryTokens: Number(row.summary ?? 0), modelTokens: Number(row.total ?? 0) };
   }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { run, sql } from '../database/sql.js';
 
 /** One A/B arm's raw counts over a period. */
 export interface ArmCounts {
@@ -21,12 +22,13 @@ export class MemoryUpliftRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   async arms(from: Date, to: Date): Promise<{ memory: ArmCounts; holdout: ArmCounts }> {
-    const rows: Record<string, string | number | boolean | null>[] = await this.dataSource.query(
-      `WITH r AS (
+    const rows: Record<string, string | number | boolean | null>[] = await run(
+      this.dataSource,
+      sql`WITH r AS (
          SELECT ar.conversation_id, ar.memory_holdout, ar.memory_referenced, ar.forgot_complaint
            FROM assistant_replies ar
            JOIN messages m ON m.id = ar.message_id
-          WHERE ar.created_at >= $1 AND ar.created_at < $2
+          WHERE ar.created_at >= ${from} AND ar.created_at < ${to}
             AND NOT ar.is_error AND NOT m.placeholder
        ), c AS (
          SELECT r.memory_holdout, c.next_turn_index AS turns
@@ -45,7 +47,6 @@ export class MemoryUpliftRepository {
               (SELECT coalesce(var_samp(turns), 0) FROM c WHERE c.memory_holdout = h.holdout)
                 AS "varianceTurns"
          FROM (VALUES (false), (true)) AS h(holdout)`,
-      [from, to],
     );
     const arm = (holdout: boolean): ArmCounts => {
       const row = rows.find((r) => r.holdout === holdout)!;
