@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import pg from 'pg';
 import { DataSource, EntityManager } from 'typeorm';
+import { Queryable, run, sql } from '../database/sql.js';
 
 /**
  * The database side of the PostgreSQL event bus: NOTIFY, LISTEN and parked payloads. Given a
@@ -16,11 +17,9 @@ export interface NotifyTransport {
   pruneParked(olderThanMs: number): Promise<number>;
 }
 
-type Query = (sql: string, params: unknown[]) => Promise<Record<string, unknown>[]>;
-
 /** The SQL shared by every transport: statements run through whatever connection is at hand. */
 abstract class SqlNotifyTransport implements NotifyTransport {
-  protected abstract run: Query;
+  protected abstract db: Queryable;
 
   abstract listen(
     channel: string,
@@ -28,32 +27,35 @@ abstract class SqlNotifyTransport implements NotifyTransport {
   ): Promise<() => Promise<void>>;
 
   async notify(channel: string, payload: string, manager?: EntityManager): Promise<void> {
-    await this.on(manager)('SELECT pg_notify($1, $2)', [channel, payload]);
+    await run(this.on(manager), sql`SELECT pg_notify(${channel}, ${payload})`);
   }
 
   async park(body: string, manager?: EntityManager): Promise<string> {
-    const [row] = await this.on(manager)(
-      'INSERT INTO event_payloads (body) VALUES ($1) RETURNING id',
-      [body],
+    const [row] = await run<{ id: string }>(
+      this.on(manager),
+      sql`INSERT INTO event_payloads (body) VALUES (${body}) RETURNING id`,
     );
-    return row.id as string;
+    return row.id;
   }
 
   /** The transaction's connection when given, else whatever connection is at hand. */
-  private on(manager?: EntityManager): Query {
-    return manager ? (sql, params) => manager.query(sql, params) : this.run;
+  private on(manager?: EntityManager): Queryable {
+    return manager ?? this.db;
   }
 
   async fetchParked(id: string): Promise<string | null> {
-    const [row] = await this.run('SELECT body FROM event_payloads WHERE id = $1', [id]);
-    return (row?.body as string | undefined) ?? null;
+    const [row] = await run<{ body: string }>(
+      this.db,
+      sql`SELECT body FROM event_payloads WHERE id = ${id}`,
+    );
+    return row?.body ?? null;
   }
 
   async pruneParked(olderThanMs: number): Promise<number> {
-    const rows = await this.run(
-      `DELETE FROM event_payloads WHERE created_at < now() - make_interval(secs => $1 / 1000.0)
+    const rows = await run(
+      this.db,
+      sql`DELETE FROM event_payloads WHERE created_at < now() - make_interval(secs => ${olderThanMs} / 1000.0)
        RETURNING id`,
-      [olderThanMs],
     );
     return rows.length;
   }
@@ -65,15 +67,13 @@ abstract class SqlNotifyTransport implements NotifyTransport {
  */
 export class PgNotifyTransport extends SqlNotifyTransport {
   private readonly logger = new Logger('EventBus');
-  protected run: Query;
 
   constructor(
-    dataSource: DataSource,
+    protected readonly db: DataSource,
     private readonly connectionString: string,
     private readonly connectTimeoutMs: number,
   ) {
     super();
-    this.run = (sql, params) => dataSource.query(sql, params);
   }
 
   async listen(channel: string, onPayload: (payload: string) => void) {
