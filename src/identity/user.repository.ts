@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 import { UserEntity } from './user.entity.js';
+import { run, sql } from '../database/sql.js';
 
 export interface UserChanges {
   displayName?: string | null;
@@ -28,15 +29,16 @@ export class UserRepository {
 
   findByIds(ids: readonly string[]): Promise<UserEntity[]> {
     if (ids.length === 0) return Promise.resolve([]);
-    return this.repo().createQueryBuilder('u').where('u.id = ANY(:ids)', { ids }).getMany();
+    return this.repo().findBy({ id: In([...ids]) });
   }
 
-  findByEmail(email: string, manager?: EntityManager): Promise<UserEntity | null> {
-    return this.repo(manager)
-      .createQueryBuilder('u')
-      .where('lower(u.email) = lower(:email)', { email })
-      .orderBy('u.created_at', 'ASC')
-      .getOne();
+  /** The first user to sign up with this email, whatever its case. */
+  async findByEmail(email: string, manager?: EntityManager): Promise<UserEntity | null> {
+    const [row] = await run<{ id: string }>(
+      manager ?? this.dataSource.manager,
+      sql`SELECT id FROM users WHERE lower(email) = lower(${email}) ORDER BY created_at LIMIT 1`,
+    );
+    return row ? this.repo(manager).findOneBy({ id: row.id }) : null;
   }
 
   /** Inserts the user unless one with this subject exists; returns null if it did. */
@@ -44,10 +46,11 @@ export class UserRepository {
     manager: EntityManager,
     user: Pick<UserEntity, 'subject' | 'email' | 'displayName' | 'isPlatformAdmin'>,
   ): Promise<UserEntity | null> {
-    const rows: { id: string }[] = await manager.query(
-      `INSERT INTO users (subject, email, display_name, is_platform_admin)
-       VALUES ($1, $2, $3, $4) ON CONFLICT (subject) DO NOTHING RETURNING id`,
-      [user.subject, user.email, user.displayName, user.isPlatformAdmin],
+    const rows: { id: string }[] = await run(
+      manager,
+      sql`INSERT INTO users (subject, email, display_name, is_platform_admin)
+       VALUES (${user.subject}, ${user.email}, ${user.displayName},
+         ${user.isPlatformAdmin}) ON CONFLICT (subject) DO NOTHING RETURNING id`,
     );
     if (rows.length === 0) return null;
     return this.repo(manager).findOneByOrFail({ id: rows[0].id });

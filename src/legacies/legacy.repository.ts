@@ -1,10 +1,10 @@
-import { SqlParams } from '../database/sql-params.js';
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, In, Raw } from 'typeorm';
 import { LegacyInvitationEntity } from './legacy-invitation.entity.js';
 import { LegacyMemberEntity } from './legacy-member.entity.js';
 import { LegacyRole } from './legacy-role.enum.js';
 import { LegacyEntity } from './legacy.entity.js';
+import { empty, run, sql } from '../database/sql.js';
 
 export interface LegacyWithRole {
   legacy: LegacyEntity;
@@ -56,9 +56,9 @@ export class LegacyRepository {
 
   /** Legacies the user owns. */
   async countOwned(manager: EntityManager, userId: string): Promise<number> {
-    const rows: { n: number }[] = await manager.query(
-      `SELECT count(*)::int AS n FROM legacy_members WHERE user_id = $1 AND role = 'OWNER'`,
-      [userId],
+    const rows: { n: number }[] = await run(
+      manager,
+      sql`SELECT count(*)::int AS n FROM legacy_members WHERE user_id = ${userId} AND role = 'OWNER'`,
     );
     return Number(rows[0].n);
   }
@@ -68,11 +68,11 @@ export class LegacyRepository {
    * invitation to `exceptEmail` (renewing it takes no new seat).
    */
   async countSeats(manager: EntityManager, legacyId: string, exceptEmail: string): Promise<number> {
-    const rows: { n: number }[] = await manager.query(
-      `SELECT (SELECT count(*) FROM legacy_members WHERE legacy_id = $1)
+    const rows: { n: number }[] = await run(
+      manager,
+      sql`SELECT (SELECT count(*) FROM legacy_members WHERE legacy_id = ${legacyId})
             + (SELECT count(*) FROM legacy_invitations
-                WHERE legacy_id = $1 AND expires_at > now() AND email <> $2) AS n`,
-      [legacyId, exceptEmail],
+                WHERE legacy_id = ${legacyId} AND expires_at > now() AND email <> ${exceptEmail}) AS n`,
     );
     return Number(rows[0].n);
   }
@@ -83,10 +83,10 @@ export class LegacyRepository {
     legacyId: string,
     email: string,
   ): Promise<boolean> {
-    const rows: unknown[] = await manager.query(
-      `SELECT 1 FROM legacy_members m JOIN users u ON u.id = m.user_id
-        WHERE m.legacy_id = $1 AND lower(u.email) = $2 LIMIT 1`,
-      [legacyId, email],
+    const rows: unknown[] = await run(
+      manager,
+      sql`SELECT 1 FROM legacy_members m JOIN users u ON u.id = m.user_id
+        WHERE m.legacy_id = ${legacyId} AND lower(u.email) = ${email} LIMIT 1`,
     );
     return rows.length > 0;
   }
@@ -115,18 +115,17 @@ export class LegacyRepository {
     after: { userId: string; legacyId: string } | null,
     limit: number,
   ): Promise<{ userId: string; legacyId: string; joinedAt: Date; timezone: string }[]> {
-    const p = new SqlParams();
     const where = after
-      ? `WHERE (lm.legacy_id, lm.user_id) > (${p.add(after.legacyId)}::uuid, ${p.add(after.userId)}::uuid)`
-      : '';
-    return this.m().query(
-      `SELECT lm.user_id AS "userId", lm.legacy_id AS "legacyId", lm.joined_at AS "joinedAt",
+      ? sql`WHERE (lm.legacy_id, lm.user_id) > (${after.legacyId}::uuid, ${after.userId}::uuid)`
+      : empty;
+    return run(
+      this.m(),
+      sql`SELECT lm.user_id AS "userId", lm.legacy_id AS "legacyId", lm.joined_at AS "joinedAt",
               u.timezone
          FROM legacy_members lm JOIN users u ON u.id = lm.user_id
          ${where}
         ORDER BY lm.legacy_id, lm.user_id
-        LIMIT ${p.add(limit)}`,
-      p.values,
+        LIMIT ${limit}`,
     );
   }
 
@@ -134,21 +133,21 @@ export class LegacyRepository {
   /** Of these users, those who are members of a legacy `managerId` owns or administers. */
   async managedAmong(managerId: string, userIds: readonly string[]): Promise<string[]> {
     if (userIds.length === 0) return [];
-    const rows: { userId: string }[] = await this.m().query(
-      `SELECT DISTINCT m.user_id AS "userId" FROM legacy_members m
+    const rows: { userId: string }[] = await run(
+      this.m(),
+      sql`SELECT DISTINCT m.user_id AS "userId" FROM legacy_members m
          JOIN legacy_members v ON v.legacy_id = m.legacy_id
-        WHERE v.user_id = $1 AND v.role IN ('OWNER', 'ADMIN') AND m.user_id = ANY($2::uuid[])`,
-      [managerId, userIds],
+        WHERE v.user_id = ${managerId} AND v.role IN ('OWNER', 'ADMIN') AND m.user_id = ANY(${userIds}::uuid[])`,
     );
     return rows.map((r) => r.userId);
   }
 
   async membersAmong(legacyId: string, userIds: readonly string[]): Promise<string[]> {
     if (userIds.length === 0) return [];
-    const rows: { userId: string }[] = await this.m().query(
-      `SELECT user_id AS "userId" FROM legacy_members
-        WHERE legacy_id = $1 AND user_id = ANY($2::uuid[])`,
-      [legacyId, userIds],
+    const rows: { userId: string }[] = await run(
+      this.m(),
+      sql`SELECT user_id AS "userId" FROM legacy_members
+        WHERE legacy_id = ${legacyId} AND user_id = ANY(${userIds}::uuid[])`,
     );
     return rows.map((r) => r.userId);
   }
@@ -165,10 +164,7 @@ export class LegacyRepository {
   async lockMembers(manager: EntityManager, legacyId: string): Promise<LegacyMemberEntity[]> {
     return manager
       .getRepository(LegacyMemberEntity)
-      .createQueryBuilder('m')
-      .where('m.legacy_id = :legacyId', { legacyId })
-      .setLock('pessimistic_write')
-      .getMany();
+      .find({ where: { legacyId }, lock: { mode: 'pessimistic_write' } });
   }
 
   async addMember(
@@ -177,10 +173,11 @@ export class LegacyRepository {
     userId: string,
     role: LegacyRole,
   ): Promise<LegacyMemberEntity> {
-    await manager.query(
-      `INSERT INTO legacy_members (legacy_id, user_id, role) VALUES ($1, $2, $3)
+    await run(
+      manager,
+      sql`INSERT INTO legacy_members (legacy_id, user_id, role) VALUES (${legacyId}, ${userId},
+        ${role})
        ON CONFLICT (legacy_id, user_id) DO NOTHING`,
-      [legacyId, userId, role],
     );
     return manager.getRepository(LegacyMemberEntity).findOneByOrFail({ legacyId, userId });
   }
@@ -197,11 +194,10 @@ export class LegacyRepository {
   membersOf(legacyIds: readonly string[]): Promise<LegacyMemberEntity[]> {
     return this.m()
       .getRepository(LegacyMemberEntity)
-      .createQueryBuilder('m')
-      .where('m.legacy_id = ANY(:ids)', { ids: legacyIds })
-      .orderBy('m.joined_at', 'ASC')
-      .addOrderBy('m.user_id', 'ASC')
-      .getMany();
+      .find({
+        where: { legacyId: In([...legacyIds]) },
+        order: { joinedAt: 'ASC', userId: 'ASC' },
+      });
   }
 
   /** The user's legacies by join time, keyset-paginated on (joined_at, legacy_id). */
@@ -210,20 +206,24 @@ export class LegacyRepository {
     limit: number,
     after?: { joinedAt: string; legacyId: string },
   ): Promise<LegacyWithRole[]> {
-    const qb = this.m()
-      .getRepository(LegacyMemberEntity)
-      .createQueryBuilder('m')
-      .innerJoinAndMapOne('m.legacy', LegacyEntity, 'l', 'l.id = m.legacy_id')
-      .where('m.user_id = :userId', { userId });
-    if (after) {
-      qb.andWhere('(m.joined_at, m.legacy_id) > (:joinedAt::timestamptz, :legacyId::uuid)', after);
-    }
-    const rows = (await qb
-      .orderBy('m.joined_at', 'ASC')
-      .addOrderBy('m.legacy_id', 'ASC')
-      .limit(limit)
-      .getMany()) as (LegacyMemberEntity & { legacy: LegacyEntity })[];
-    return rows.map((r) => ({ legacy: r.legacy, role: r.role, joinedAt: r.joinedAt }));
+    const cursor = after
+      ? sql`AND (m.joined_at, m.legacy_id) > (${after.joinedAt}::timestamptz, ${after.legacyId}::uuid)`
+      : empty;
+    const rows = await run<{ legacyId: string; role: LegacyRole; joinedAt: Date }>(
+      this.m(),
+      sql`SELECT m.legacy_id AS "legacyId", m.role, m.joined_at AS "joinedAt"
+         FROM legacy_members m JOIN legacies l ON l.id = m.legacy_id
+        WHERE m.user_id = ${userId} ${cursor}
+        ORDER BY m.joined_at, m.legacy_id
+        LIMIT ${limit}`,
+    );
+    if (rows.length === 0) return [];
+    // The legacies themselves through their entity, so they read exactly as everywhere else.
+    const legacies = await this.m()
+      .getRepository(LegacyEntity)
+      .findBy({ id: In(rows.map((r) => r.legacyId)) });
+    const byId = new Map(legacies.map((l) => [l.id, l]));
+    return rows.map((r) => ({ legacy: byId.get(r.legacyId)!, role: r.role, joinedAt: r.joinedAt }));
   }
 
   /** Creates or renews the invitation: a fresh role, inviter and expiry. */
@@ -235,13 +235,14 @@ export class LegacyRepository {
     invitedBy: string,
     ttlMs: number,
   ): Promise<LegacyInvitationEntity> {
-    await manager.query(
-      `INSERT INTO legacy_invitations (legacy_id, email, role, invited_by, created_at, expires_at)
-       VALUES ($1, $2, $3, $4, now(), now() + $5 * interval '1 millisecond')
+    await run(
+      manager,
+      sql`INSERT INTO legacy_invitations (legacy_id, email, role, invited_by, created_at, expires_at)
+       VALUES (${legacyId}, ${email}, ${role},
+         ${invitedBy}, now(), now() + ${ttlMs} * interval '1 millisecond')
        ON CONFLICT (legacy_id, email) DO UPDATE
          SET role = EXCLUDED.role, invited_by = EXCLUDED.invited_by,
              created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at`,
-      [legacyId, email, role, invitedBy, ttlMs],
     );
     return manager.getRepository(LegacyInvitationEntity).findOneByOrFail({ legacyId, email });
   }
@@ -250,17 +251,17 @@ export class LegacyRepository {
   pendingInvitations(legacyId: string): Promise<LegacyInvitationEntity[]> {
     return this.m()
       .getRepository(LegacyInvitationEntity)
-      .createQueryBuilder('i')
-      .where('i.legacy_id = :legacyId AND i.expires_at > now()', { legacyId })
-      .orderBy('i.created_at', 'ASC')
-      .addOrderBy('i.id', 'ASC')
-      .getMany();
+      .find({
+        // The database's clock decides, as everywhere else invitations expire.
+        where: { legacyId, expiresAt: Raw((column) => `${column} > now()`) },
+        order: { createdAt: 'ASC', id: 'ASC' },
+      });
   }
 
   async deleteExpiredInvitations(manager: EntityManager, legacyId: string): Promise<void> {
-    await manager.query(
-      `DELETE FROM legacy_invitations WHERE legacy_id = $1 AND expires_at <= now()`,
-      [legacyId],
+    await run(
+      manager,
+      sql`DELETE FROM legacy_invitations WHERE legacy_id = ${legacyId} AND expires_at <= now()`,
     );
   }
 
@@ -288,16 +289,16 @@ export class LegacyRepository {
       invited_by_name: string | null;
       created_at: Date;
       expires_at: Date;
-    }[] = await this.m().query(
-      `SELECT i.id, i.legacy_id, l.name AS legacy_name, i.role, u.display_name AS invited_by_name,
+    }[] = await run(
+      this.m(),
+      sql`SELECT i.id, i.legacy_id, l.name AS legacy_name, i.role, u.display_name AS invited_by_name,
               i.created_at, i.expires_at
          FROM legacy_invitations i
          JOIN legacies l ON l.id = i.legacy_id
          LEFT JOIN users u ON u.id = i.invited_by
-        WHERE i.email = $1 AND i.expires_at > now()
+        WHERE i.email = ${email} AND i.expires_at > now()
         ORDER BY i.created_at DESC, i.id DESC
-        LIMIT $2`,
-      [email, limit],
+        LIMIT ${limit}`,
     );
     return rows.map((r) => ({
       id: r.id,
@@ -319,16 +320,11 @@ export class LegacyRepository {
     id: string,
     email: string,
   ): Promise<{ legacyId: string; role: LegacyRole } | null> {
-    const rows: unknown[] = await manager.query(
-      `DELETE FROM legacy_invitations WHERE id = $1 AND email = $2 AND expires_at > now()
+    const taken = await run<{ legacy_id: string; role: LegacyRole }>(
+      manager,
+      sql`DELETE FROM legacy_invitations WHERE id = ${id} AND email = ${email} AND expires_at > now()
        RETURNING legacy_id, role`,
-      [id, email],
     );
-    // TypeORM returns [rows, affected] for DELETE ... RETURNING.
-    const taken = (Array.isArray(rows[0]) ? rows[0] : rows) as {
-      legacy_id: string;
-      role: LegacyRole;
-    }[];
     return taken.length > 0 ? { legacyId: taken[0].legacy_id, role: taken[0].role } : null;
   }
 }
