@@ -36,7 +36,8 @@ import { createApp } from '../src/bootstrap.js';
 import { AppConfig } from '../src/config/app-config.js';
 import { EmbeddingRepository } from '../src/embeddings/embedding.repository.js';
 import { EmbeddingService } from '../src/embeddings/embedding.service.js';
-import { denseTerms, vectorText } from '../src/embeddings/vector-sql.js';
+import { run, sql } from '../src/database/sql.js';
+import { denseTerms } from '../src/embeddings/vector-sql.js';
 import { EMBEDDER } from '../src/llm/embedder.js';
 import type { Embedder } from '../src/llm/embedder.js';
 import { countTokens } from '../src/llm/tokenizer.js';
@@ -541,21 +542,21 @@ async function main(): Promise<void> {
     };
     // The reference floor: the two index scans any hybrid search of the member's turns needs,
     // written as plainly as pgvector and PostgreSQL allow, whatever the service's own SQL.
-    const dense = denseTerms({ model, dimensions: embedder.dimensions }, 'segment', '$3');
     const bareFloor = async (q: string, vector: number[]) => {
+      const dense = denseTerms({ model, dimensions: embedder.dimensions, vector }, 'segment');
       const t0 = performance.now();
-      await ds.query(
-        `SELECT e.item_id FROM embeddings e
-          WHERE ${dense.filter} AND e.legacy_id = $1 AND e.user_id = $2
+      await run(
+        ds,
+        sql`SELECT e.item_id FROM embeddings e
+          WHERE ${dense.filter} AND e.legacy_id = ${legacyId} AND e.user_id = ${me.id}
           ORDER BY ${dense.distance} LIMIT 50`,
-        [legacyId, me.id, vectorText(vector)],
       );
       const t1 = performance.now();
-      await ds.query(
-        `SELECT x.id FROM message_segments x, websearch_to_tsquery('english', $3) AS q
-          WHERE x.legacy_id = $1 AND x.user_id = $2 AND x.search_tsv @@ q
+      await run(
+        ds,
+        sql`SELECT x.id FROM message_segments x, websearch_to_tsquery('english', ${q}) AS q
+          WHERE x.legacy_id = ${legacyId} AND x.user_id = ${me.id} AND x.search_tsv @@ q
           ORDER BY ts_rank(x.search_tsv, q) DESC LIMIT 50`,
-        [legacyId, me.id, q],
       );
       return { hnsw: t1 - t0, gin: performance.now() - t1 };
     };

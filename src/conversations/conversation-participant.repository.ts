@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { returned } from '../database/sql-params.js';
+import { raw, run, sql } from '../database/sql.js';
 
 /** A member taking part (or who took part) in a conversation. */
 export interface ParticipantRow {
@@ -15,8 +15,8 @@ export interface ParticipantRow {
   leftAtTurn: number | null;
 }
 
-const COLUMNS = `conversation_id AS "conversationId", user_id AS "userId", remember,
-  added_by AS "addedBy", joined_at AS "joinedAt", left_at AS "leftAt", left_at_turn AS "leftAtTurn"`;
+const COLUMNS = raw(`conversation_id AS "conversationId", user_id AS "userId", remember,
+  added_by AS "addedBy", joined_at AS "joinedAt", left_at AS "leftAt", left_at_turn AS "leftAtTurn"`);
 
 /** All SQL of conversation participants. */
 @Injectable()
@@ -30,10 +30,10 @@ export class ConversationParticipantRepository {
   /** Everyone who takes or took part in these conversations, in the order they joined. */
   forConversations(ids: readonly string[]): Promise<ParticipantRow[]> {
     if (ids.length === 0) return Promise.resolve([]);
-    return this.m().query(
-      `SELECT ${COLUMNS} FROM conversation_participants WHERE conversation_id = ANY($1::uuid[])
+    return run(
+      this.m(),
+      sql`SELECT ${COLUMNS} FROM conversation_participants WHERE conversation_id = ANY(${ids}::uuid[])
         ORDER BY joined_at, user_id`,
-      [ids],
     );
   }
 
@@ -45,17 +45,15 @@ export class ConversationParticipantRepository {
     manager: EntityManager,
     row: { conversationId: string; userId: string; remember: boolean; addedBy: string | null },
   ): Promise<boolean> {
-    const rows = returned<{ userId: string }>(
-      await manager.query(
-        `INSERT INTO conversation_participants AS p (conversation_id, user_id, remember, added_by)
-         VALUES ($1, $2, $3, $4)
+    const rows = await run<{ userId: string }>(
+      manager,
+      sql`INSERT INTO conversation_participants AS p (conversation_id, user_id, remember, added_by)
+         VALUES (${row.conversationId}, ${row.userId}, ${row.remember}, ${row.addedBy})
          ON CONFLICT (conversation_id, user_id) DO UPDATE
            SET left_at = NULL, left_at_turn = NULL, added_by = EXCLUDED.added_by, joined_at = now(),
                remember = EXCLUDED.remember
            WHERE p.left_at IS NOT NULL
          RETURNING p.user_id AS "userId"`,
-        [row.conversationId, row.userId, row.remember, row.addedBy],
-      ),
     );
     return rows.length > 0;
   }
@@ -67,13 +65,11 @@ export class ConversationParticipantRepository {
     userId: string,
     atTurn: number,
   ): Promise<boolean> {
-    const rows = returned<{ userId: string }>(
-      await manager.query(
-        `UPDATE conversation_participants SET left_at = now(), left_at_turn = $3
-          WHERE conversation_id = $1 AND user_id = $2 AND left_at IS NULL
+    const rows = await run<{ userId: string }>(
+      manager,
+      sql`UPDATE conversation_participants SET left_at = now(), left_at_turn = ${atTurn}
+          WHERE conversation_id = ${conversationId} AND user_id = ${userId} AND left_at IS NULL
           RETURNING user_id AS "userId"`,
-        [conversationId, userId, atTurn],
-      ),
     );
     return rows.length > 0;
   }
@@ -84,13 +80,11 @@ export class ConversationParticipantRepository {
     userId: string,
     remember: boolean,
   ): Promise<ParticipantRow | null> {
-    const rows = returned<ParticipantRow>(
-      await this.m().query(
-        `UPDATE conversation_participants SET remember = $3
-          WHERE conversation_id = $1 AND user_id = $2 AND left_at IS NULL
+    const rows = await run<ParticipantRow>(
+      this.m(),
+      sql`UPDATE conversation_participants SET remember = ${remember}
+          WHERE conversation_id = ${conversationId} AND user_id = ${userId} AND left_at IS NULL
           RETURNING ${COLUMNS}`,
-        [conversationId, userId, remember],
-      ),
     );
     return rows[0] ?? null;
   }

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 import { ConversationEntity } from './conversation.entity.js';
-import { SqlParams } from '../database/sql-params.js';
 import { isMemberSql } from '../legacies/membership-sql.js';
 import type { ParticipantRow } from './conversation-participant.repository.js';
+import { Sql, empty, raw, run, sql } from '../database/sql.js';
 
 /** A conversation with one user's part in it (ConversationRepository.findForParticipant). */
 export interface ParticipationRow {
@@ -55,19 +55,19 @@ export class ConversationRepository {
       Omit<ParticipantRow, 'conversationId' | 'userId'> & {
         participants: number;
         member: boolean;
-      })[] = await this.dataSource.query(
-      `SELECT c.id, c.legacy_id AS "legacyId", c.user_id AS "userId", c.title, c.imported,
+      })[] = await run(
+      this.dataSource,
+      sql`SELECT c.id, c.legacy_id AS "legacyId", c.user_id AS "userId", c.title, c.imported,
               c.next_turn_index AS "nextTurnIndex", c.last_activity_at AS "lastActivityAt",
               c.created_at AS "createdAt", c.updated_at AS "updatedAt",
               p.remember, p.added_by AS "addedBy", p.joined_at AS "joinedAt",
               p.left_at AS "leftAt", p.left_at_turn AS "leftAtTurn",
               (SELECT count(*)::int FROM conversation_participants o
                 WHERE o.conversation_id = c.id) AS participants,
-              ${isMemberSql('c.legacy_id', '$2')} AS member
+              ${isMemberSql(raw('c.legacy_id'), sql`${userId}`)} AS member
          FROM conversations c
-         JOIN conversation_participants p ON p.conversation_id = c.id AND p.user_id = $2
-        WHERE c.id = $1`,
-      [id, userId],
+         JOIN conversation_participants p ON p.conversation_id = c.id AND p.user_id = ${userId}
+        WHERE c.id = ${id}`,
     );
     const row = rows[0];
     if (!row) return null;
@@ -90,14 +90,14 @@ export class ConversationRepository {
 
   findByIds(ids: readonly string[]): Promise<ConversationEntity[]> {
     if (ids.length === 0) return Promise.resolve([]);
-    return this.repo().createQueryBuilder('c').where('c.id = ANY(:ids)', { ids }).getMany();
+    return this.repo().findBy({ id: In([...ids]) });
   }
 
   /** The next turn index, with the conversation's row locked until the transaction ends. */
   async lockNextTurn(manager: EntityManager, id: string): Promise<number | null> {
-    const rows: { next: number }[] = await manager.query(
-      `SELECT next_turn_index AS next FROM conversations WHERE id = $1 FOR UPDATE`,
-      [id],
+    const rows: { next: number }[] = await run(
+      manager,
+      sql`SELECT next_turn_index AS next FROM conversations WHERE id = ${id} FOR UPDATE`,
     );
     return rows[0] ? Number(rows[0].next) : null;
   }
@@ -107,16 +107,14 @@ export class ConversationRepository {
    * so concurrent appends queue here and indexes never collide or leave gaps.
    */
   async reserveTurns(manager: EntityManager, id: string, count: number): Promise<number> {
-    const rows: { start: number }[] = await manager.query(
-      `UPDATE conversations
-          SET next_turn_index = next_turn_index + $2, last_activity_at = now(), updated_at = now()
-        WHERE id = $1
-        RETURNING next_turn_index - $2 AS start`,
-      [id, count],
+    const rows: { start: number }[] = await run(
+      manager,
+      sql`UPDATE conversations
+          SET next_turn_index = next_turn_index + ${count}, last_activity_at = now(), updated_at = now()
+        WHERE id = ${id}
+        RETURNING next_turn_index - ${count} AS start`,
     );
-    // TypeORM returns [rows, affected] for UPDATE.
-    const result = (Array.isArray(rows[0]) ? rows[0] : rows) as { start: number }[];
-    return Number(result[0].start);
+    return Number(rows[0].start);
   }
 
   /**
@@ -129,11 +127,9 @@ export class ConversationRepository {
     limit: number,
     after?: { lastActivityAt: string; id: string },
   ): Promise<ConversationEntity[]> {
-    const p = new SqlParams(legacyId, userId);
     return this.pageAsSeen(
-      p,
-      `JOIN conversation_participants pt ON pt.conversation_id = c.id AND pt.user_id = $2`,
-      'c.legacy_id = $1',
+      sql`JOIN conversation_participants pt ON pt.conversation_id = c.id AND pt.user_id = ${userId}`,
+      sql`c.legacy_id = ${legacyId}`,
       limit,
       after,
     );
@@ -149,12 +145,10 @@ export class ConversationRepository {
     limit: number,
     after?: { lastActivityAt: string; id: string },
   ): Promise<ConversationEntity[]> {
-    const p = new SqlParams(userId);
     return this.pageAsSeen(
-      p,
-      `LEFT JOIN conversation_participants pt
+      sql`LEFT JOIN conversation_participants pt
               ON pt.conversation_id = c.id AND pt.user_id = c.user_id`,
-      `c.user_id = $1 AND NOT ${isMemberSql('c.legacy_id', 'c.user_id')}`,
+      sql`c.user_id = ${userId} AND NOT ${isMemberSql(raw('c.legacy_id'), raw('c.user_id'))}`,
       limit,
       after,
     );
@@ -165,38 +159,35 @@ export class ConversationRepository {
    * when their part ended, ordered and paged by that activity, most recent first.
    */
   private pageAsSeen(
-    p: SqlParams,
-    join: string,
-    where: string,
+    joined: Sql,
+    where: Sql,
     limit: number,
     after?: { lastActivityAt: string; id: string },
   ): Promise<ConversationEntity[]> {
-    const activity = `LEAST(c.last_activity_at, coalesce(pt.left_at, c.last_activity_at))`;
+    const activity = raw(`LEAST(c.last_activity_at, coalesce(pt.left_at, c.last_activity_at))`);
     const cursor = after
-      ? `AND (${activity}, c.id) < (${p.add(after.lastActivityAt)}::timestamptz, ${p.add(after.id)}::uuid)`
-      : '';
-    return this.dataSource
-      .query(
-        `SELECT c.id, c.legacy_id AS "legacyId", c.user_id AS "userId", c.title, c.imported,
+      ? sql`AND (${activity}, c.id) < (${after.lastActivityAt}::timestamptz, ${after.id}::uuid)`
+      : empty;
+    return run<ConversationEntity>(
+      this.dataSource,
+      sql`SELECT c.id, c.legacy_id AS "legacyId", c.user_id AS "userId", c.title, c.imported,
                 LEAST(c.next_turn_index, coalesce(pt.left_at_turn, c.next_turn_index))
                   AS "nextTurnIndex",
                 ${activity} AS "lastActivityAt", c.created_at AS "createdAt",
                 c.updated_at AS "updatedAt"
-           FROM conversations c ${join}
+           FROM conversations c ${joined}
           WHERE ${where} ${cursor}
           ORDER BY ${activity} DESC, c.id DESC
-          LIMIT ${p.add(limit)}`,
-        p.values,
-      )
-      .then(reviveDates);
+          LIMIT ${limit}`,
+    ).then(reviveDates);
   }
 
   /** Of these conversations, the ones that still exist, locked against deletion until commit. */
   async lockExisting(manager: EntityManager, ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const rows: { id: string }[] = await manager.query(
-      `SELECT id FROM conversations WHERE id = ANY($1::uuid[]) FOR SHARE`,
-      [ids],
+    const rows: { id: string }[] = await run(
+      manager,
+      sql`SELECT id FROM conversations WHERE id = ANY(${ids}::uuid[]) FOR SHARE`,
     );
     return new Set(rows.map((r) => r.id));
   }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { MessageRole } from './message-role.enum.js';
 import { MessageEntity } from './message.entity.js';
-import { SqlParams } from '../database/sql-params.js';
+import { join, raw, run, sql } from '../database/sql.js';
 
 export interface NewMessage {
   conversationId: string;
@@ -19,10 +19,11 @@ export interface NewMessage {
   answeredAlone?: boolean;
 }
 
-const COLUMNS = `id, conversation_id AS "conversationId", legacy_id AS "legacyId", user_id AS "userId",
+const COLUMNS =
+  raw(`id, conversation_id AS "conversationId", legacy_id AS "legacyId", user_id AS "userId",
   turn_index AS "turnIndex", role, content, token_count AS "tokenCount", metadata,
   client_message_id AS "clientMessageId", created_at AS "createdAt", occurred_at AS "occurredAt",
-  placeholder, answered_alone AS "answeredAlone"`;
+  placeholder, answered_alone AS "answeredAlone"`);
 
 @Injectable()
 export class MessageRepository {
@@ -48,43 +49,34 @@ export class MessageRepository {
     message: Omit<NewMessage, 'turnIndex'>,
     writerTakesPart: boolean,
   ): Promise<MessageEntity | null> {
-    const rows: MessageEntity[] = await manager.query(
-      `WITH counter AS (
+    const rows: MessageEntity[] = await run(
+      manager,
+      sql`WITH counter AS (
          UPDATE conversations
             SET next_turn_index = next_turn_index + 1, last_activity_at = now(), updated_at = now()
-          WHERE id = $1
+          WHERE id = ${message.conversationId}
           RETURNING id, next_turn_index - 1 AS turn
        ),
        writer AS (
-         SELECT c.turn FROM counter c WHERE NOT $12::boolean
+         SELECT c.turn FROM counter c WHERE NOT ${writerTakesPart}::boolean
          UNION ALL
          SELECT c.turn FROM counter c
           CROSS JOIN LATERAL (
             SELECT 1 FROM conversation_participants p
-             WHERE p.conversation_id = c.id AND p.user_id = $3 AND p.left_at IS NULL
+             WHERE p.conversation_id = c.id AND p.user_id = ${message.userId} AND p.left_at IS NULL
                FOR SHARE) taking_part
-          WHERE $12::boolean
+          WHERE ${writerTakesPart}::boolean
        )
        INSERT INTO messages (conversation_id, legacy_id, user_id, turn_index, role, content,
                              token_count, metadata, client_message_id, occurred_at, placeholder,
                              answered_alone)
-       SELECT $1, $2, $3, w.turn, $4, $5, $6, $7, $8, COALESCE($9, now()), $10, $11
+       SELECT ${message.conversationId}, ${message.legacyId},
+         ${message.userId}, w.turn, ${message.role}, ${message.content}, ${message.tokenCount},
+         ${JSON.stringify(message.metadata)},
+         ${message.clientMessageId}, COALESCE(${message.occurredAt}, now()), ${message.placeholder ?? false},
+         ${message.answeredAlone ?? false}
          FROM writer w
        RETURNING ${COLUMNS}`,
-      [
-        message.conversationId,
-        message.legacyId,
-        message.userId,
-        message.role,
-        message.content,
-        message.tokenCount,
-        JSON.stringify(message.metadata),
-        message.clientMessageId,
-        message.occurredAt,
-        message.placeholder ?? false,
-        message.answeredAlone ?? false,
-        writerTakesPart,
-      ],
     );
     return rows[0] ?? null;
   }
@@ -93,27 +85,16 @@ export class MessageRepository {
   async insertMany(manager: EntityManager, messages: NewMessage[]): Promise<number> {
     if (messages.length === 0) return 0;
     const col = <K extends keyof NewMessage>(k: K) => messages.map((m) => m[k]);
-    await manager.query(
-      `INSERT INTO messages (conversation_id, legacy_id, user_id, turn_index, role, content,
+    await run(
+      manager,
+      sql`INSERT INTO messages (conversation_id, legacy_id, user_id, turn_index, role, content,
                              token_count, metadata, client_message_id, occurred_at)
        SELECT t.conversation_id, t.legacy_id, t.user_id, t.turn_index, t.role, t.content,
               t.token_count, t.metadata, t.client_message_id, COALESCE(t.occurred_at, now())
-         FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::text[], $6::text[],
-                     $7::int[], $8::jsonb[], $9::text[], $10::timestamptz[])
+         FROM unnest(${col('conversationId')}::uuid[], ${col('legacyId')}::uuid[], ${col('userId')}::uuid[], ${col('turnIndex')}::int[], ${col('role')}::text[], ${col('content')}::text[],
+                     ${col('tokenCount')}::int[], ${messages.map((m) => JSON.stringify(m.metadata))}::jsonb[], ${col('clientMessageId')}::text[], ${col('occurredAt')}::timestamptz[])
            AS t(conversation_id, legacy_id, user_id, turn_index, role, content, token_count,
                 metadata, client_message_id, occurred_at)`,
-      [
-        col('conversationId'),
-        col('legacyId'),
-        col('userId'),
-        col('turnIndex'),
-        col('role'),
-        col('content'),
-        col('tokenCount'),
-        messages.map((m) => JSON.stringify(m.metadata)),
-        col('clientMessageId'),
-        col('occurredAt'),
-      ],
     );
     return messages.length;
   }
@@ -123,24 +104,24 @@ export class MessageRepository {
     clientMessageId: string,
     manager?: EntityManager,
   ): Promise<MessageEntity | null> {
-    const rows: MessageEntity[] = await this.m(manager).query(
-      `SELECT ${COLUMNS} FROM messages WHERE conversation_id = $1 AND client_message_id = $2`,
-      [conversationId, clientMessageId],
+    const rows: MessageEntity[] = await run(
+      this.m(manager),
+      sql`SELECT ${COLUMNS} FROM messages WHERE conversation_id = ${conversationId} AND client_message_id = ${clientMessageId}`,
     );
     return rows[0] ?? null;
   }
 
   async findById(id: string): Promise<MessageEntity | null> {
-    const rows: MessageEntity[] = await this.m().query(
-      `SELECT ${COLUMNS} FROM messages WHERE id = $1`,
-      [id],
+    const rows: MessageEntity[] = await run(
+      this.m(),
+      sql`SELECT ${COLUMNS} FROM messages WHERE id = ${id}`,
     );
     return rows[0] ?? null;
   }
 
   async findByIds(ids: readonly string[]): Promise<MessageEntity[]> {
     if (ids.length === 0) return [];
-    return this.m().query(`SELECT ${COLUMNS} FROM messages WHERE id = ANY($1::uuid[])`, [ids]);
+    return run(this.m(), sql`SELECT ${COLUMNS} FROM messages WHERE id = ANY(${ids}::uuid[])`);
   }
 
   /** A page by turn index: ascending after a cursor, or descending before one. */
@@ -153,16 +134,15 @@ export class MessageRepository {
     until: number | null = null,
   ): Promise<MessageEntity[]> {
     const forward = direction === 'forward';
-    const p = new SqlParams();
-    let where = `conversation_id = ${p.add(conversationId)}`;
+    const where = [sql`conversation_id = ${conversationId}`];
     if (cursorTurn !== undefined) {
-      where += ` AND turn_index ${forward ? '>' : '<'} ${p.add(cursorTurn)}`;
+      where.push(sql`turn_index ${forward ? raw('>') : raw('<')} ${cursorTurn}`);
     }
-    if (until !== null) where += ` AND turn_index < ${p.add(until)}`;
-    return this.m().query(
-      `SELECT ${COLUMNS} FROM messages WHERE ${where}
-        ORDER BY turn_index ${forward ? 'ASC' : 'DESC'} LIMIT ${p.add(limit)}`,
-      p.values,
+    if (until !== null) where.push(sql`turn_index < ${until}`);
+    return run(
+      this.m(),
+      sql`SELECT ${COLUMNS} FROM messages WHERE ${join(where, ' AND ')}
+        ORDER BY turn_index ${forward ? raw('ASC') : raw('DESC')} LIMIT ${limit}`,
     );
   }
 
@@ -183,12 +163,12 @@ export class MessageRepository {
     from: Date,
     to: Date,
   ): Promise<{ conversationIds: string[]; turnCount: number }> {
-    const rows: { conversationIds: string[] | null; turnCount: number }[] = await this.m().query(
-      `SELECT array_agg(DISTINCT conversation_id) AS "conversationIds", count(*)::int AS "turnCount"
+    const rows: { conversationIds: string[] | null; turnCount: number }[] = await run(
+      this.m(),
+      sql`SELECT array_agg(DISTINCT conversation_id) AS "conversationIds", count(*)::int AS "turnCount"
          FROM messages
-        WHERE user_id = $1 AND legacy_id = $2 AND occurred_at >= $3 AND occurred_at < $4
+        WHERE user_id = ${userId} AND legacy_id = ${legacyId} AND occurred_at >= ${from} AND occurred_at < ${to}
           AND NOT placeholder`,
-      [userId, legacyId, from, to],
     );
     return {
       conversationIds: [...(rows[0]?.conversationIds ?? [])].sort(),
@@ -197,9 +177,9 @@ export class MessageRepository {
   }
 
   async countByConversation(conversationId: string): Promise<number> {
-    const rows: { n: string }[] = await this.m().query(
-      `SELECT count(*) AS n FROM messages WHERE conversation_id = $1`,
-      [conversationId],
+    const rows: { n: string }[] = await run(
+      this.m(),
+      sql`SELECT count(*) AS n FROM messages WHERE conversation_id = ${conversationId}`,
     );
     return Number(rows[0].n);
   }

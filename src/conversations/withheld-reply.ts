@@ -1,4 +1,5 @@
 import { countTokens } from '../llm/tokenizer.js';
+import { Sql, raw, sql } from '../database/sql.js';
 
 /**
  * A reply made for one participant alone: the one place that decides who reads it, in
@@ -74,38 +75,42 @@ export function seesGeneration(message: { userId: string }, viewerId: string): b
 }
 
 // ---- SQL ------------------------------------------------------------------------------------
+// Aliases are constants in code (spliced with raw); the viewer is bound.
 
 /**
  * The `messages` row `m` is a turn made for one participant alone, withheld from every other:
  * never part of what all participants share (the indexed context of the turn after it).
  */
-export function answeredAloneSql(m: string): string {
-  return `${m}.answered_alone`;
+export function answeredAloneSql(m: string): Sql {
+  return sql`${raw(m)}.answered_alone`;
 }
 
-/** The `message_segments` row `s` is of a turn the viewer bound at `viewer` may read. */
-export function segmentReadableSql(s: string, viewer: string): string {
-  return `(${s}.user_id = ${viewer} OR NOT EXISTS (
-        SELECT 1 FROM messages am WHERE am.id = ${s}.message_id AND am.answered_alone))`;
+/** The `message_segments` row `s` is of a turn the viewer may read. */
+export function segmentReadableSql(s: string, viewerId: string): Sql {
+  const a = raw(s);
+  return sql`(${a}.user_id = ${viewerId} OR NOT EXISTS (
+        SELECT 1 FROM messages am WHERE am.id = ${a}.message_id AND am.answered_alone))`;
 }
 
 /** The `message_segments` row `s` is of a turn withheld from the viewer: segmentReadableSql's negation. */
-export function segmentWithheldSql(s: string, viewer: string): string {
-  return `(${s}.user_id <> ${viewer}
-            AND EXISTS (SELECT 1 FROM messages am WHERE am.id = ${s}.message_id AND am.answered_alone))`;
+export function segmentWithheldSql(s: string, viewerId: string): Sql {
+  const a = raw(s);
+  return sql`(${a}.user_id <> ${viewerId}
+            AND EXISTS (SELECT 1 FROM messages am WHERE am.id = ${a}.message_id AND am.answered_alone))`;
 }
 
 /**
  * The summary `k` (with conversation_id, range_start, range_end) covers an agent's turn made for
  * one participant alone. Notices are never summarized, so they withhold nothing.
  */
-export function coversAnsweredAloneSql(k: string): string {
-  return `EXISTS (SELECT 1 FROM messages am WHERE am.conversation_id = ${k}.conversation_id
-     AND am.turn_index BETWEEN ${k}.range_start AND ${k}.range_end AND am.answered_alone
+export function coversAnsweredAloneSql(k: string): Sql {
+  const a = raw(k);
+  return sql`EXISTS (SELECT 1 FROM messages am WHERE am.conversation_id = ${a}.conversation_id
+     AND am.turn_index BETWEEN ${a}.range_start AND ${a}.range_end AND am.answered_alone
      AND NOT am.placeholder)`;
 }
 
 /** The `conversation_chunks` row `k` is not withheld from the viewer: chunkWithheldFrom in SQL. */
-export function chunkReadableSql(k: string, viewer: string): string {
-  return `(${k}.user_id = ${viewer} OR NOT ${coversAnsweredAloneSql(k)})`;
+export function chunkReadableSql(k: string, viewerId: string): Sql {
+  return sql`(${raw(k)}.user_id = ${viewerId} OR NOT ${coversAnsweredAloneSql(k)})`;
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { similarityScale } from '../llm/sentence-models.js';
+import { Sql, raw, run, sql } from '../database/sql.js';
 
 /**
  * SQL for vectors, the embeddings module's public surface for the repositories that search
@@ -21,10 +22,10 @@ export function vectorText(vector: number[]): string {
  * threshold and weight compares against this, never against `1 - distance` (models differ in
  * how alike they call unrelated texts). Order by the distance itself: that is what HNSW serves.
  */
-export function similaritySql(model: string, distance: string): string {
+export function similaritySql(model: string, distance: Sql): Sql {
   const { scale, offset } = similarityScale(model);
-  if (scale === 1 && offset === 0) return `(1 - ${distance})`;
-  return `(${offset} + ${scale} * (1 - ${distance}))`;
+  if (scale === 1 && offset === 0) return sql`(1 - ${distance})`;
+  return sql`(${raw(String(offset))} + ${raw(String(scale))} * (1 - ${distance}))`;
 }
 
 /** The same in TypeScript, for a distance read back from SQL. */
@@ -34,21 +35,21 @@ export function similarityOf(model: string, distance: number): number {
 }
 
 /**
- * SQL pieces for a nearest-neighbour search over `embeddings` (alias `alias`) in one model:
- * the model and kind filter (literals, so the planner can use the partial HNSW index), the
- * cosine distance to the query vector bound at `param` (pass `vectorText(q.vector)`), and that
- * distance as a similarity on the common scale.
+ * SQL pieces for a nearest-neighbour search over `embeddings` (alias `alias`, a constant) in one
+ * model: the model and kind filter (literals, so the planner can use the partial HNSW index),
+ * the cosine distance to the query vector (bound as vectorText), and that distance as a
+ * similarity on the common scale.
  */
 export function denseTerms(
-  q: { model: string; dimensions: number },
+  q: { model: string; dimensions: number; vector: number[] },
   kind: string,
-  param: string,
   alias = 'e',
-): { filter: string; distance: string; similarity: string } {
-  const d = q.dimensions;
-  const distance = `(${alias}.embedding::vector(${d}) <=> ${param}::vector(${d}))`;
+): { filter: Sql; distance: Sql; similarity: Sql } {
+  const a = raw(alias);
+  const d = raw(String(q.dimensions));
+  const distance = sql`(${a}.embedding::vector(${d}) <=> ${vectorText(q.vector)}::vector(${d}))`;
   return {
-    filter: `${alias}.model = ${sqlLiteral(q.model)} AND ${alias}.kind = ${sqlLiteral(kind)}`,
+    filter: sql`${a}.model = ${raw(sqlLiteral(q.model))} AND ${a}.kind = ${raw(sqlLiteral(kind))}`,
     distance,
     similarity: similaritySql(q.model, distance),
   };
@@ -65,9 +66,10 @@ export function hnswIndexName(model: string, kind: string): string {
  * a family's nearest rows are found however many other families' rows lie nearer.
  */
 export async function widenHnswScan(m: EntityManager, wanted: number): Promise<void> {
-  await m.query(
-    `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
-            set_config('hnsw.ef_search', $1, true)`,
-    [String(Math.min(1000, Math.max(40, wanted)))],
+  const efSearch = String(Math.min(1000, Math.max(40, wanted)));
+  await run(
+    m,
+    sql`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
+            set_config('hnsw.ef_search', ${efSearch}, true)`,
   );
 }

@@ -3,12 +3,14 @@ import { DataSource, EntityManager } from 'typeorm';
 import { supersessionVisibleSql, visibleSql } from './fact-visibility.js';
 import { FactEntity, FactHistoryEntity } from './fact.entity.js';
 import { FactAction, FactVisibility } from './fact.enums.js';
+import { raw, run, sql } from '../database/sql.js';
 
-const historyColumns = (h: string) => `${h}.id, ${h}.fact_id AS "factId", ${h}.action,
+const historyColumns = (h: string) =>
+  raw(`${h}.id, ${h}.fact_id AS "factId", ${h}.action,
   ${h}.actor_id AS "actorId", ${h}.content, ${h}.category, ${h}.visibility, ${h}.status,
   ${h}.mention_count AS "mentionCount", ${h}.shared_mention_count AS "sharedMentionCount",
   ${h}.related_fact_id AS "relatedFactId", ${h}.conversation_id AS "conversationId", ${h}.detail,
-  ${h}.created_at AS "createdAt"`;
+  ${h}.created_at AS "createdAt"`);
 
 export interface HistoryExtra {
   actorId?: string | null;
@@ -37,25 +39,15 @@ export class FactHistoryRepository {
     action: FactAction,
     extra: HistoryExtra = {},
   ): Promise<void> {
-    await manager.query(
-      `INSERT INTO fact_history (fact_id, action, actor_id, content, category, visibility, status,
+    await run(
+      manager,
+      sql`INSERT INTO fact_history (fact_id, action, actor_id, content, category, visibility, status,
                                  mention_count, related_fact_id, conversation_id, detail,
                                  shared_mention_count)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-      [
-        fact.id,
-        action,
-        extra.actorId ?? null,
-        fact.content,
-        fact.category,
-        extra.privateEntry ? FactVisibility.PRIVATE : fact.visibility,
-        fact.status,
-        fact.mentionCount,
-        extra.relatedFactId ?? null,
-        extra.conversationId ?? null,
-        extra.detail ?? null,
-        fact.sharedMentionCount,
-      ],
+       VALUES (${fact.id}, ${action}, ${extra.actorId ?? null}, ${fact.content}, ${fact.category},
+         ${extra.privateEntry ? FactVisibility.PRIVATE : fact.visibility}, ${fact.status},
+         ${fact.mentionCount}, ${extra.relatedFactId ?? null}, ${extra.conversationId ?? null},
+         ${extra.detail ?? null}, ${fact.sharedMentionCount})`,
     );
   }
 
@@ -64,16 +56,16 @@ export class FactHistoryRepository {
    * the fact's supersession (what fact-visibility.ts decides other members see of it).
    */
   forViewer(factId: string, viewerId: string): Promise<HistoryRow[]> {
-    return this.dataSource.manager.query(
-      `SELECT ${historyColumns('h')},
-              COALESCE((SELECT ${visibleSql('r', '$2')} FROM facts r WHERE r.id = h.related_fact_id),
+    return run(
+      this.dataSource.manager,
+      sql`SELECT ${historyColumns('h')},
+              COALESCE((SELECT ${visibleSql('r', viewerId)} FROM facts r WHERE r.id = h.related_fact_id),
                        false) AS "relatedVisible",
-              (SELECT ${supersessionVisibleSql('f', '$2')} FROM facts f WHERE f.id = h.fact_id)
+              (SELECT ${supersessionVisibleSql('f', viewerId)} FROM facts f WHERE f.id = h.fact_id)
                 AS "supersessionVisible"
          FROM fact_history h
-        WHERE h.fact_id = $1
+        WHERE h.fact_id = ${factId}
         ORDER BY h.created_at, h.id`,
-      [factId, viewerId],
     );
   }
 
@@ -82,13 +74,13 @@ export class FactHistoryRepository {
    * only, without its words.
    */
   async redactRelated(manager: EntityManager, factId: string): Promise<void> {
-    await manager.query(
-      `UPDATE fact_history
+    await run(
+      manager,
+      sql`UPDATE fact_history
           SET detail = CASE WHEN detail IS NULL THEN NULL
                             ELSE 'Related to a fact that has since been deleted.' END,
               visibility = 'PRIVATE'
-        WHERE related_fact_id = $1`,
-      [factId],
+        WHERE related_fact_id = ${factId}`,
     );
   }
 }

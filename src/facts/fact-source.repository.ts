@@ -2,11 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { FactSourceEntity } from './fact.entity.js';
 import { FactSourceKind } from './fact.enums.js';
+import { raw, run, sql } from '../database/sql.js';
 
-const SOURCE_COLUMNS = `id, fact_id AS "factId", kind, conversation_id AS "conversationId",
+const SOURCE_COLUMNS = raw(`id, fact_id AS "factId", kind, conversation_id AS "conversationId",
   chunk_id AS "chunkId", range_start AS "rangeStart", range_end AS "rangeEnd",
   message_ids AS "messageIds", added_by AS "addedBy", occurred_at AS "occurredAt",
-  created_at AS "createdAt", story_id AS "storyId", story_chunk_id AS "storyChunkId", page`;
+  created_at AS "createdAt", story_id AS "storyId", story_chunk_id AS "storyChunkId", page`);
 
 export interface NewSource {
   factId: string;
@@ -31,26 +32,16 @@ export class FactSourceRepository {
 
   /** Adds a mention; false when this range (or story passage) already gave this fact one. */
   async add(manager: EntityManager, source: NewSource): Promise<boolean> {
-    const rows: unknown[] = await manager.query(
-      `INSERT INTO fact_sources (fact_id, kind, conversation_id, chunk_id, range_start, range_end,
+    const rows: unknown[] = await run(
+      manager,
+      sql`INSERT INTO fact_sources (fact_id, kind, conversation_id, chunk_id, range_start, range_end,
                                  message_ids, added_by, occurred_at, story_id, story_chunk_id, page)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::uuid[], $8, $9, $10, $11, $12)
+       VALUES (${source.factId}, ${source.kind}, ${source.conversationId}, ${source.chunkId},
+         ${source.rangeStart}, ${source.rangeEnd}, ${source.messageIds}::uuid[], ${source.addedBy},
+         ${source.occurredAt}, ${source.storyId ?? null}, ${source.storyChunkId ?? null},
+         ${source.page ?? null})
        ON CONFLICT DO NOTHING
        RETURNING id`,
-      [
-        source.factId,
-        source.kind,
-        source.conversationId,
-        source.chunkId,
-        source.rangeStart,
-        source.rangeEnd,
-        source.messageIds,
-        source.addedBy,
-        source.occurredAt,
-        source.storyId ?? null,
-        source.storyChunkId ?? null,
-        source.page ?? null,
-      ],
     );
     return rows.length > 0;
   }
@@ -60,24 +51,24 @@ export class FactSourceRepository {
    * conversation still takes its mentions away from the fact that took them over.
    */
   async carryOver(manager: EntityManager, fromId: string, toId: string): Promise<void> {
-    await manager.query(
-      `INSERT INTO fact_sources (fact_id, kind, conversation_id, chunk_id, range_start, range_end,
+    await run(
+      manager,
+      sql`INSERT INTO fact_sources (fact_id, kind, conversation_id, chunk_id, range_start, range_end,
                                  message_ids, added_by, occurred_at, story_id, story_chunk_id, page)
-       SELECT $2, kind, conversation_id, chunk_id, range_start, range_end, message_ids, added_by,
+       SELECT ${toId}, kind, conversation_id, chunk_id, range_start, range_end, message_ids, added_by,
               occurred_at, story_id, story_chunk_id, page
-         FROM fact_sources WHERE fact_id = $1
+         FROM fact_sources WHERE fact_id = ${fromId}
        ON CONFLICT DO NOTHING`,
-      [fromId, toId],
     );
   }
 
   /** Every mention of these facts, oldest first. */
   ofFacts(factIds: readonly string[]): Promise<FactSourceEntity[]> {
     if (factIds.length === 0) return Promise.resolve([]);
-    return this.dataSource.manager.query(
-      `SELECT ${SOURCE_COLUMNS} FROM fact_sources WHERE fact_id = ANY($1::uuid[])
+    return run(
+      this.dataSource.manager,
+      sql`SELECT ${SOURCE_COLUMNS} FROM fact_sources WHERE fact_id = ANY(${factIds}::uuid[])
         ORDER BY created_at, id`,
-      [factIds],
     );
   }
 }

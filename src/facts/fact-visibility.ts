@@ -1,5 +1,6 @@
 import type { FactEntity, FactHistoryEntity } from './fact.entity.js';
 import { FactAction, FactStatus, FactVisibility } from './fact.enums.js';
+import { Sql, raw, sql } from '../database/sql.js';
 
 /**
  * Who may see a fact, and what of it: the one place that decides, in TypeScript for events and
@@ -145,82 +146,79 @@ export function historyEntryAsSeenBy(
 }
 
 // ---- SQL ------------------------------------------------------------------------------------
+// `alias` is always a table alias written in code (spliced with raw); the viewer is bound.
 
 /** seenByFamily over the `facts` row `alias`. */
-export function familySeesSql(alias: string): string {
-  return `(${alias}.visibility = 'SHARED' AND ${alias}.status <> 'DELETED')`;
+export function familySeesSql(alias: string): Sql {
+  const a = raw(alias);
+  return sql`(${a}.visibility = 'SHARED' AND ${a}.status <> 'DELETED')`;
 }
 
-/** `alias` is visible to the viewer bound at `viewer` (a parameter such as `$2`): canSee. */
-export function visibleSql(alias: string, viewer: string): string {
-  return `(${alias}.author_id = ${viewer} OR ${familySeesSql(alias)})`;
+/** `alias` is visible to the viewer: canSee. */
+export function visibleSql(alias: string, viewerId: string): Sql {
+  return sql`(${raw(alias)}.author_id = ${viewerId} OR ${familySeesSql(alias)})`;
 }
 
 /**
  * The family's mention count once a fact's visibility is set to `visibility` (SQL): the
  * author's count when it is shared, what they saw before otherwise.
  */
-export function sharedCountOnVisibilitySql(
-  visibility: string,
-  authorCount: string,
-  before: string,
-): string {
-  return `CASE WHEN ${visibility} = 'SHARED' THEN ${authorCount} ELSE ${before} END`;
+export function sharedCountOnVisibilitySql(visibility: Sql, authorCount: Sql, before: Sql): Sql {
+  return sql`CASE WHEN ${visibility} = 'SHARED' THEN ${authorCount} ELSE ${before} END`;
 }
 
 /** The fact that superseded `alias` exists and the viewer can see it. */
-export function supersessionVisibleSql(alias: string, viewer: string): string {
-  return `EXISTS (SELECT 1 FROM facts sup WHERE sup.id = ${alias}.superseded_by AND ${visibleSql('sup', viewer)})`;
+export function supersessionVisibleSql(alias: string, viewerId: string): Sql {
+  return sql`EXISTS (SELECT 1 FROM facts sup WHERE sup.id = ${raw(alias)}.superseded_by AND ${visibleSql('sup', viewerId)})`;
 }
 
 /** The status the viewer sees. */
-export function statusSql(alias: string, viewer: string): string {
-  return `(CASE WHEN ${alias}.status = 'SUPERSEDED' AND NOT ${supersessionVisibleSql(alias, viewer)}
-               THEN 'ACTIVE' ELSE ${alias}.status END)`;
+export function statusSql(alias: string, viewerId: string): Sql {
+  const a = raw(alias);
+  return sql`(CASE WHEN ${a}.status = 'SUPERSEDED' AND NOT ${supersessionVisibleSql(alias, viewerId)}
+               THEN 'ACTIVE' ELSE ${a}.status END)`;
 }
 
 /** The mention count the viewer sees. */
-export function mentionCountSql(alias: string, viewer: string): string {
-  return forViewerSql(alias, viewer, 'mention_count', 'shared_mention_count');
+export function mentionCountSql(alias: string, viewerId: string): Sql {
+  return forViewerSql(alias, viewerId, 'mention_count', 'shared_mention_count');
 }
 
 /** The confidence the viewer sees. */
-export function confidenceSql(alias: string, viewer: string): string {
-  return forViewerSql(alias, viewer, 'confidence', 'shared_confidence');
+export function confidenceSql(alias: string, viewerId: string): Sql {
+  return forViewerSql(alias, viewerId, 'confidence', 'shared_confidence');
 }
 
 /** Active in the viewer's eyes, among the facts they may see: what search and context use. */
-export function activeForSql(alias: string, viewer: string): string {
-  return `${visibleSql(alias, viewer)} AND ${statusSql(alias, viewer)} = 'ACTIVE'`;
+export function activeForSql(alias: string, viewerId: string): Sql {
+  return sql`${visibleSql(alias, viewerId)} AND ${statusSql(alias, viewerId)} = 'ACTIVE'`;
 }
 
-/**
- * The legacy's facts active in the viewer's eyes (`legacy`, `viewer` bound): what search and the
- * context read.
- */
-export function activeInLegacySql(alias: string, legacy: string, viewer: string): string {
-  return `${alias}.legacy_id = ${legacy} AND ${activeForSql(alias, viewer)}`;
+/** The legacy's facts active in the viewer's eyes: what search and the context read. */
+export function activeInLegacySql(alias: string, legacyId: string, viewerId: string): Sql {
+  return sql`${raw(alias)}.legacy_id = ${legacyId} AND ${activeForSql(alias, viewerId)}`;
 }
 
 /** The fact columns (as FactEntity fields) the viewer sees, `f` the alias. */
-export function viewerColumnsSql(viewer: string): string {
-  const superseded = `${statusSql('f', viewer)} = 'SUPERSEDED'`;
-  return `f.id, f.legacy_id AS "legacyId", f.author_id AS "authorId", f.category, f.content,
-  f.normalized, f.visibility, ${statusSql('f', viewer)} AS status,
-  ${confidenceSql('f', viewer)} AS confidence,
+export function viewerColumnsSql(viewerId: string): Sql {
+  const superseded = sql`${statusSql('f', viewerId)} = 'SUPERSEDED'`;
+  return sql`f.id, f.legacy_id AS "legacyId", f.author_id AS "authorId", f.category, f.content,
+  f.normalized, f.visibility, ${statusSql('f', viewerId)} AS status,
+  ${confidenceSql('f', viewerId)} AS confidence,
   f.shared_confidence AS "sharedConfidence",
-  ${mentionCountSql('f', viewer)} AS "mentionCount", f.shared_mention_count AS "sharedMentionCount",
+  ${mentionCountSql('f', viewerId)} AS "mentionCount", f.shared_mention_count AS "sharedMentionCount",
   f.source_conversation_id AS "sourceConversationId", f.source_range_start AS "sourceRangeStart",
   f.source_range_end AS "sourceRangeEnd", f.source_message_ids AS "sourceMessageIds",
   f.valid_from AS "validFrom",
   CASE WHEN ${superseded} OR f.status <> 'SUPERSEDED' THEN f.valid_to END AS "validTo",
   CASE WHEN ${superseded} OR f.status <> 'SUPERSEDED' THEN f.superseded_by END AS "supersededBy",
   f.deleted_at AS "deletedAt", f.deleted_by AS "deletedBy", f.created_at AS "createdAt",
-  ${forViewerSql('f', viewer, 'updated_at', 'shared_updated_at')} AS "updatedAt",
+  ${forViewerSql('f', viewerId, 'updated_at', 'shared_updated_at')} AS "updatedAt",
   f.shared_updated_at AS "sharedUpdatedAt"`;
 }
 
 /** The author's value of a column, or the one other members see. */
-function forViewerSql(alias: string, viewer: string, own: string, shared: string): string {
-  return `(CASE WHEN ${alias}.author_id = ${viewer} THEN ${alias}.${own} ELSE ${alias}.${shared} END)`;
+function forViewerSql(alias: string, viewerId: string, own: string, shared: string): Sql {
+  const a = raw(alias);
+  return sql`(CASE WHEN ${a}.author_id = ${viewerId} THEN ${a}.${raw(own)} ELSE ${a}.${raw(shared)} END)`;
 }

@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { QueryVector } from '../embeddings/embedding.service.js';
-import { denseTerms, vectorText, widenHnswScan } from '../embeddings/vector-sql.js';
-import { SqlParams, likeEscape } from '../database/sql-params.js';
+import { denseTerms, widenHnswScan } from '../embeddings/vector-sql.js';
 import {
   activeInLegacySql,
   confidenceSql,
@@ -14,13 +13,14 @@ import {
 import { FactEntity } from './fact.entity.js';
 import { FactCategory, FactStatus, FactVisibility } from './fact.enums.js';
 import { FACT_COLUMNS, FACT_KIND } from './fact.repository.js';
+import { Sql, empty, join, likeEscape, raw, run, sql } from '../database/sql.js';
 
 /**
  * A fact matches a search by meaning when it is close to the query (FACT_SEARCH_MIN_SIMILARITY)
  * and within this much of the closest fact: sentence vectors of facts about the same person
  * all sit fairly close to each other, so an absolute cut alone lets too much through.
  */
-const MEANING_MARGIN = 0.1;
+const MEANING_MARGIN = raw('0.1');
 
 /** Facts scored for the context: this many nearest, this many most mentioned. */
 const CONTEXT_POOL = 100;
@@ -52,10 +52,10 @@ export class VisibleFactRepository {
   /** The facts among `ids` that the viewer may see, as they see them. */
   findByIds(ids: readonly string[], viewerId: string): Promise<FactEntity[]> {
     if (ids.length === 0) return Promise.resolve([]);
-    return this.dataSource.manager.query(
-      `SELECT ${viewerColumnsSql('$2')} FROM facts f
-        WHERE f.id = ANY($1::uuid[]) AND ${visibleSql('f', '$2')}`,
-      [ids, viewerId],
+    return run(
+      this.dataSource.manager,
+      sql`SELECT ${viewerColumnsSql(viewerId)} FROM facts f
+        WHERE f.id = ANY(${ids}::uuid[]) AND ${visibleSql('f', viewerId)}`,
     );
   }
 
@@ -69,16 +69,15 @@ export class VisibleFactRepository {
     limit: number,
     after?: (string | number)[],
   ): Promise<(FactEntity & { cursorKey: string })[]> {
-    const p = new SqlParams();
     const cursor = after
-      ? `AND (f.created_at, f.id) < (${p.add(after[0])}::timestamptz, ${p.add(after[1])}::uuid)`
-      : '';
-    return this.dataSource.manager.query(
-      `SELECT ${FACT_COLUMNS}, f.created_at::text AS "cursorKey" FROM facts f
-        WHERE f.author_id = ${p.add(authorId)} AND f.status <> 'DELETED'
-          AND f.legacy_id <> ALL(${p.add(memberOf)}::uuid[]) ${cursor}
-        ORDER BY f.created_at DESC, f.id DESC LIMIT ${p.add(limit)}`,
-      p.values,
+      ? sql`AND (f.created_at, f.id) < (${after[0]}::timestamptz, ${after[1]}::uuid)`
+      : empty;
+    return run(
+      this.dataSource.manager,
+      sql`SELECT ${FACT_COLUMNS}, f.created_at::text AS "cursorKey" FROM facts f
+        WHERE f.author_id = ${authorId} AND f.status <> 'DELETED'
+          AND f.legacy_id <> ALL(${memberOf}::uuid[]) ${cursor}
+        ORDER BY f.created_at DESC, f.id DESC LIMIT ${limit}`,
     );
   }
 
@@ -95,55 +94,51 @@ export class VisibleFactRepository {
     after: (string | number)[] | undefined,
     search: SearchSql | null,
   ): Promise<(FactEntity & { cursorKey: string | number })[]> {
-    const p = new SqlParams(legacyId, viewerId);
-    const where = [`f.legacy_id = $1`, visibleSql('f', '$2')];
-    where.push(`${statusSql('f', '$2')} = ${p.add(filter.status ?? FactStatus.ACTIVE)}`);
-    if (filter.visibility) where.push(`f.visibility = ${p.add(filter.visibility)}`);
-    if (filter.category) where.push(`f.category = ${p.add(filter.category)}`);
-    if (filter.authorId) where.push(`f.author_id = ${p.add(filter.authorId)}::uuid`);
+    const where: Sql[] = [sql`f.legacy_id = ${legacyId}`, visibleSql('f', viewerId)];
+    where.push(sql`${statusSql('f', viewerId)} = ${filter.status ?? FactStatus.ACTIVE}`);
+    if (filter.visibility) where.push(sql`f.visibility = ${filter.visibility}`);
+    if (filter.category) where.push(sql`f.category = ${filter.category}`);
+    if (filter.authorId) where.push(sql`f.author_id = ${filter.authorId}::uuid`);
 
     if (!search) {
       if (after)
-        where.push(
-          `(f.created_at, f.id) < (${p.add(after[0])}::timestamptz, ${p.add(after[1])}::uuid)`,
-        );
-      return this.dataSource.manager.query(
-        `SELECT ${viewerColumnsSql('$2')}, f.created_at::text AS "cursorKey" FROM facts f
-          WHERE ${where.join(' AND ')}
-          ORDER BY f.created_at DESC, f.id DESC LIMIT ${p.add(limit)}`,
-        p.values,
+        where.push(sql`(f.created_at, f.id) < (${after[0]}::timestamptz, ${after[1]}::uuid)`);
+      return run(
+        this.dataSource.manager,
+        sql`SELECT ${viewerColumnsSql(viewerId)}, f.created_at::text AS "cursorKey" FROM facts f
+          WHERE ${join(where, ' AND ')}
+          ORDER BY f.created_at DESC, f.id DESC LIMIT ${limit}`,
       );
     }
-    const text = p.add(search.text);
-    const lexical = `GREATEST(word_similarity(${text}, f.content),
+    const text = search.text;
+    const lexical = sql`GREATEST(word_similarity(${text}, f.content),
                               CASE WHEN f.search_tsv @@ websearch_to_tsquery('simple', ${text})
-                                     OR f.content ILIKE '%' || ${p.add(likeEscape(search.text))} || '%'
+                                     OR f.content ILIKE '%' || ${likeEscape(search.text)} || '%'
                                    THEN 1 ELSE 0 END)`;
-    let join = '';
-    let dense = 'NULL::float8';
+    let joined = empty;
+    let dense = sql`NULL::float8`;
     if (search.vector) {
-      const terms = denseTerms(search.vector, FACT_KIND, p.add(vectorText(search.vector.vector)));
-      join = `LEFT JOIN embeddings e ON e.item_id = f.id AND ${terms.filter}`;
+      const terms = denseTerms(search.vector, FACT_KIND);
+      joined = sql`LEFT JOIN embeddings e ON e.item_id = f.id AND ${terms.filter}`;
       dense = terms.similarity;
     }
-    const minSimilarity = p.add(search.minSimilarity);
     const cursor = after
-      ? `WHERE (score, id) < (${p.add(Number(after[0]))}::float8, ${p.add(after[1])}::uuid)`
-      : '';
-    return this.dataSource.manager.query(
-      `WITH matched AS (
-         SELECT ${viewerColumnsSql('$2')}, ${lexical} AS lexical, ${dense} AS dense
-           FROM facts f ${join}
-          WHERE ${where.join(' AND ')}),
+      ? sql`WHERE (score, id) < (${Number(after[0])}::float8, ${after[1]}::uuid)`
+      : empty;
+    return run(
+      this.dataSource.manager,
+      sql`WITH matched AS (
+         SELECT ${viewerColumnsSql(viewerId)}, ${lexical} AS lexical, ${dense} AS dense
+           FROM facts f ${joined}
+          WHERE ${join(where, ' AND ')}),
        best AS (SELECT max(dense) AS top FROM matched),
        scored AS (
          SELECT matched.*, (0.6 * COALESCE(dense, 0) + 0.4 * lexical)::float8 AS score
            FROM matched, best
           WHERE lexical >= 0.6
-             OR (dense >= ${minSimilarity} AND dense >= best.top - ${MEANING_MARGIN}))
+             OR (dense >= ${search.minSimilarity} AND dense >= best.top - ${MEANING_MARGIN}))
        SELECT *, score AS "cursorKey" FROM scored ${cursor}
-        ORDER BY score DESC, id DESC LIMIT ${p.add(limit)}`,
-      p.values,
+        ORDER BY score DESC, id DESC LIMIT ${limit}`,
     );
   }
 
@@ -163,41 +158,38 @@ export class VisibleFactRepository {
     vector: QueryVector | null,
     limit: number,
   ): Promise<(RankedFact & { dense: number | null; lexical: number; mentions: number })[]> {
-    // $1 to $4 are shared by both variants below.
-    const p = new SqlParams(legacyId, viewerId, query, limit);
-    const scoredSql = (dense: string, join: string, where: string) =>
-      `WITH visible AS (
-         SELECT ${viewerColumnsSql('$2')}, ${dense} AS dense,
-                CASE WHEN $3 = '' THEN 0 ELSE word_similarity($3, f.content) END AS lexical,
-                LEAST(ln(GREATEST(${mentionCountSql('f', '$2')}, 1)::float8) / ln(10), 1) AS mentions
-           FROM facts f ${join}
+    const scoredSql = (dense: Sql, joined: Sql, where: Sql) =>
+      sql`WITH visible AS (
+         SELECT ${viewerColumnsSql(viewerId)}, ${dense} AS dense,
+                CASE WHEN ${query} = '' THEN 0 ELSE word_similarity(${query}, f.content) END AS lexical,
+                LEAST(ln(GREATEST(${mentionCountSql('f', viewerId)}, 1)::float8) / ln(10), 1) AS mentions
+           FROM facts f ${joined}
           WHERE ${where})
        SELECT *, (0.55 * COALESCE(dense, lexical) + 0.15 * lexical + 0.2 * mentions
                   + 0.1 * confidence)::float8 AS score
-         FROM visible ORDER BY score DESC, id LIMIT $4`;
-    const inScope = activeInLegacySql('f', '$1', '$2');
-    if (!vector)
-      return this.dataSource.manager.query(scoredSql('NULL::float8', '', inScope), p.values);
+         FROM visible ORDER BY score DESC, id LIMIT ${limit}`;
+    const inScope = activeInLegacySql('f', legacyId, viewerId);
+    if (!vector) return run(this.dataSource.manager, scoredSql(sql`NULL::float8`, empty, inScope));
 
-    const terms = denseTerms(vector, FACT_KIND, p.add(vectorText(vector.vector)));
-    const poolSize = p.add(Math.max(CONTEXT_POOL, limit));
-    const pool = `f.id IN (
+    const terms = denseTerms(vector, FACT_KIND);
+    const poolSize = Math.max(CONTEXT_POOL, limit);
+    const pool = sql`f.id IN (
          (SELECT f.id FROM embeddings e JOIN facts f ON f.id = e.item_id
            WHERE ${terms.filter} AND ${inScope}
            ORDER BY ${terms.distance} LIMIT ${poolSize})
          UNION
          (SELECT f.id FROM facts f WHERE ${inScope}
-           ORDER BY ${mentionCountSql('f', '$2')} DESC, ${confidenceSql('f', '$2')} DESC, f.id
+           ORDER BY ${mentionCountSql('f', viewerId)} DESC, ${confidenceSql('f', viewerId)} DESC, f.id
            LIMIT ${poolSize}))`;
     return this.dataSource.transaction(async (m) => {
       await widenHnswScan(m, CONTEXT_POOL);
-      return m.query(
+      return run(
+        m,
         scoredSql(
           terms.similarity,
-          `LEFT JOIN embeddings e ON e.item_id = f.id AND ${terms.filter}`,
-          `${inScope} AND ${pool}`,
+          sql`LEFT JOIN embeddings e ON e.item_id = f.id AND ${terms.filter}`,
+          sql`${inScope} AND ${pool}`,
         ),
-        p.values,
       );
     });
   }

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { SqlParams } from '../database/sql-params.js';
 import { isMemberSql } from '../legacies/membership-sql.js';
 import type { MemoryConsent } from './memory-policy.js';
+import { empty, join, raw, run, sql } from '../database/sql.js';
 
 export interface LedgerRow {
   sourceMessageId: string;
@@ -53,12 +53,12 @@ export class MemoryLedgerRepository {
     userId: string,
     options: { lock?: boolean } = {},
   ): Promise<MemoryConsent | null> {
-    const rows: MemoryConsent[] = await manager.query(
-      `SELECT p.remember AND p.left_at IS NULL AS remember, u.memory_paused AS "memoryPaused"
+    const rows: MemoryConsent[] = await run(
+      manager,
+      sql`SELECT p.remember AND p.left_at IS NULL AS remember, u.memory_paused AS "memoryPaused"
          FROM conversation_participants p JOIN users u ON u.id = p.user_id
-        WHERE p.conversation_id = $1 AND p.user_id = $2
-         ${options.lock ? 'FOR SHARE OF p, u' : ''}`,
-      [conversationId, userId],
+        WHERE p.conversation_id = ${conversationId} AND p.user_id = ${userId}
+         ${options.lock ? sql`FOR SHARE OF p, u` : empty}`,
     );
     return rows[0] ?? null;
   }
@@ -70,11 +70,11 @@ export class MemoryLedgerRepository {
     beforeTurn: number,
     userId: string,
   ): Promise<string | null> {
-    const rows: { id: string }[] = await manager.query(
-      `SELECT id FROM messages
-        WHERE conversation_id = $1 AND turn_index < $2 AND role = 'USER' AND user_id = $3
+    const rows: { id: string }[] = await run(
+      manager,
+      sql`SELECT id FROM messages
+        WHERE conversation_id = ${conversationId} AND turn_index < ${beforeTurn} AND role = 'USER' AND user_id = ${userId}
         ORDER BY turn_index DESC LIMIT 1`,
-      [conversationId, beforeTurn, userId],
     );
     return rows[0]?.id ?? null;
   }
@@ -96,25 +96,25 @@ export class MemoryLedgerRepository {
       turnIndex: number;
     }[]
   > {
-    const p = new SqlParams();
     // Each participant's own turns, under their own switch; a member who left the legacy (or
     // the conversation) keeps their conversations but gets no new memories from them.
     const where = [
-      'cp.remember',
-      'cp.left_at IS NULL',
-      'NOT u.memory_paused',
-      isMemberSql('c.legacy_id', 'q.user_id'),
+      sql`cp.remember`,
+      sql`cp.left_at IS NULL`,
+      sql`NOT u.memory_paused`,
+      isMemberSql(raw('c.legacy_id'), raw('q.user_id')),
     ];
-    if (!scope.includeImports) where.push('NOT c.imported');
-    if (scope.legacyId) where.push(`c.legacy_id = ${p.add(scope.legacyId)}`);
-    if (scope.userId) where.push(`q.user_id = ${p.add(scope.userId)}`);
+    if (!scope.includeImports) where.push(sql`NOT c.imported`);
+    if (scope.legacyId) where.push(sql`c.legacy_id = ${scope.legacyId}`);
+    if (scope.userId) where.push(sql`q.user_id = ${scope.userId}`);
     if (after) {
       where.push(
-        `(c.id, q.turn_index) > (${p.add(after.conversationId)}::uuid, ${p.add(after.turnIndex)}::int)`,
+        sql`(c.id, q.turn_index) > (${after.conversationId}::uuid, ${after.turnIndex}::int)`,
       );
     }
-    return this.m().query(
-      `SELECT q.id AS "userMessageId", a.id AS "assistantMessageId", c.id AS "conversationId",
+    return run(
+      this.m(),
+      sql`SELECT q.id AS "userMessageId", a.id AS "assistantMessageId", c.id AS "conversationId",
               q.turn_index AS "turnIndex"
          FROM conversations c
          JOIN messages q ON q.conversation_id = c.id AND q.role = 'USER'
@@ -122,19 +122,19 @@ export class MemoryLedgerRepository {
          JOIN users u ON u.id = q.user_id
          JOIN messages a ON a.conversation_id = c.id AND a.turn_index = q.turn_index + 1
                         AND a.role = 'ASSISTANT' AND a.user_id = q.user_id
-        WHERE ${where.join(' AND ')}
+        WHERE ${join(where, ' AND ')}
           AND NOT EXISTS (SELECT 1 FROM memory_extractions e
                            WHERE e.source_message_id = q.id AND e.completed_at IS NOT NULL)
         ORDER BY c.id, q.turn_index
-        LIMIT ${p.add(limit)}`,
-      p.values,
+        LIMIT ${limit}`,
     );
   }
 
   /** An exchange with the consent that applies to it now. */
   async exchange(assistantMessageId: string, userMessageId: string): Promise<ExchangeRow | null> {
-    const rows: ExchangeRow[] = await this.m().query(
-      `SELECT c.id AS "conversationId", c.legacy_id AS "legacyId", a.user_id AS "answeredUserId",
+    const rows: ExchangeRow[] = await run(
+      this.m(),
+      sql`SELECT c.id AS "conversationId", c.legacy_id AS "legacyId", a.user_id AS "answeredUserId",
               coalesce(cp.remember AND cp.left_at IS NULL, false) AS remember,
               u.memory_paused AS "memoryPaused",
               a.id AS "assistantMessageId", a.content AS "assistantContent",
@@ -147,20 +147,19 @@ export class MemoryLedgerRepository {
          JOIN users u ON u.id = a.user_id
          LEFT JOIN conversation_participants cp ON cp.conversation_id = c.id
                                                AND cp.user_id = a.user_id
-         LEFT JOIN messages q ON q.id = $2 AND q.conversation_id = a.conversation_id
+         LEFT JOIN messages q ON q.id = ${userMessageId} AND q.conversation_id = a.conversation_id
                               AND q.role = 'USER'
-        WHERE a.id = $1 AND a.role = 'ASSISTANT'`,
-      [assistantMessageId, userMessageId],
+        WHERE a.id = ${assistantMessageId} AND a.role = 'ASSISTANT'`,
     );
     return rows[0] ?? null;
   }
 
   async ledgerForUpdate(manager: EntityManager, sourceMessageId: string) {
-    const rows: LedgerRow[] = await manager.query(
-      `SELECT source_message_id AS "sourceMessageId", attempts, started_at AS "startedAt",
+    const rows: LedgerRow[] = await run(
+      manager,
+      sql`SELECT source_message_id AS "sourceMessageId", attempts, started_at AS "startedAt",
               completed_at AS "completedAt"
-         FROM memory_extractions WHERE source_message_id = $1 FOR UPDATE`,
-      [sourceMessageId],
+         FROM memory_extractions WHERE source_message_id = ${sourceMessageId} FOR UPDATE`,
     );
     return rows[0] ?? null;
   }
@@ -172,10 +171,10 @@ export class MemoryLedgerRepository {
     since: Date,
     exclude: string,
   ): Promise<{ count: number; oldest: Date | null }> {
-    const rows: { n: string; oldest: Date | null }[] = await manager.query(
-      `SELECT count(*) AS n, min(started_at) AS oldest FROM memory_extractions
-        WHERE user_id = $1 AND started_at > $2 AND source_message_id <> $3`,
-      [userId, since, exclude],
+    const rows: { n: string; oldest: Date | null }[] = await run(
+      manager,
+      sql`SELECT count(*) AS n, min(started_at) AS oldest FROM memory_extractions
+        WHERE user_id = ${userId} AND started_at > ${since} AND source_message_id <> ${exclude}`,
     );
     return { count: Number(rows[0].n), oldest: rows[0].oldest };
   }
@@ -190,14 +189,15 @@ export class MemoryLedgerRepository {
       now: Date;
     },
   ): Promise<number> {
-    const rows: { attempts: number }[] = await manager.query(
-      `INSERT INTO memory_extractions
+    const rows: { attempts: number }[] = await run(
+      manager,
+      sql`INSERT INTO memory_extractions
          (source_message_id, user_id, conversation_id, assistant_message_id, attempts, started_at)
-       VALUES ($1, $2, $3, $4, 1, $5)
+       VALUES (${row.sourceMessageId}, ${row.userId}, ${row.conversationId},
+         ${row.assistantMessageId}, 1, ${row.now})
        ON CONFLICT (source_message_id) DO UPDATE
          SET attempts = memory_extractions.attempts + 1, started_at = EXCLUDED.started_at
        RETURNING attempts`,
-      [row.sourceMessageId, row.userId, row.conversationId, row.assistantMessageId, row.now],
     );
     return rows[0].attempts;
   }
@@ -216,22 +216,12 @@ export class MemoryLedgerRepository {
       now: Date;
     },
   ): Promise<void> {
-    await manager.query(
-      `UPDATE memory_extractions SET outcome = $2, model = $3, proposed_count = $4,
-              below_threshold_count = $5, created_count = $6, merged_count = $7,
-              superseded_count = $8, completed_at = $9
-        WHERE source_message_id = $1`,
-      [
-        sourceMessageId,
-        result.outcome,
-        result.model,
-        result.proposed,
-        result.belowThreshold,
-        result.created,
-        result.merged,
-        result.superseded,
-        result.now,
-      ],
+    await run(
+      manager,
+      sql`UPDATE memory_extractions SET outcome = ${result.outcome}, model = ${result.model}, proposed_count = ${result.proposed},
+              below_threshold_count = ${result.belowThreshold}, created_count = ${result.created}, merged_count = ${result.merged},
+              superseded_count = ${result.superseded}, completed_at = ${result.now}
+        WHERE source_message_id = ${sourceMessageId}`,
     );
   }
 
@@ -246,12 +236,13 @@ export class MemoryLedgerRepository {
       now: Date;
     },
   ): Promise<void> {
-    await manager.query(
-      `INSERT INTO memory_extractions (source_message_id, user_id, conversation_id,
+    await run(
+      manager,
+      sql`INSERT INTO memory_extractions (source_message_id, user_id, conversation_id,
               assistant_message_id, outcome, started_at, completed_at)
-       VALUES ($1, $2, $3, $4, 'NO_CONSENT', $5, $5)
+       VALUES (${row.sourceMessageId}, ${row.userId}, ${row.conversationId},
+         ${row.assistantMessageId}, 'NO_CONSENT', ${row.now}, ${row.now})
        ON CONFLICT (source_message_id) DO NOTHING`,
-      [row.sourceMessageId, row.userId, row.conversationId, row.assistantMessageId, row.now],
     );
   }
 
@@ -263,24 +254,25 @@ export class MemoryLedgerRepository {
     manager: EntityManager,
     row: { sourceMessageId: string; userId: string; conversationId: string; now: Date },
   ): Promise<void> {
-    await manager.query(
-      `INSERT INTO memory_extractions (source_message_id, user_id, conversation_id,
+    await run(
+      manager,
+      sql`INSERT INTO memory_extractions (source_message_id, user_id, conversation_id,
               outcome, started_at, completed_at)
-       VALUES ($1, $2, $3, 'COMMAND', $4, $4)
-       ON CONFLICT (source_message_id) DO UPDATE SET outcome = 'COMMAND', completed_at = $4
+       VALUES (${row.sourceMessageId}, ${row.userId}, ${row.conversationId}, 'COMMAND', ${row.now},
+         ${row.now})
+       ON CONFLICT (source_message_id) DO UPDATE SET outcome = 'COMMAND', completed_at = ${row.now}
         WHERE memory_extractions.completed_at IS NULL`,
-      [row.sourceMessageId, row.userId, row.conversationId, row.now],
     );
   }
 
   async extractionTotals(userId: string) {
-    const rows: Record<string, string>[] = await this.m().query(
-      `SELECT count(*) AS turns, COALESCE(sum(proposed_count), 0) AS proposed,
+    const rows: Record<string, string>[] = await run(
+      this.m(),
+      sql`SELECT count(*) AS turns, COALESCE(sum(proposed_count), 0) AS proposed,
               COALESCE(sum(created_count), 0) AS created, COALESCE(sum(merged_count), 0) AS merged,
               COALESCE(sum(superseded_count), 0) AS superseded,
               COALESCE(sum(below_threshold_count), 0) AS "belowThreshold"
-         FROM memory_extractions WHERE user_id = $1 AND outcome = 'EXTRACTED'`,
-      [userId],
+         FROM memory_extractions WHERE user_id = ${userId} AND outcome = 'EXTRACTED'`,
     );
     const r = rows[0];
     return {

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { SqlParams, likeEscape } from '../database/sql-params.js';
 import { vectorText } from '../embeddings/vector-sql.js';
 import { MemoryEntity } from './memory.entity.js';
 import { MemoryStatus, MemoryType } from './memory.enums.js';
 import { QueryVector, columns, vectorJoin } from './memory-sql.js';
+import { Sql, empty, join, likeEscape, raw, run, sql } from '../database/sql.js';
 
 export interface MemoryListFilter {
   type?: MemoryType | null;
@@ -30,15 +30,15 @@ export interface MemoryCounts {
 export class MemoryListRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  private conditions(userId: string, filter: MemoryListFilter, p: SqlParams): string[] {
+  private conditions(userId: string, filter: MemoryListFilter): Sql[] {
     const statuses =
       filter.statuses.length > 0 ? filter.statuses : [MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED];
-    const where = [`m.user_id = ${p.add(userId)}`, `m.status = ANY(${p.add(statuses)}::text[])`];
-    if (filter.type) where.push(`m.type = ${p.add(filter.type)}`);
-    if (filter.legacyId) where.push(`m.legacy_id = ${p.add(filter.legacyId)}`);
-    if (filter.conversationId) where.push(`m.conversation_id = ${p.add(filter.conversationId)}`);
-    if (filter.from) where.push(`m.created_at >= ${p.add(filter.from)}`);
-    if (filter.to) where.push(`m.created_at < ${p.add(filter.to)}`);
+    const where = [sql`m.user_id = ${userId}`, sql`m.status = ANY(${statuses}::text[])`];
+    if (filter.type) where.push(sql`m.type = ${filter.type}`);
+    if (filter.legacyId) where.push(sql`m.legacy_id = ${filter.legacyId}`);
+    if (filter.conversationId) where.push(sql`m.conversation_id = ${filter.conversationId}`);
+    if (filter.from) where.push(sql`m.created_at >= ${filter.from}`);
+    if (filter.to) where.push(sql`m.created_at < ${filter.to}`);
     return where;
   }
 
@@ -49,17 +49,14 @@ export class MemoryListRepository {
     limit: number,
     after?: { createdAt: string; id: string },
   ): Promise<MemoryEntity[]> {
-    const p = new SqlParams();
-    const where = this.conditions(userId, filter, p);
+    const where = this.conditions(userId, filter);
     if (after) {
-      where.push(
-        `(m.created_at, m.id) < (${p.add(after.createdAt)}::timestamptz, ${p.add(after.id)})`,
-      );
+      where.push(sql`(m.created_at, m.id) < (${after.createdAt}::timestamptz, ${after.id})`);
     }
-    return this.dataSource.manager.query(
-      `SELECT ${columns()} FROM memories m WHERE ${where.join(' AND ')}
-        ORDER BY m.created_at DESC, m.id DESC LIMIT ${p.add(limit)}`,
-      p.values,
+    return run(
+      this.dataSource.manager,
+      sql`SELECT ${columns()} FROM memories m WHERE ${join(where, ' AND ')}
+        ORDER BY m.created_at DESC, m.id DESC LIMIT ${limit}`,
     );
   }
 
@@ -76,48 +73,45 @@ export class MemoryListRepository {
     limit: number,
     offset: number,
   ): Promise<(MemoryEntity & { rank: number })[]> {
-    const p = new SqlParams();
-    const where = this.conditions(userId, filter, p);
-    const s = p.add(text);
-    const like = p.add(`%${likeEscape(text)}%`);
-    let dense = 'NULL::float8';
-    let join = '';
-    let qv = 'NULL::vector';
+    const where = this.conditions(userId, filter);
+    const like = `%${likeEscape(text)}%`;
+    let dense = sql`NULL::float8`;
+    let joined = empty;
+    let qv = sql`NULL::vector`;
     if (q) {
-      qv = `${p.add(vectorText(q.vector))}::vector(${q.dimensions})`;
+      qv = sql`${vectorText(q.vector)}::vector(${raw(String(q.dimensions))})`;
       const { on, similarity } = vectorJoin(q);
-      join = `CROSS JOIN qv LEFT JOIN embeddings e ON ${on}`;
+      joined = sql`CROSS JOIN qv LEFT JOIN embeddings e ON ${on}`;
       dense = similarity;
     }
-    return this.dataSource.manager.query(
-      `WITH qv AS MATERIALIZED (SELECT ${qv} AS v)
+    return run(
+      this.dataSource.manager,
+      sql`WITH qv AS MATERIALIZED (SELECT ${qv} AS v)
        SELECT ${columns('x')}, x.rank FROM (
          SELECT y.*, GREATEST(y.fulltext, y.substring, y.words, y.dense) AS rank,
                 (y.fulltext > 0 OR y.substring > 0 OR y.words >= 0.5
-                   OR y.dense >= ${p.add(minSimilarity)}) AS hit
+                   OR y.dense >= ${minSimilarity}) AS hit
            FROM (
              SELECT m.*,
-                    CASE WHEN m.search_tsv @@ plainto_tsquery('simple', ${s})
-                         THEN 1 + ts_rank(m.search_tsv, plainto_tsquery('simple', ${s}))
+                    CASE WHEN m.search_tsv @@ plainto_tsquery('simple', ${text})
+                         THEN 1 + ts_rank(m.search_tsv, plainto_tsquery('simple', ${text}))
                          ELSE 0 END AS fulltext,
                     CASE WHEN m.content ILIKE ${like} THEN 1 ELSE 0 END AS substring,
-                    word_similarity(${s}, m.content) AS words,
+                    word_similarity(${text}, m.content) AS words,
                     COALESCE(${dense}, 0) AS dense
-               FROM memories m ${join}
-              WHERE ${where.join(' AND ')}) y) x
+               FROM memories m ${joined}
+              WHERE ${join(where, ' AND ')}) y) x
         WHERE x.hit
         ORDER BY x.rank DESC, x.created_at DESC, x.id DESC
-        LIMIT ${p.add(limit)} OFFSET ${p.add(offset)}`,
-      p.values,
+        LIMIT ${limit} OFFSET ${offset}`,
     );
   }
 
   async counts(userId: string): Promise<MemoryCounts[]> {
-    const rows: { type: MemoryType; status: MemoryStatus; n: string }[] =
-      await this.dataSource.manager.query(
-        `SELECT type, status, count(*) AS n FROM memories WHERE user_id = $1 GROUP BY type, status`,
-        [userId],
-      );
+    const rows: { type: MemoryType; status: MemoryStatus; n: string }[] = await run(
+      this.dataSource.manager,
+      sql`SELECT type, status, count(*) AS n FROM memories WHERE user_id = ${userId} GROUP BY type, status`,
+    );
     return rows.map((r) => ({ type: r.type, status: r.status, count: Number(r.n) }));
   }
 }

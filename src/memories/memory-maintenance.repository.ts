@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { returned } from '../database/sql-params.js';
+import { run, sql } from '../database/sql.js';
 
 /**
  * The scheduled sweeps' statements: the only memory SQL that spans every user, so it is kept
@@ -14,14 +14,14 @@ export class MemoryMaintenanceRepository {
   async purgeForgotten(before: Date, batch = 500): Promise<number> {
     let total = 0;
     for (;;) {
-      const result: unknown = await this.dataSource.manager.query(
-        `DELETE FROM memories WHERE id IN (
-           SELECT id FROM memories WHERE status = 'DELETED' AND deleted_at <= $1
-            ORDER BY deleted_at LIMIT $2)
+      const deleted = await run(
+        this.dataSource.manager,
+        sql`DELETE FROM memories WHERE id IN (
+           SELECT id FROM memories WHERE status = 'DELETED' AND deleted_at <= ${before}
+            ORDER BY deleted_at LIMIT ${batch})
          RETURNING id`,
-        [before, batch],
       );
-      const n = returned(result).length;
+      const n = deleted.length;
       total += n;
       if (n < batch) return total;
     }
@@ -36,19 +36,18 @@ export class MemoryMaintenanceRepository {
     ageMonths: number,
     unreferencedMonths: number,
   ): Promise<{ id: string; userId: string }[]> {
-    const result: unknown = await this.dataSource.manager.query(
-      `UPDATE memories m SET status = 'ARCHIVED', archive_reason = 'RETENTION', archived_at = $1,
-              updated_at = $1,
+    return run<{ id: string; userId: string }>(
+      this.dataSource.manager,
+      sql`UPDATE memories m SET status = 'ARCHIVED', archive_reason = 'RETENTION', archived_at = ${now},
+              updated_at = ${now},
               history = m.history || jsonb_build_array(jsonb_build_object(
-                'at', $4::text, 'action', 'ARCHIVED', 'fromStatus', 'ACTIVE',
+                'at', ${now.toISOString()}::text, 'action', 'ARCHIVED', 'fromStatus', 'ACTIVE',
                 'reason', 'not referenced for a long time'))
          FROM users u
         WHERE u.id = m.user_id AND NOT u.long_term_memory AND m.status = 'ACTIVE'
-          AND m.created_at < $1::timestamptz - make_interval(months => $2)
-          AND COALESCE(m.last_referenced_at, m.created_at) < $1::timestamptz - make_interval(months => $3)
+          AND m.created_at < ${now}::timestamptz - make_interval(months => ${ageMonths})
+          AND COALESCE(m.last_referenced_at, m.created_at) < ${now}::timestamptz - make_interval(months => ${unreferencedMonths})
        RETURNING m.id, m.user_id AS "userId"`,
-      [now, ageMonths, unreferencedMonths, now.toISOString()],
     );
-    return returned<{ id: string; userId: string }>(result);
   }
 }

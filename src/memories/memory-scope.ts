@@ -1,3 +1,5 @@
+import { Sql, raw, sql } from '../database/sql.js';
+
 /**
  * Which memories a member's request may reach: the one place that decides, in TypeScript and in
  * SQL. Memories are their member's alone; a request made in a legacy reaches those about that
@@ -21,12 +23,13 @@ export function inMemoryScope(
   );
 }
 
-/** inMemoryScope over the `memories` row `m`, for the member and legacy bound at `user`, `legacy`. */
-export function memoryScopeSql(m: string, user: string, legacy: string): string {
-  return `${m}.user_id = ${user} AND (${m}.legacy_id = ${legacy} OR ${m}.legacy_id IS NULL)`;
+/** inMemoryScope over the `memories` row `m` (an alias in code), for the member and legacy. */
+export function memoryScopeSql(m: string, userId: string, legacyId: string | null): Sql {
+  const a = raw(m);
+  return sql`${a}.user_id = ${userId} AND (${a}.legacy_id = ${legacyId} OR ${a}.legacy_id IS NULL)`;
 }
 
 /** The active memories in scope: what the context and search read. */
-export function activeMemoryScopeSql(m: string, user: string, legacy: string): string {
-  return `${memoryScopeSql(m, user, legacy)} AND ${m}.status = 'ACTIVE'`;
+export function activeMemoryScopeSql(m: string, userId: string, legacyId: string | null): Sql {
+  return sql`${memoryScopeSql(m, userId, legacyId)} AND ${raw(m)}.status = 'ACTIVE'`;
 }

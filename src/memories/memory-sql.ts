@@ -1,4 +1,5 @@
 import { similaritySql, sqlLiteral } from '../embeddings/vector-sql.js';
+import { Sql, raw } from '../database/sql.js';
 
 /** The embedding kind of memories (embeddings.kind). */
 export const MEMORY_KIND = 'memory';
@@ -11,9 +12,9 @@ export interface QueryVector {
 }
 
 /** A memories row as MemoryEntity: every repository that returns memories selects these. */
-export function columns(alias = 'm'): string {
+export function columns(alias = 'm'): Sql {
   const a = `${alias}.`;
-  return `${a}id, ${a}user_id AS "userId", ${a}legacy_id AS "legacyId", ${a}type, ${a}content,
+  return raw(`${a}id, ${a}user_id AS "userId", ${a}legacy_id AS "legacyId", ${a}type, ${a}content,
     ${a}normalized, ${a}slot_key AS "slotKey", ${a}slot_value AS "slotValue", ${a}confidence,
     ${a}source, ${a}conversation_id AS "conversationId", ${a}source_message_id AS "sourceMessageId",
     ${a}source_turn_index AS "sourceTurnIndex", ${a}conversation_mode AS "conversationMode",
@@ -21,7 +22,7 @@ export function columns(alias = 'm'): string {
     ${a}last_referenced_at AS "lastReferencedAt", ${a}status, ${a}valid_from AS "validFrom",
     ${a}valid_to AS "validTo", ${a}superseded_by AS "supersededBy", ${a}archived_at AS "archivedAt",
     ${a}archive_reason AS "archiveReason", ${a}deleted_at AS "deletedAt", ${a}history,
-    ${a}created_at AS "createdAt", ${a}updated_at AS "updatedAt"`;
+    ${a}created_at AS "createdAt", ${a}updated_at AS "updatedAt"`);
 }
 
 /**
@@ -33,13 +34,15 @@ export function columns(alias = 'm'): string {
  * vector per memory. The scan stays exact over the user's own memories, never the HNSW index.
  */
 export function vectorJoin(q: { model: string; dimensions: number }): {
-  on: string;
-  distance: string;
-  similarity: string;
+  on: Sql;
+  distance: Sql;
+  similarity: Sql;
 } {
-  const distance = `(e.embedding::vector(${q.dimensions}) <=> qv.v)`;
+  const distance = raw(`(e.embedding::vector(${q.dimensions}) <=> qv.v)`);
   return {
-    on: `e.kind = ${sqlLiteral(MEMORY_KIND)} AND e.item_id = m.id AND (e.model || '') = ${sqlLiteral(q.model)}`,
+    on: raw(
+      `e.kind = ${sqlLiteral(MEMORY_KIND)} AND e.item_id = m.id AND (e.model || '') = ${sqlLiteral(q.model)}`,
+    ),
     distance,
     similarity: similaritySql(q.model, distance),
   };

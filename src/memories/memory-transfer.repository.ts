@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { MemoryEntity } from './memory.entity.js';
-import { returned } from '../database/sql-params.js';
 import { columns } from './memory-sql.js';
+import { run, sql } from '../database/sql.js';
 
 /** Export and import of a user's memories: the rows to export, and what an import links to. */
 @Injectable()
@@ -15,10 +15,10 @@ export class MemoryTransferRepository {
 
   /** Everything the user has (active and archived), oldest first. */
   exportRows(userId: string): Promise<MemoryEntity[]> {
-    return this.m().query(
-      `SELECT ${columns()} FROM memories m WHERE m.user_id = $1 AND m.status <> 'DELETED'
+    return run(
+      this.m(),
+      sql`SELECT ${columns()} FROM memories m WHERE m.user_id = ${userId} AND m.status <> 'DELETED'
         ORDER BY m.created_at, m.id`,
-      [userId],
     );
   }
 
@@ -29,14 +29,14 @@ export class MemoryTransferRepository {
     references: number,
     lastReferencedAt: Date | null,
   ): Promise<MemoryEntity> {
-    const result: unknown = await manager.query(
-      `UPDATE memories m SET reference_count = reference_count + $2,
-              last_referenced_at = CASE WHEN $3::timestamptz IS NULL THEN last_referenced_at
-                                        ELSE GREATEST(last_referenced_at, $3::timestamptz) END
-        WHERE id = $1 RETURNING ${columns()}`,
-      [id, references, lastReferencedAt],
+    const [row] = await run<MemoryEntity>(
+      manager,
+      sql`UPDATE memories m SET reference_count = reference_count + ${references},
+              last_referenced_at = CASE WHEN ${lastReferencedAt}::timestamptz IS NULL THEN last_referenced_at
+                                        ELSE GREATEST(last_referenced_at, ${lastReferencedAt}::timestamptz) END
+        WHERE id = ${id} RETURNING ${columns()}`,
     );
-    return returned<MemoryEntity>(result)[0];
+    return row;
   }
 
   /** Of these conversations and turns, the ones the user owns (imports link them back). */
@@ -46,17 +46,17 @@ export class MemoryTransferRepository {
     messageIds: readonly string[],
   ): Promise<{ conversations: Map<string, string>; messages: Map<string, string> }> {
     const conversations: { id: string; legacyId: string }[] = conversationIds.length
-      ? await this.m().query(
-          `SELECT id, legacy_id AS "legacyId" FROM conversations
-            WHERE user_id = $1 AND id = ANY($2::uuid[])`,
-          [userId, conversationIds],
+      ? await run(
+          this.m(),
+          sql`SELECT id, legacy_id AS "legacyId" FROM conversations
+            WHERE user_id = ${userId} AND id = ANY(${conversationIds}::uuid[])`,
         )
       : [];
     const messages: { id: string; conversationId: string }[] = messageIds.length
-      ? await this.m().query(
-          `SELECT id, conversation_id AS "conversationId" FROM messages
-            WHERE user_id = $1 AND id = ANY($2::uuid[])`,
-          [userId, messageIds],
+      ? await run(
+          this.m(),
+          sql`SELECT id, conversation_id AS "conversationId" FROM messages
+            WHERE user_id = ${userId} AND id = ANY(${messageIds}::uuid[])`,
         )
       : [];
     return {
@@ -72,11 +72,11 @@ export class MemoryTransferRepository {
     refs: readonly string[],
   ): Promise<Map<string, MemoryEntity>> {
     if (refs.length === 0) return new Map();
-    const rows: MemoryEntity[] = await manager.query(
-      `SELECT ${columns()} FROM memories m
-        WHERE m.user_id = $1 AND m.status <> 'DELETED'
-          AND (m.id::text = ANY($2::text[]) OR m.source_reference = ANY($2::text[]))`,
-      [userId, refs],
+    const rows: MemoryEntity[] = await run(
+      manager,
+      sql`SELECT ${columns()} FROM memories m
+        WHERE m.user_id = ${userId} AND m.status <> 'DELETED'
+          AND (m.id::text = ANY(${refs}::text[]) OR m.source_reference = ANY(${refs}::text[]))`,
     );
     const out = new Map<string, MemoryEntity>();
     for (const row of rows) {
@@ -91,10 +91,10 @@ export class MemoryTransferRepository {
     pairs: { id: string; supersededBy: string }[],
   ): Promise<void> {
     if (pairs.length === 0) return;
-    await manager.query(
-      `UPDATE memories m SET superseded_by = p.by
-         FROM unnest($1::uuid[], $2::uuid[]) AS p(id, by) WHERE m.id = p.id`,
-      [pairs.map((p) => p.id), pairs.map((p) => p.supersededBy)],
+    await run(
+      manager,
+      sql`UPDATE memories m SET superseded_by = p.by
+         FROM unnest(${pairs.map((p) => p.id)}::uuid[], ${pairs.map((p) => p.supersededBy)}::uuid[]) AS p(id, by) WHERE m.id = p.id`,
     );
   }
 }

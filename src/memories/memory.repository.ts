@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { SqlParams, returned } from '../database/sql-params.js';
 import { denseTerms, vectorText, widenHnswScan } from '../embeddings/vector-sql.js';
 import { MemoryEntity, MemoryHistoryEntry } from './memory.entity.js';
 import {
@@ -14,6 +13,7 @@ import {
 } from './memory.enums.js';
 import { MEMORY_KIND, QueryVector, columns, vectorJoin } from './memory-sql.js';
 import { activeMemoryScopeSql, memoryScopeSql } from './memory-scope.js';
+import { Sql, empty, join, raw, run, sql } from '../database/sql.js';
 
 /** Memories scored by similarity for the memory block: this many most useful, this many nearest. */
 const CONTEXT_POOL = 200;
@@ -96,9 +96,10 @@ export class MemoryRepository {
 
   /** Serializes writes to one user's memories (dedupe, caps and the rate limit stay exact). */
   async lockUser(manager: EntityManager, userId: string): Promise<void> {
-    await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended('memories:' || $1, 0))`, [
-      userId,
-    ]);
+    await run(
+      manager,
+      sql`SELECT pg_advisory_xact_lock(hashtextextended('memories:' || ${userId}, 0))`,
+    );
   }
 
   // ---- reads -------------------------------------------------------------------------------
@@ -108,9 +109,9 @@ export class MemoryRepository {
     id: string,
     manager?: EntityManager,
   ): Promise<MemoryEntity | null> {
-    const rows: MemoryEntity[] = await this.m(manager).query(
-      `SELECT ${columns()} FROM memories m WHERE m.id = $1 AND m.user_id = $2`,
-      [id, userId],
+    const rows: MemoryEntity[] = await run(
+      this.m(manager),
+      sql`SELECT ${columns()} FROM memories m WHERE m.id = ${id} AND m.user_id = ${userId}`,
     );
     return rows[0] ?? null;
   }
@@ -121,9 +122,9 @@ export class MemoryRepository {
     manager?: EntityManager,
   ): Promise<MemoryEntity[]> {
     if (ids.length === 0) return Promise.resolve([]);
-    return this.m(manager).query(
-      `SELECT ${columns()} FROM memories m WHERE m.id = ANY($1::uuid[]) AND m.user_id = $2`,
-      [ids, userId],
+    return run(
+      this.m(manager),
+      sql`SELECT ${columns()} FROM memories m WHERE m.id = ANY(${ids}::uuid[]) AND m.user_id = ${userId}`,
     );
   }
 
@@ -152,17 +153,10 @@ export class MemoryRepository {
     /** Up to this many candidates, all are scored (cheaper than the index at that size). */
     scoreAllMax: number;
   }): Promise<ContextCandidateRow[]> {
-    // $1 to $6 are shared by every variant below.
-    const p = new SqlParams(
-      input.userId,
-      input.legacyId,
-      JSON.stringify(input.typeWeights),
-      input.now,
-      input.relevanceWeight,
-      input.limit,
-    );
-    const inScope = activeMemoryScopeSql('m', '$1', '$2');
-    const scored = (similarity: string, join: string, where: string) => `
+    const { userId, legacyId, now, relevanceWeight, limit } = input;
+    const typeWeights = JSON.stringify(input.typeWeights);
+    const inScope = activeMemoryScopeSql('m', userId, legacyId);
+    const scored = (similarity: Sql, joined: Sql, where: Sql) => sql`
          SELECT m.id, m.type, m.content, m.confidence, m.reference_count AS "referenceCount",
                 m.last_referenced_at AS "lastReferencedAt", m.created_at AS "createdAt",
                 m.conversation_id AS "conversationId", m.source_message_id AS "sourceMessageId",
@@ -170,51 +164,55 @@ export class MemoryRepository {
                 ${similarity} AS similarity,
                 w.weight * m.confidence * r.recency + 0.1 * m.reference_count AS base
            FROM memories m
-           CROSS JOIN LATERAL (SELECT COALESCE(($3::jsonb ->> m.type)::float8, 1) AS weight) w
+           CROSS JOIN LATERAL (SELECT COALESCE((${typeWeights}::jsonb ->> m.type)::float8, 1) AS weight) w
            CROSS JOIN LATERAL (
              SELECT 1.0 / (1 + LEAST(30, GREATEST(0, extract(epoch FROM
-                      ($4::timestamptz - COALESCE(m.last_referenced_at, m.created_at))) / 86400.0)))
+                      (${now}::timestamptz - COALESCE(m.last_referenced_at, m.created_at))) / 86400.0)))
                     AS recency) r
-           ${join}
+           ${joined}
           WHERE ${where}`;
     // Best first: usefulness plus relevanceWeight x similarity. The source turns of the chosen
     // few only: joined before the limit, the planner hashed every message of the database.
-    const ranked = (inner: string) =>
-      `SELECT top.*, msg.metadata AS "messageMetadata", msg.occurred_at AS "occurredAt"
-         FROM (SELECT c.*, c.base + $5 * COALESCE(c.similarity, 0) AS score FROM (${inner}) c
+    const ranked = (inner: Sql) =>
+      sql`SELECT top.*, msg.metadata AS "messageMetadata", msg.occurred_at AS "occurredAt"
+         FROM (SELECT c.*, c.base + ${relevanceWeight} * COALESCE(c.similarity, 0) AS score FROM (${inner}) c
                 ORDER BY score DESC, c.id
-                LIMIT $6) top
+                LIMIT ${limit}) top
          LEFT JOIN messages msg ON msg.id = top."sourceMessageId"
         ORDER BY top.score DESC, top.id`;
-    if (!input.q) return this.m().query(ranked(scored('NULL::float8', '', inScope)), p.values);
+    if (!input.q) return run(this.m(), ranked(scored(sql`NULL::float8`, empty, inScope)));
 
     const q = input.q;
     const { on, similarity } = vectorJoin(q);
-    const vector = p.add(vectorText(q.vector));
-    const withQuery = (inner: string) =>
-      `WITH qv AS MATERIALIZED (SELECT ${vector}::vector(${q.dimensions}) AS v)${inner}`;
-    const similar = (where: string) =>
-      scored(`GREATEST(0, ${similarity})`, `CROSS JOIN qv LEFT JOIN embeddings e ON ${on}`, where);
-    const [{ n }]: { n: number }[] = await this.m().query(
-      `SELECT count(*)::int AS n FROM memories m WHERE ${inScope}`,
-      [input.userId, input.legacyId],
+    const withQuery = (inner: Sql) =>
+      sql`WITH qv AS MATERIALIZED (SELECT ${vectorText(q.vector)}::vector(${raw(String(q.dimensions))}) AS v)${inner}`;
+    const similar = (where: Sql) =>
+      scored(
+        sql`GREATEST(0, ${similarity})`,
+        sql`CROSS JOIN qv LEFT JOIN embeddings e ON ${on}`,
+        where,
+      );
+    const [{ n }] = await run<{ n: number }>(
+      this.m(),
+      sql`SELECT count(*)::int AS n FROM memories m WHERE ${inScope}`,
     );
     if (n <= input.scoreAllMax) {
-      return this.m().query(withQuery(` ${ranked(similar(inScope))}`), p.values);
+      return run(this.m(), withQuery(sql` ${ranked(similar(inScope))}`));
     }
 
-    const poolSize = p.add(Math.max(CONTEXT_POOL, input.limit));
-    const nearest = denseTerms(q, MEMORY_KIND, vector);
+    const poolSize = Math.max(CONTEXT_POOL, limit);
+    const nearest = denseTerms(q, MEMORY_KIND);
     return this.dataSource.transaction(async (m) => {
       await widenHnswScan(m, CONTEXT_POOL);
-      return m.query(
-        withQuery(`,
+      return run(
+        m,
+        withQuery(sql`,
          useful AS (
            SELECT m.id FROM memories m
-             CROSS JOIN LATERAL (SELECT COALESCE(($3::jsonb ->> m.type)::float8, 1) AS weight) w
+             CROSS JOIN LATERAL (SELECT COALESCE((${typeWeights}::jsonb ->> m.type)::float8, 1) AS weight) w
             WHERE ${inScope}
             ORDER BY w.weight * m.confidence / (1 + LEAST(30, GREATEST(0, extract(epoch FROM
-                       ($4::timestamptz - COALESCE(m.last_referenced_at, m.created_at))) / 86400.0)))
+                       (${now}::timestamptz - COALESCE(m.last_referenced_at, m.created_at))) / 86400.0)))
                      + 0.1 * m.reference_count DESC, m.id
             LIMIT ${poolSize}
          ),
@@ -225,8 +223,7 @@ export class MemoryRepository {
             LIMIT ${poolSize}
          ),
          pool AS (SELECT id FROM useful UNION SELECT id FROM near)
-         ${ranked(similar('m.id IN (SELECT id FROM pool)'))}`),
-        p.values,
+         ${ranked(similar(sql`m.id IN (SELECT id FROM pool)`))}`),
       );
     });
   }
@@ -269,14 +266,15 @@ export class MemoryRepository {
       created_at: m.createdAt.toISOString(),
       updated_at: m.updatedAt.toISOString(),
     }));
-    const inserted: MemoryEntity[] = await manager.query(
-      `WITH ins AS (
+    const inserted: MemoryEntity[] = await run(
+      manager,
+      sql`WITH ins AS (
          INSERT INTO memories (id, user_id, legacy_id, type, content, normalized, slot_key,
                 slot_value, confidence, source, conversation_id, source_message_id,
                 source_turn_index, conversation_mode, source_reference, reference_count,
                 last_referenced_at, status, valid_from, valid_to, archived_at, archive_reason,
                 history, created_at, updated_at)
-         SELECT * FROM jsonb_to_recordset($1::jsonb) AS t(
+         SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS t(
            id uuid, user_id uuid, legacy_id uuid, type text, content text, normalized text,
            slot_key text, slot_value text, confidence real, source text, conversation_id uuid,
            source_message_id uuid, source_turn_index integer, conversation_mode text,
@@ -285,7 +283,6 @@ export class MemoryRepository {
            archive_reason text, history jsonb, created_at timestamptz, updated_at timestamptz)
          RETURNING *)
        SELECT ${columns('ins')} FROM ins`,
-      [JSON.stringify(rows)],
     );
     const byId = new Map(inserted.map((r) => [r.id, r]));
     return ids.map((id) => byId.get(id)!);
@@ -298,12 +295,12 @@ export class MemoryRepository {
     legacyId: string | null,
     normalized: string,
   ): Promise<MemoryEntity | null> {
-    const rows: MemoryEntity[] = await manager.query(
-      `SELECT ${columns()} FROM memories m
-        WHERE ${memoryScopeSql('m', '$1', '$2')}
-          AND m.normalized = $3 AND m.status <> 'DELETED' AND m.superseded_by IS NULL
+    const rows: MemoryEntity[] = await run(
+      manager,
+      sql`SELECT ${columns()} FROM memories m
+        WHERE ${memoryScopeSql('m', userId, legacyId)}
+          AND m.normalized = ${normalized} AND m.status <> 'DELETED' AND m.superseded_by IS NULL
         ORDER BY m.status, m.created_at LIMIT 1`,
-      [userId, legacyId, normalized],
     );
     return rows[0] ?? null;
   }
@@ -321,16 +318,16 @@ export class MemoryRepository {
     min: number,
   ): Promise<(MemoryEntity & { similarity: number }) | null> {
     const { on, similarity } = vectorJoin(q);
-    const rows: (MemoryEntity & { similarity: number })[] = await manager.query(
-      `WITH qv AS MATERIALIZED (SELECT $3::vector(${q.dimensions}) AS v)
+    const rows: (MemoryEntity & { similarity: number })[] = await run(
+      manager,
+      sql`WITH qv AS MATERIALIZED (SELECT ${vectorText(q.vector)}::vector(${raw(String(q.dimensions))}) AS v)
        SELECT * FROM (
          SELECT ${columns()}, ${similarity} AS similarity
            FROM memories m CROSS JOIN qv JOIN embeddings e ON ${on}
-          WHERE ${memoryScopeSql('m', '$1', '$2')}
+          WHERE ${memoryScopeSql('m', userId, legacyId)}
             AND m.status <> 'DELETED' AND m.superseded_by IS NULL) s
-        WHERE s.similarity >= $4
+        WHERE s.similarity >= ${min}
         ORDER BY s.similarity DESC, s.id LIMIT 1`,
-      [userId, legacyId, vectorText(q.vector), min],
     );
     return rows[0] ?? null;
   }
@@ -342,12 +339,12 @@ export class MemoryRepository {
     legacyId: string | null,
     key: string,
   ): Promise<MemoryEntity[]> {
-    return manager.query(
-      `SELECT ${columns()} FROM memories m
-        WHERE ${memoryScopeSql('m', '$1', '$2')}
-          AND m.status = 'ACTIVE' AND m.slot_key = $3
+    return run(
+      manager,
+      sql`SELECT ${columns()} FROM memories m
+        WHERE ${memoryScopeSql('m', userId, legacyId)}
+          AND m.status = 'ACTIVE' AND m.slot_key = ${key}
         ORDER BY m.created_at, m.id`,
-      [userId, legacyId, key],
     );
   }
 
@@ -358,12 +355,12 @@ export class MemoryRepository {
     normalized: readonly string[],
   ): Promise<MemoryEntity[]> {
     if (normalized.length === 0) return Promise.resolve([]);
-    return manager.query(
-      `SELECT ${columns()} FROM memories m
-        WHERE m.user_id = $1 AND m.normalized = ANY($2::text[])
+    return run(
+      manager,
+      sql`SELECT ${columns()} FROM memories m
+        WHERE m.user_id = ${userId} AND m.normalized = ANY(${normalized}::text[])
           AND m.status <> 'DELETED' AND m.superseded_by IS NULL
         ORDER BY m.status, m.created_at, m.id`,
-      [userId, normalized],
     );
   }
 
@@ -372,29 +369,24 @@ export class MemoryRepository {
    * again becomes active again.
    */
   async reference(manager: EntityManager, id: string, now: Date, by = 1): Promise<MemoryEntity> {
-    const result: unknown = await manager.query(
-      `UPDATE memories m SET reference_count = reference_count + $3,
-              last_referenced_at = GREATEST(last_referenced_at, $2::timestamptz),
-              history = CASE WHEN status = 'ARCHIVED' THEN history || $4::jsonb ELSE history END,
+    const [row] = await run<MemoryEntity>(
+      manager,
+      sql`UPDATE memories m SET reference_count = reference_count + ${by},
+              last_referenced_at = GREATEST(last_referenced_at, ${now}::timestamptz),
+              history = CASE WHEN status = 'ARCHIVED' THEN history || ${history({
+                at: now.toISOString(),
+                action: MemoryHistoryAction.REACTIVATED,
+                fromStatus: MemoryStatus.ARCHIVED,
+                reason: 'stated again',
+              })}::jsonb ELSE history END,
               archived_at = CASE WHEN status = 'ARCHIVED' THEN NULL ELSE archived_at END,
               archive_reason = CASE WHEN status = 'ARCHIVED' THEN NULL ELSE archive_reason END,
-              updated_at = CASE WHEN status = 'ARCHIVED' THEN $2 ELSE updated_at END,
+              updated_at = CASE WHEN status = 'ARCHIVED' THEN ${now} ELSE updated_at END,
               status = CASE WHEN status = 'ARCHIVED' THEN 'ACTIVE' ELSE status END
-        WHERE id = $1
+        WHERE id = ${id}
         RETURNING ${columns()}`,
-      [
-        id,
-        now,
-        by,
-        history({
-          at: now.toISOString(),
-          action: MemoryHistoryAction.REACTIVATED,
-          fromStatus: MemoryStatus.ARCHIVED,
-          reason: 'stated again',
-        }),
-      ],
     );
-    return returned<MemoryEntity>(result)[0];
+    return row;
   }
 
   async supersede(
@@ -404,14 +396,14 @@ export class MemoryRepository {
     now: Date,
   ): Promise<void> {
     if (oldIds.length === 0) return;
-    await manager.query(
-      `UPDATE memories SET status = 'ARCHIVED', archive_reason = 'SUPERSEDED', archived_at = $3,
-              valid_to = $3, superseded_by = $2, updated_at = $3,
+    await run(
+      manager,
+      sql`UPDATE memories SET status = 'ARCHIVED', archive_reason = 'SUPERSEDED', archived_at = ${now},
+              valid_to = ${now}, superseded_by = ${newId}, updated_at = ${now},
               history = history || jsonb_build_array(jsonb_build_object(
-                'at', $4::text, 'action', 'SUPERSEDED', 'fromStatus', status,
-                'relatedMemoryId', $5::text))
-        WHERE id = ANY($1::uuid[])`,
-      [oldIds, newId, now, now.toISOString(), newId],
+                'at', ${now.toISOString()}::text, 'action', 'SUPERSEDED', 'fromStatus', status,
+                'relatedMemoryId', ${newId}::text))
+        WHERE id = ANY(${oldIds}::uuid[])`,
     );
   }
 
@@ -424,42 +416,40 @@ export class MemoryRepository {
     keep: readonly string[],
     now: Date,
   ): Promise<string[]> {
-    const result: unknown = await manager.query(
-      `WITH over AS (
+    const rows = await run<{ id: string }>(
+      manager,
+      sql`WITH over AS (
          SELECT id FROM memories
-          WHERE user_id = $1 AND legacy_id IS NOT DISTINCT FROM $2 AND status = 'ACTIVE'
-          ORDER BY (id = ANY($4::uuid[])) DESC, reference_count DESC, created_at DESC, id DESC
-          OFFSET $3)
-       UPDATE memories m SET status = 'ARCHIVED', archive_reason = 'CAP', archived_at = $5,
-              updated_at = $5,
+          WHERE user_id = ${userId} AND legacy_id IS NOT DISTINCT FROM ${legacyId} AND status = 'ACTIVE'
+          ORDER BY (id = ANY(${keep}::uuid[])) DESC, reference_count DESC, created_at DESC, id DESC
+          OFFSET ${cap})
+       UPDATE memories m SET status = 'ARCHIVED', archive_reason = 'CAP', archived_at = ${now},
+              updated_at = ${now},
               history = history || jsonb_build_array(jsonb_build_object(
-                'at', $6::text, 'action', 'ARCHIVED', 'fromStatus', 'ACTIVE',
+                'at', ${now.toISOString()}::text, 'action', 'ARCHIVED', 'fromStatus', 'ACTIVE',
                 'reason', 'over the limit of active memories'))
          FROM over WHERE m.id = over.id
        RETURNING m.id`,
-      [userId, legacyId, cap, keep, now, now.toISOString()],
     );
-    return returned<{ id: string }>(result).map((r) => r.id);
+    return rows.map((r) => r.id);
   }
 
   /** Soft delete: restorable during the undo window. */
   async forget(userId: string, where: ForgetScope, now: Date): Promise<MemoryEntity[]> {
-    const p = new SqlParams(userId, now, now.toISOString());
-    const conditions = [`m.user_id = $1`, `m.status <> 'DELETED'`];
-    if (where.ids) conditions.push(`m.id = ANY(${p.add(where.ids)}::uuid[])`);
-    if (where.conversationId) conditions.push(`m.conversation_id = ${p.add(where.conversationId)}`);
+    const conditions = [sql`m.user_id = ${userId}`, sql`m.status <> 'DELETED'`];
+    if (where.ids) conditions.push(sql`m.id = ANY(${where.ids}::uuid[])`);
+    if (where.conversationId) conditions.push(sql`m.conversation_id = ${where.conversationId}`);
     if (where.sourceMessageId) {
-      conditions.push(`m.source_message_id = ${p.add(where.sourceMessageId)}`);
+      conditions.push(sql`m.source_message_id = ${where.sourceMessageId}`);
     }
-    const result: unknown = await this.m().query(
-      `UPDATE memories m SET status = 'DELETED', deleted_at = $2, updated_at = $2,
+    return run<MemoryEntity>(
+      this.m(),
+      sql`UPDATE memories m SET status = 'DELETED', deleted_at = ${now}, updated_at = ${now},
               history = history || jsonb_build_array(jsonb_build_object(
-                'at', $3::text, 'action', 'FORGOTTEN', 'fromStatus', status))
-        WHERE ${conditions.join(' AND ')}
+                'at', ${now.toISOString()}::text, 'action', 'FORGOTTEN', 'fromStatus', status))
+        WHERE ${join(conditions, ' AND ')}
         RETURNING ${columns()}`,
-      p.values,
     );
-    return returned<MemoryEntity>(result);
   }
 
   async restore(
@@ -469,27 +459,27 @@ export class MemoryRepository {
     to: MemoryStatus,
     now: Date,
   ): Promise<MemoryEntity | null> {
-    const result: unknown = await manager.query(
-      `UPDATE memories m SET status = $3, deleted_at = NULL, updated_at = $4,
-              archived_at = CASE WHEN $3 = 'ARCHIVED' THEN archived_at END,
-              archive_reason = CASE WHEN $3 = 'ARCHIVED' THEN archive_reason END,
-              superseded_by = CASE WHEN $3 = 'ACTIVE' THEN NULL ELSE superseded_by END,
-              valid_to = CASE WHEN $3 = 'ACTIVE' THEN NULL ELSE valid_to END,
+    const [row] = await run<MemoryEntity>(
+      manager,
+      sql`UPDATE memories m SET status = ${to}, deleted_at = NULL, updated_at = ${now},
+              archived_at = CASE WHEN ${to} = 'ARCHIVED' THEN archived_at END,
+              archive_reason = CASE WHEN ${to} = 'ARCHIVED' THEN archive_reason END,
+              superseded_by = CASE WHEN ${to} = 'ACTIVE' THEN NULL ELSE superseded_by END,
+              valid_to = CASE WHEN ${to} = 'ACTIVE' THEN NULL ELSE valid_to END,
               history = history || jsonb_build_array(jsonb_build_object(
-                'at', $5::text, 'action', 'RESTORED', 'fromStatus', status))
-        WHERE id = $2 AND user_id = $1
+                'at', ${now.toISOString()}::text, 'action', 'RESTORED', 'fromStatus', status))
+        WHERE id = ${id} AND user_id = ${userId}
         RETURNING ${columns()}`,
-      [userId, id, to, now, now.toISOString()],
     );
-    return returned<MemoryEntity>(result)[0] ?? null;
+    return row ?? null;
   }
 
   /** Hard delete of everything the user has, now (vectors go with the rows, by trigger). */
   async deleteAll(userId: string): Promise<string[]> {
-    const result: unknown = await this.m().query(
-      `DELETE FROM memories WHERE user_id = $1 RETURNING id`,
-      [userId],
+    const rows = await run<{ id: string }>(
+      this.m(),
+      sql`DELETE FROM memories WHERE user_id = ${userId} RETURNING id`,
     );
-    return returned<{ id: string }>(result).map((r) => r.id);
+    return rows.map((r) => r.id);
   }
 }

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { QueryVector } from '../embeddings/embedding.service.js';
-import { denseTerms, vectorText } from '../embeddings/vector-sql.js';
-import { returned, SqlParams } from '../database/sql-params.js';
+import { denseTerms } from '../embeddings/vector-sql.js';
 import { isMemberSql } from '../legacies/membership-sql.js';
 import type { ProfileField, ProfileValue } from './profile-fields.js';
 import { ProfileEntity } from './profile.entity.js';
 import { ProfileEntryEntity } from './profile-entry.entity.js';
+import { empty, raw, run, sql } from '../database/sql.js';
 
 export const PROFILE_KIND = 'profile';
 
@@ -24,7 +24,7 @@ export interface UsableEntry extends ProfileEntryEntity {
   similarity: number | null;
 }
 
-const ENTRY_COLUMNS = `e.id, e.user_id AS "userId", e.field, e.legacy_id AS "legacyId", e.value,
+const ENTRY_COLUMNS = sql`e.id, e.user_id AS "userId", e.field, e.legacy_id AS "legacyId", e.value,
   e.text, e.created_at AS "createdAt", e.updated_at AS "updatedAt"`;
 
 function reviveEntry<T extends ProfileEntryEntity>(row: T): T {
@@ -40,7 +40,7 @@ function reviveProfile(row: ProfileEntity): ProfileEntity {
   };
 }
 
-const PROFILE_COLUMNS = `user_id AS "userId", consent, consent_changed_at AS "consentChangedAt",
+const PROFILE_COLUMNS = sql`user_id AS "userId", consent, consent_changed_at AS "consentChangedAt",
   created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /** All SQL of profiles and their entries. Every statement is scoped to one user. */
@@ -57,9 +57,9 @@ export class ProfileRepository {
   }
 
   async find(userId: string, manager?: EntityManager): Promise<ProfileEntity | null> {
-    const rows: ProfileEntity[] = await this.m(manager).query(
-      `SELECT ${PROFILE_COLUMNS} FROM profiles WHERE user_id = $1`,
-      [userId],
+    const rows: ProfileEntity[] = await run(
+      this.m(manager),
+      sql`SELECT ${PROFILE_COLUMNS} FROM profiles WHERE user_id = ${userId}`,
     );
     return rows[0] ? reviveProfile(rows[0]) : null;
   }
@@ -69,27 +69,27 @@ export class ProfileRepository {
    * transaction ends: updates and a change of consent never interleave.
    */
   async lock(manager: EntityManager, userId: string): Promise<ProfileEntity> {
-    await manager.query(
-      `INSERT INTO profiles (user_id) VALUES ($1) ON CONFLICT (user_id) DO NOTHING`,
-      [userId],
+    await run(
+      manager,
+      sql`INSERT INTO profiles (user_id) VALUES (${userId}) ON CONFLICT (user_id) DO NOTHING`,
     );
-    const rows: ProfileEntity[] = await manager.query(
-      `SELECT ${PROFILE_COLUMNS} FROM profiles WHERE user_id = $1 FOR UPDATE`,
-      [userId],
+    const rows: ProfileEntity[] = await run(
+      manager,
+      sql`SELECT ${PROFILE_COLUMNS} FROM profiles WHERE user_id = ${userId} FOR UPDATE`,
     );
     return reviveProfile(rows[0]);
   }
 
   async setConsent(manager: EntityManager, userId: string, consent: boolean): Promise<void> {
-    await manager.query(
-      `UPDATE profiles SET consent = $2, consent_changed_at = now(), updated_at = now()
-        WHERE user_id = $1 AND consent IS DISTINCT FROM $2`,
-      [userId, consent],
+    await run(
+      manager,
+      sql`UPDATE profiles SET consent = ${consent}, consent_changed_at = now(), updated_at = now()
+        WHERE user_id = ${userId} AND consent IS DISTINCT FROM ${consent}`,
     );
   }
 
   async touch(manager: EntityManager, userId: string): Promise<void> {
-    await manager.query(`UPDATE profiles SET updated_at = now() WHERE user_id = $1`, [userId]);
+    await run(manager, sql`UPDATE profiles SET updated_at = now() WHERE user_id = ${userId}`);
   }
 
   /**
@@ -97,13 +97,13 @@ export class ProfileRepository {
    * (leaving deletes the relationship, by trigger; the condition keeps reads right regardless).
    */
   async entries(userId: string, manager?: EntityManager): Promise<ProfileEntryRow[]> {
-    const rows: ProfileEntryRow[] = await this.m(manager).query(
-      `SELECT ${ENTRY_COLUMNS}, l.name AS "legacyName"
+    const rows: ProfileEntryRow[] = await run(
+      this.m(manager),
+      sql`SELECT ${ENTRY_COLUMNS}, l.name AS "legacyName"
          FROM profile_entries e LEFT JOIN legacies l ON l.id = e.legacy_id
-        WHERE e.user_id = $1
-          AND (e.legacy_id IS NULL OR ${isMemberSql('e.legacy_id', 'e.user_id')})
+        WHERE e.user_id = ${userId}
+          AND (e.legacy_id IS NULL OR ${isMemberSql(raw('e.legacy_id'), raw('e.user_id'))})
         ORDER BY e.field, l.name, e.legacy_id`,
-      [userId],
     );
     return rows.map(reviveEntry);
   }
@@ -123,15 +123,15 @@ export class ProfileRepository {
       text: string;
     },
   ): Promise<string | null> {
-    const rows: { id: string }[] = await manager.query(
-      `INSERT INTO profile_entries AS e (user_id, field, legacy_id, value, text)
-       SELECT $1, $2, $3::uuid, $4::jsonb, $5
-        WHERE $3::uuid IS NULL OR ${isMemberSql('$3::uuid', '$1::uuid')}
+    const rows: { id: string }[] = await run(
+      manager,
+      sql`INSERT INTO profile_entries AS e (user_id, field, legacy_id, value, text)
+       SELECT ${entry.userId}::uuid, ${entry.field}, ${entry.legacyId}::uuid, ${JSON.stringify(entry.value)}::jsonb, ${entry.text}
+        WHERE ${entry.legacyId}::uuid IS NULL OR ${isMemberSql(sql`${entry.legacyId}::uuid`, sql`${entry.userId}::uuid`)}
        ON CONFLICT ON CONSTRAINT profile_entries_unique DO UPDATE
          SET value = EXCLUDED.value, text = EXCLUDED.text, updated_at = now()
          WHERE e.value IS DISTINCT FROM EXCLUDED.value OR e.text IS DISTINCT FROM EXCLUDED.text
        RETURNING e.id`,
-      [entry.userId, entry.field, entry.legacyId, JSON.stringify(entry.value), entry.text],
     );
     return rows[0]?.id ?? null;
   }
@@ -143,13 +143,11 @@ export class ProfileRepository {
     field: ProfileField,
     legacyId: string | null,
   ): Promise<boolean> {
-    const rows = returned<{ id: string }>(
-      await manager.query(
-        `DELETE FROM profile_entries
-          WHERE user_id = $1 AND field = $2 AND legacy_id IS NOT DISTINCT FROM $3::uuid
+    const rows = await run<{ id: string }>(
+      manager,
+      sql`DELETE FROM profile_entries
+          WHERE user_id = ${userId} AND field = ${field} AND legacy_id IS NOT DISTINCT FROM ${legacyId}::uuid
           RETURNING id`,
-        [userId, field, legacyId],
-      ),
     );
     return rows.length > 0;
   }
@@ -159,12 +157,12 @@ export class ProfileRepository {
    * caller's transaction: plain deletes, nothing kept for undo.
    */
   async deleteEverything(manager: EntityManager, userId: string): Promise<void> {
-    await manager.query(`DELETE FROM profile_entries WHERE user_id = $1`, [userId]);
+    await run(manager, sql`DELETE FROM profile_entries WHERE user_id = ${userId}`);
     // The trigger took the entries' vectors; this also takes any written under a stale id.
-    await manager.query(`DELETE FROM embeddings WHERE kind = $1 AND user_id = $2`, [
-      PROFILE_KIND,
-      userId,
-    ]);
+    await run(
+      manager,
+      sql`DELETE FROM embeddings WHERE kind = ${PROFILE_KIND} AND user_id = ${userId}`,
+    );
   }
 
   /**
@@ -177,23 +175,22 @@ export class ProfileRepository {
     legacyId: string,
     query: QueryVector | null,
   ): Promise<UsableEntry[]> {
-    const p = new SqlParams(userId, legacyId);
-    let join = '';
-    let similarity = 'NULL::float8';
+    let joined = empty;
+    let similarity = sql`NULL::float8`;
     if (query) {
-      const dense = denseTerms(query, PROFILE_KIND, p.add(vectorText(query.vector)), 'v');
-      join = `LEFT JOIN embeddings v ON v.item_id = e.id AND ${dense.filter}`;
+      const dense = denseTerms(query, PROFILE_KIND, 'v');
+      joined = sql`LEFT JOIN embeddings v ON v.item_id = e.id AND ${dense.filter}`;
       similarity = dense.similarity;
     }
-    const rows: UsableEntry[] = await this.m().query(
-      `SELECT ${ENTRY_COLUMNS}, ${similarity} AS similarity
+    const rows = await run<UsableEntry>(
+      this.m(),
+      sql`SELECT ${ENTRY_COLUMNS}, ${similarity} AS similarity
          FROM profile_entries e
          JOIN profiles p ON p.user_id = e.user_id AND p.consent
-         ${join}
-        WHERE e.user_id = $1
-          AND (e.legacy_id IS NULL OR e.legacy_id = $2::uuid)
-          AND ${isMemberSql('$2::uuid', 'e.user_id')}`,
-      p.values,
+         ${joined}
+        WHERE e.user_id = ${userId}
+          AND (e.legacy_id IS NULL OR e.legacy_id = ${legacyId}::uuid)
+          AND ${isMemberSql(sql`${legacyId}::uuid`, raw('e.user_id'))}`,
     );
     return rows.map((r) => ({
       ...reviveEntry(r),

@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { segmentWithheldSql } from '../conversations/withheld-reply.js';
 import { storyVisibleSql } from '../stories/story-visibility.js';
 import type { ScopeParams } from './search.repository.js';
+import { empty, run, sql } from '../database/sql.js';
 
 export interface LexemeStats {
   lexeme: string;
@@ -22,13 +23,13 @@ export interface ScopeStats {
  * another participant alone is taken out again, or its words would tell in this member's scores.
  * Only conversations held together can have one (the first EXISTS is all a solo one pays).
  */
-const WITHHELD_CTE = `, withheld AS MATERIALIZED (
+const withheldCte = (conversationId: string, userId: string) => sql`, withheld AS MATERIALIZED (
          SELECT s.search_tsv || s.kinds_tsv AS tsv, s.main_length, s.context_length
            FROM message_segments s
-          WHERE s.conversation_id = $4
+          WHERE s.conversation_id = ${conversationId}
             AND EXISTS (SELECT 1 FROM conversation_participants p
-                         WHERE p.conversation_id = $4 AND p.user_id <> $3)
-            AND ${segmentWithheldSql('s', '$3')}
+                         WHERE p.conversation_id = ${conversationId} AND p.user_id <> ${userId})
+            AND ${segmentWithheldSql('s', userId)}
        )`;
 
 /**
@@ -58,14 +59,14 @@ export class SearchStatsRepository {
     // Recall searches no conversation of its own: it reads no withheld turns either.
     const current = s.conversationId !== null;
     const withheld = {
-      cte: current ? WITHHELD_CTE : '',
+      cte: current ? withheldCte(s.conversationId!, s.userId) : empty,
       df: current
-        ? '- (SELECT count(*) FROM withheld w WHERE tsvector_to_array(w.tsv) @> ARRAY[lx.lexeme])'
-        : '',
-      segments: current ? '- (SELECT count(*) FROM withheld)' : '',
+        ? sql`- (SELECT count(*) FROM withheld w WHERE tsvector_to_array(w.tsv) @> ARRAY[lx.lexeme])`
+        : empty,
+      segments: current ? sql`- (SELECT count(*) FROM withheld)` : empty,
       length: current
-        ? '- (SELECT coalesce(sum(main_length + $5::float8 * context_length), 0) FROM withheld)'
-        : '',
+        ? sql`- (SELECT coalesce(sum(main_length + ${contextWeight}::float8 * context_length), 0) FROM withheld)`
+        : empty,
     };
     const [row]: {
       hasStories: boolean;
@@ -75,35 +76,35 @@ export class SearchStatsRepository {
       lengthCurrent: string | null;
       segmentsAll: string | null;
       lengthAll: string | null;
-    }[] = await this.dataSource.query(
-      `WITH owned AS (
-         SELECT id FROM conversations WHERE legacy_id = $2 AND user_id = $3
+    }[] = await run(
+      this.dataSource,
+      sql`WITH owned AS (
+         SELECT id FROM conversations WHERE legacy_id = ${s.legacyId} AND user_id = ${s.userId}
        ),
-       lx AS (SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('english', $1)) AS u)
+       lx AS (SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('english', ${text})) AS u)
        ${withheld.cte}
        SELECT
          (SELECT json_agg(json_build_object(
              'lexeme', lx.lexeme,
              'dfCurrent', coalesce((SELECT t.df FROM search_term_stats t
-                                     WHERE t.conversation_id = $4 AND t.lexeme = lx.lexeme), 0)
+                                     WHERE t.conversation_id = ${s.conversationId} AND t.lexeme = lx.lexeme), 0)
                           ${withheld.df},
              'dfAll', coalesce((SELECT sum(t.df) FROM search_term_stats t
                                  WHERE t.conversation_id IN (SELECT id FROM owned)
                                    AND t.lexeme = lx.lexeme), 0)) ORDER BY lx.lexeme)
             FROM lx) AS lexemes,
-         (SELECT string_agg(d.token, ' ') FROM ts_debug('english', $1) AS d
+         (SELECT string_agg(d.token, ' ') FROM ts_debug('english', ${text}) AS d
            WHERE array_length(d.lexemes, 1) > 0) AS keywords,
-         (SELECT segments FROM search_doc_stats WHERE conversation_id = $4)
+         (SELECT segments FROM search_doc_stats WHERE conversation_id = ${s.conversationId})
            ${withheld.segments} AS "segmentsCurrent",
-         (SELECT main_length + $5::float8 * context_length FROM search_doc_stats
-           WHERE conversation_id = $4) ${withheld.length} AS "lengthCurrent",
+         (SELECT main_length + ${contextWeight}::float8 * context_length FROM search_doc_stats
+           WHERE conversation_id = ${s.conversationId}) ${withheld.length} AS "lengthCurrent",
          (SELECT sum(segments) FROM search_doc_stats
            WHERE conversation_id IN (SELECT id FROM owned)) AS "segmentsAll",
-         (SELECT sum(main_length + $5::float8 * context_length) FROM search_doc_stats
+         (SELECT sum(main_length + ${contextWeight}::float8 * context_length) FROM search_doc_stats
            WHERE conversation_id IN (SELECT id FROM owned)) AS "lengthAll",
-         EXISTS (SELECT 1 FROM stories st WHERE st.legacy_id = $2 AND st.total_chunks > 0
-                    AND ${storyVisibleSql('st', '$3')}) AS "hasStories"`,
-      [text, s.legacyId, s.userId, s.conversationId, contextWeight],
+         EXISTS (SELECT 1 FROM stories st WHERE st.legacy_id = ${s.legacyId} AND st.total_chunks > 0
+                    AND ${storyVisibleSql('st', s.userId)}) AS "hasStories"`,
     );
     return {
       lexemes: (row.lexemes ?? []).map((l) => ({
@@ -124,9 +125,9 @@ export class SearchStatsRepository {
 
   /** The latest time something was said in the user's conversations about the legacy. */
   async latestOccurred(userId: string, legacyId: string): Promise<Date | null> {
-    const rows: { at: Date | null }[] = await this.dataSource.query(
-      `SELECT max(occurred_at) AS at FROM message_segments WHERE legacy_id = $1 AND user_id = $2`,
-      [legacyId, userId],
+    const rows: { at: Date | null }[] = await run(
+      this.dataSource,
+      sql`SELECT max(occurred_at) AS at FROM message_segments WHERE legacy_id = ${legacyId} AND user_id = ${userId}`,
     );
     return rows[0]?.at ?? null;
   }

@@ -4,10 +4,10 @@ import { storyPassageScopeSql } from '../stories/story-visibility.js';
 import { chunkReadableSql, segmentReadableSql } from '../conversations/withheld-reply.js';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { denseTerms, similarityOf, vectorText, widenHnswScan } from '../embeddings/vector-sql.js';
+import { denseTerms, similarityOf, widenHnswScan } from '../embeddings/vector-sql.js';
 import type { QueryVector } from '../embeddings/embedding.service.js';
 import type { SourceKind } from './search.types.js';
-import { SqlParams, likeEscape } from '../database/sql-params.js';
+import { Sql, empty, join, likeEscape, raw, run, sql } from '../database/sql.js';
 import { SAID_TO_PERSON_SQL, STANDING_TURN_SQL } from './standing.js';
 
 /** Who is searching and where: every query is scoped in SQL by these. */
@@ -59,14 +59,14 @@ export interface PathRow {
 }
 
 interface KindSql {
-  table: string;
+  table: Sql;
   /** Scope predicate over alias `x`. */
-  scope: (scope: ScopeName, s: ScopeParams, p: SqlParams) => string;
+  scope: (scope: ScopeName, s: ScopeParams) => Sql;
   /** When the item was said or made, for the time path. */
-  timeFrom: string;
-  timeTo: string;
+  timeFrom: Sql;
+  timeTo: Sql;
   /** The period the item tells of, if it has one (segments), also for the time path. */
-  told?: { from: string; to: string };
+  told?: { from: Sql; to: Sql };
 }
 
 /** Up to this many turns holding a selecting word, BM25 scores them all. */
@@ -80,67 +80,71 @@ export const BM25_PRERANKED = 500;
  */
 const CONVERSATION_SCAN_MAX = 4000;
 
-const SEGMENT_SCOPE = (scope: ScopeName, s: ScopeParams, p: SqlParams): string => {
+const SEGMENT_SCOPE = (scope: ScopeName, s: ScopeParams): Sql => {
   if (scope === 'current') {
-    const before = s.beforeTurn === null ? '' : ` AND x.turn_index < ${p.add(s.beforeTurn)}`;
+    const before = s.beforeTurn === null ? empty : sql` AND x.turn_index < ${s.beforeTurn}`;
     // Another participant's turns, but not an agent's turn made for them alone.
-    return `x.conversation_id = ${p.add(s.conversationId)}${before}
-      AND ${segmentReadableSql('x', p.add(s.userId))}`;
+    return sql`x.conversation_id = ${s.conversationId}${before}
+      AND ${segmentReadableSql('x', s.userId)}`;
   }
-  const owner = `x.legacy_id = ${p.add(s.legacyId)} AND x.user_id = ${p.add(s.userId)}`;
+  const owner = sql`x.legacy_id = ${s.legacyId} AND x.user_id = ${s.userId}`;
   return scope === 'wider' && s.conversationId
-    ? `${owner} AND x.conversation_id <> ${p.add(s.conversationId)}`
+    ? sql`${owner} AND x.conversation_id <> ${s.conversationId}`
     : owner;
 };
 
 const KINDS: Record<SourceKind, KindSql> = {
   segment: {
-    table: 'message_segments',
+    table: raw('message_segments'),
     scope: SEGMENT_SCOPE,
-    timeFrom: 'x.occurred_at',
-    timeTo: 'x.occurred_at',
-    told: { from: 'x.told_from', to: 'x.told_to' },
+    timeFrom: raw('x.occurred_at'),
+    timeTo: raw('x.occurred_at'),
+    told: { from: raw('x.told_from'), to: raw('x.told_to') },
   },
   summary: {
-    table: 'conversation_chunks',
-    scope: (scope, s, p) => {
+    table: raw('conversation_chunks'),
+    scope: (scope, s) => {
       if (scope === 'current') {
-        const before = s.beforeTurn === null ? '' : ` AND x.range_start < ${p.add(s.beforeTurn)}`;
+        const before = s.beforeTurn === null ? empty : sql` AND x.range_start < ${s.beforeTurn}`;
         // Not one that covers a reply made for another participant alone.
-        return `x.conversation_id = ${p.add(s.conversationId)}${before}
-          AND ${chunkReadableSql('x', p.add(s.userId))}`;
+        return sql`x.conversation_id = ${s.conversationId}${before}
+          AND ${chunkReadableSql('x', s.userId)}`;
       }
-      const owner = `x.legacy_id = ${p.add(s.legacyId)} AND x.user_id = ${p.add(s.userId)}`;
+      const owner = sql`x.legacy_id = ${s.legacyId} AND x.user_id = ${s.userId}`;
       return scope === 'wider' && s.conversationId
-        ? `${owner} AND x.conversation_id <> ${p.add(s.conversationId)}`
+        ? sql`${owner} AND x.conversation_id <> ${s.conversationId}`
         : owner;
     },
-    timeFrom: 'x.first_occurred_at',
-    timeTo: 'x.last_occurred_at',
+    timeFrom: raw('x.first_occurred_at'),
+    timeTo: raw('x.last_occurred_at'),
   },
   // The legacy's facts active as the user sees them (facts/fact-visibility.ts).
   fact: {
-    table: 'facts',
-    scope: (_scope, s, p) => activeInLegacySql('x', p.add(s.legacyId), p.add(s.userId)),
-    timeFrom: 'x.created_at',
-    timeTo: 'x.created_at',
+    table: raw('facts'),
+    scope: (_scope, s) => activeInLegacySql('x', s.legacyId, s.userId),
+    timeFrom: raw('x.created_at'),
+    timeTo: raw('x.created_at'),
   },
   // Passages of the legacy's stories the user may see (stories/story-visibility.ts).
   story: {
-    table: 'story_chunks',
-    scope: (_scope, s, p) => storyPassageScopeSql('x', p.add(s.legacyId), p.add(s.userId)),
-    timeFrom: 'x.created_at',
-    timeTo: 'x.created_at',
+    table: raw('story_chunks'),
+    scope: (_scope, s) => storyPassageScopeSql('x', s.legacyId, s.userId),
+    timeFrom: raw('x.created_at'),
+    timeTo: raw('x.created_at'),
   },
   // The user's own active memories, about this legacy or about no legacy in particular
   // (memories/memory-scope.ts).
   memory: {
-    table: 'memories',
-    scope: (_scope, s, p) => activeMemoryScopeSql('x', p.add(s.userId), p.add(s.legacyId)),
-    timeFrom: 'x.created_at',
-    timeTo: 'x.created_at',
+    table: raw('memories'),
+    scope: (_scope, s) => activeMemoryScopeSql('x', s.userId, s.legacyId),
+    timeFrom: raw('x.created_at'),
+    timeTo: raw('x.created_at'),
   },
 };
+
+/** Standing turns and turns said to a person (standing.ts): constant SQL over alias `x`. */
+const STANDING_TURN = raw(STANDING_TURN_SQL);
+const SAID_TO_PERSON = raw(SAID_TO_PERSON_SQL);
 
 /**
  * The search paths' SQL. Each query is scoped in SQL to what the user may see: their own
@@ -177,12 +181,11 @@ export class SearchRepository {
    */
   async denseFor(kind: SourceKind, ids: string[], q: QueryVector): Promise<PathRow[]> {
     if (ids.length === 0) return [];
-    const p = new SqlParams();
-    const { filter, distance } = denseTerms(q, kind, p.add(vectorText(q.vector)));
-    const rows: { id: string; distance: number }[] = await this.dataSource.query(
-      `SELECT e.item_id AS id, ${distance} AS distance FROM embeddings e
-        WHERE ${filter} AND e.item_id = ANY(${p.add(ids)}::uuid[])`,
-      p.values,
+    const { filter, distance } = denseTerms(q, kind);
+    const rows = await run<{ id: string; distance: number }>(
+      this.dataSource,
+      sql`SELECT e.item_id AS id, ${distance} AS distance FROM embeddings e
+        WHERE ${filter} AND e.item_id = ANY(${ids}::uuid[])`,
     );
     return rows.map((r) => ({ id: r.id, score: similarityOf(q.model, Number(r.distance)) }));
   }
@@ -196,24 +199,21 @@ export class SearchRepository {
     q: QueryVector,
     limit: number,
   ): Promise<PathRow[]> {
-    const sql = KINDS[kind];
-    const p = new SqlParams();
-    const vector = p.add(vectorText(q.vector));
-    const { filter, distance } = denseTerms(q, kind, vector);
+    const k = KINDS[kind];
+    const { filter, distance } = denseTerms(q, kind);
     if (scope === 'current') {
       // One conversation's items are few: score each by its vector, looked up by primary key.
       // Joined the other way the planner scanned every vector of the kind (19 ms against 5 ms
       // at 100,000 turns on a server), as its default costs expect a disk, not a cache.
-      const where = sql.scope(scope, s, p);
-      const exact: { id: string; distance: number }[] = await m.query(
-        `SELECT x.id, d.distance FROM ${sql.table} x
+      const exact = await run<{ id: string; distance: number }>(
+        m,
+        sql`SELECT x.id, d.distance FROM ${k.table} x
            CROSS JOIN LATERAL (
              SELECT ${distance} AS distance FROM embeddings e
               WHERE ${filter} AND e.item_id = x.id) d
-          WHERE ${where}
+          WHERE ${k.scope(scope, s)}
           ORDER BY d.distance
-          LIMIT ${p.add(limit)}`,
-        p.values,
+          LIMIT ${limit}`,
       );
       return exact.map((r) => ({ id: r.id, score: similarityOf(q.model, Number(r.distance)) }));
     }
@@ -221,18 +221,17 @@ export class SearchRepository {
     // early: nearest rows of other families are skipped before the join, not after.
     const owner =
       kind === 'segment'
-        ? ` AND e.legacy_id = ${p.add(s.legacyId)} AND e.user_id = ${p.add(s.userId)}`
+        ? sql` AND e.legacy_id = ${s.legacyId} AND e.user_id = ${s.userId}`
         : kind === 'story' || kind === 'fact'
-          ? ` AND e.legacy_id = ${p.add(s.legacyId)}`
-          : '';
-    const where = sql.scope(scope, s, p);
-    const rows: { id: string; distance: number }[] = await m.query(
-      `SELECT x.id, ${distance} AS distance
-         FROM embeddings e JOIN ${sql.table} x ON x.id = e.item_id
-        WHERE ${filter}${owner} AND ${where}
+          ? sql` AND e.legacy_id = ${s.legacyId}`
+          : empty;
+    const rows = await run<{ id: string; distance: number }>(
+      m,
+      sql`SELECT x.id, ${distance} AS distance
+         FROM embeddings e JOIN ${k.table} x ON x.id = e.item_id
+        WHERE ${filter}${owner} AND ${k.scope(scope, s)}
         ORDER BY ${distance}
-        LIMIT ${p.add(limit)}`,
-      p.values,
+        LIMIT ${limit}`,
     );
     return rows.map((r) => ({ id: r.id, score: similarityOf(q.model, Number(r.distance)) }));
   }
@@ -257,29 +256,28 @@ export class SearchRepository {
   ): Promise<PathRow[]> {
     if (!q.english || q.lexemes.length === 0) return [];
     const { ids } = options;
-    const p = new SqlParams();
-    const lexemes = p.add(q.lexemes);
-    const idf = p.add(q.idf);
-    const alpha = `${p.add(bm25.contextWeight)}::float8`;
-    const beta = `${p.add(bm25.kindWeight)}::float8`;
-    const k1 = `${p.add(bm25.k1)}::float8`;
-    const b = `${p.add(bm25.b)}::float8`;
-    const avg = `${p.add(Math.max(1, q.avgLength))}::float8`;
-    const total = `${p.add(q.idf.reduce((a, x) => a + x, 0) || 1)}::float8`;
-    const query = p.add(q.english);
-    let where = SEGMENT_SCOPE(scope, s, p) + (ids ? ` AND x.id = ANY(${p.add(ids)}::uuid[])` : '');
-    let turns = 'message_segments x';
+    // Each use binds its value again: the same numbers and lists, each cast where it is used.
+    const lexemes = sql`${q.lexemes}::text[]`;
+    const alpha = sql`${bm25.contextWeight}::float8`;
+    const beta = sql`${bm25.kindWeight}::float8`;
+    const k1 = sql`${bm25.k1}::float8`;
+    const b = sql`${bm25.b}::float8`;
+    const avg = sql`${Math.max(1, q.avgLength)}::float8`;
+    const total = sql`${q.idf.reduce((a, x) => a + x, 0) || 1}::float8`;
+    const query = sql`${q.english}::tsquery`;
+    let where = sql`${SEGMENT_SCOPE(scope, s)}${ids ? sql` AND x.id = ANY(${ids}::uuid[])` : empty}`;
+    let turns = sql`message_segments x`;
     if (scope === 'current' && !ids && q.scopeTurns <= CONVERSATION_SCAN_MAX) {
       // The conversation's turns first (OFFSET 0 keeps the planner from merging the two), the
       // words checked on each: with common words the index read every family's turns that hold
       // them, then kept this conversation's (12 against 20 ms at 100,000 turns on a server).
-      turns = `(SELECT * FROM message_segments x WHERE ${where} OFFSET 0) x`;
-      where = 'true';
+      turns = sql`(SELECT * FROM message_segments x WHERE ${where} OFFSET 0) x`;
+      where = sql`true`;
     }
-    const columns = `x.id, x.search_tsv, x.main_length + ${alpha} * x.context_length AS dl,
-                CASE WHEN x.kinds_tsv @@ ${query}::tsquery THEN x.kinds_tsv END AS kinds_tsv`;
-    const selected = `(x.search_tsv @@ ${query}::tsquery OR x.kinds_tsv @@ ${query}::tsquery)`;
-    let hits = `hits AS (
+    const columns = sql`x.id, x.search_tsv, x.main_length + ${alpha} * x.context_length AS dl,
+                CASE WHEN x.kinds_tsv @@ ${query} THEN x.kinds_tsv END AS kinds_tsv`;
+    const selected = sql`(x.search_tsv @@ ${query} OR x.kinds_tsv @@ ${query})`;
+    let hits = sql`hits AS (
          SELECT ${columns}
            FROM ${turns}
           WHERE ${where} AND ${selected}
@@ -288,18 +286,18 @@ export class SearchRepository {
     // selecting word, ts_rank over every query word (more of them, and in the turn's own words
     // rather than its context, first) keeps the few hundred worth scoring.
     if (!ids && q.selectedTurns > BM25_SCORE_ALL_MAX) {
-      const all = p.add(q.englishAll);
-      const keep = p.add(options.preranked ?? Math.max(BM25_PRERANKED, limit * 5));
+      const all = sql`${q.englishAll}::tsquery`;
+      const keep = options.preranked ?? Math.max(BM25_PRERANKED, limit * 5);
       // The ids first, then the rows of those kept: sorting thousands of whole rows (their
       // word lists) to keep a few hundred cost more than ranking them.
-      const byWords = `ts_rank(x.search_tsv, ${all}::tsquery)`;
-      const byWordsAndKinds = `${byWords} + ${beta} * ts_rank(x.kinds_tsv, ${all}::tsquery)`;
-      const ranked = (filter: string, count: string, by = byWordsAndKinds) =>
-        `SELECT x.id FROM ${turns} WHERE ${where} AND ${filter}
+      const byWords = sql`ts_rank(x.search_tsv, ${all})`;
+      const byWordsAndKinds = sql`${byWords} + ${beta} * ts_rank(x.kinds_tsv, ${all})`;
+      const ranked = (filter: Sql, count: Sql, by = byWordsAndKinds) =>
+        sql`SELECT x.id FROM ${turns} WHERE ${where} AND ${filter}
           ORDER BY ${by} DESC, x.id LIMIT ${count}`;
-      const rowsOf = (idsSql: string) => `SELECT ${columns}
+      const rowsOf = (idsSql: Sql) => sql`SELECT ${columns}
            FROM (${idsSql}) kept JOIN message_segments x ON x.id = kept.id`;
-      hits = `hits AS (${rowsOf(ranked(selected, keep))})`;
+      hits = sql`hits AS (${rowsOf(ranked(selected, sql`${keep}`))})`;
       if (q.lexemes.length > 1) {
         // Where common words select (a wide scope), ranking every turn that holds one of them is
         // the slow tenth of the queries: tens of thousands of turns read. The turns holding
@@ -307,15 +305,15 @@ export class SearchRepository {
         // when those are fewer than the turns kept, which they would mostly outrank anyway.
         // Holding every word already, they are ranked by their own words alone (the kinds'
         // ranking was a fifth of the time).
-        const every = `x.search_tsv @@ ${p.add(q.englishEvery)}::tsquery`;
-        hits = `every AS MATERIALIZED (${ranked(every, keep, byWords)}),
+        const every = sql`x.search_tsv @@ ${q.englishEvery}::tsquery`;
+        hits = sql`every AS MATERIALIZED (${ranked(every, sql`${keep}`, byWords)}),
        hits AS (
-         ${rowsOf('SELECT id FROM every')}
+         ${rowsOf(sql`SELECT id FROM every`)}
          UNION ALL
          ${rowsOf(
            ranked(
-             `(SELECT count(*) FROM every) < ${keep} AND ${selected} AND NOT ${every}`,
-             `${keep} - (SELECT count(*) FROM every)`,
+             sql`(SELECT count(*) FROM every) < ${keep} AND ${selected} AND NOT ${every}`,
+             sql`${keep} - (SELECT count(*) FROM every)`,
            ),
          )}
        )`;
@@ -324,31 +322,32 @@ export class SearchRepository {
     // A word list cut to the query's words before it is unnested (ts_delete twice, in C): the
     // whole lists, some seventy words each with their positions, made the scoring 10 to 40%
     // slower.
-    const queryWords = (tsv: string) =>
-      `unnest(ts_delete(${tsv}, tsvector_to_array(ts_delete(${tsv}, ${lexemes}::text[]))))`;
+    const queryWords = (tsv: Sql) =>
+      sql`unnest(ts_delete(${tsv}, tsvector_to_array(ts_delete(${tsv}, ${lexemes}))))`;
     // A word's frequency: its positions in the turn, and in the context at alpha.
-    const turnWords = `SELECT u.lexeme,
+    const turnWords = sql`SELECT u.lexeme,
                               cardinality(u.weights)
                                 - (1 - ${alpha}) * cardinality(array_positions(u.weights, 'D'))
                                 AS tf
-                         FROM ${queryWords('h.search_tsv')} AS u`;
+                         FROM ${queryWords(raw('h.search_tsv'))} AS u`;
     // ... and among the kinds of what the turn names at beta, for the few turns whose kinds
     // hold a query word (merging the two lists per word costs every turn a third more).
-    const withKinds = `SELECT w.lexeme, sum(w.tf) AS tf
+    const withKinds = sql`SELECT w.lexeme, sum(w.tf) AS tf
                          FROM (${turnWords}
                                UNION ALL
                                SELECT u.lexeme, ${beta} * cardinality(u.weights)
-                                 FROM ${queryWords('h.kinds_tsv')} AS u) w
+                                 FROM ${queryWords(raw('h.kinds_tsv'))} AS u) w
                          JOIN q ON q.lexeme = w.lexeme
                         GROUP BY w.lexeme`;
-    const scored = (words: string) => `CROSS JOIN LATERAL (
+    const scored = (words: Sql) => sql`CROSS JOIN LATERAL (
            SELECT sum(q.idf * t.tf * (${k1} + 1)
                       / (t.tf + ${k1} * (1 - ${b} + ${b} * h.dl / ${avg}))) AS raw,
                   sum(q.idf * least(t.tf, 1)) / ${total} AS coverage
              FROM (${words}) t
              JOIN q ON q.lexeme = t.lexeme) s`;
-    const rows: { id: string; raw: number; coverage: number }[] = await this.dataSource.query(
-      `WITH q AS (SELECT * FROM unnest(${lexemes}::text[], ${idf}::float8[]) AS q(lexeme, idf)),
+    const rows = await run<{ id: string; raw: number; coverage: number }>(
+      this.dataSource,
+      sql`WITH q AS (SELECT * FROM unnest(${lexemes}, ${q.idf}::float8[]) AS q(lexeme, idf)),
        ${hits}
        SELECT r.id, r.raw, r.coverage
          FROM (SELECT h.id, s.raw, s.coverage FROM hits h ${scored(turnWords)}
@@ -358,8 +357,7 @@ export class SearchRepository {
                 WHERE h.kinds_tsv IS NOT NULL) r
         WHERE r.raw IS NOT NULL
         ORDER BY r.raw DESC, r.id
-        LIMIT ${p.add(limit)}`,
-      p.values,
+        LIMIT ${limit}`,
     );
     return rows.map((r) => ({ id: r.id, score: Number(r.raw), coverage: Number(r.coverage) }));
   }
@@ -377,24 +375,21 @@ export class SearchRepository {
     ids?: string[],
   ): Promise<PathRow[]> {
     if (!q.simple) return [];
-    const sql = KINDS[kind];
-    const p = new SqlParams();
-    const query = p.add(q.simple);
-    const keywords = p.add(q.keywords);
-    const where = sql.scope(scope, s, p) + (ids ? ` AND x.id = ANY(${p.add(ids)}::uuid[])` : '');
-    const rows: { id: string; raw: number; coverage: number }[] = await this.dataSource.query(
-      `WITH q AS (
-         SELECT websearch_to_tsquery('simple', ${query}) AS query,
-                ARRAY(SELECT u.lexeme FROM unnest(to_tsvector('simple', ${keywords})) AS u) AS lexemes
+    const k = KINDS[kind];
+    const onlyIds = ids ? sql` AND x.id = ANY(${ids}::uuid[])` : empty;
+    const rows = await run<{ id: string; raw: number; coverage: number }>(
+      this.dataSource,
+      sql`WITH q AS (
+         SELECT websearch_to_tsquery('simple', ${q.simple}) AS query,
+                ARRAY(SELECT u.lexeme FROM unnest(to_tsvector('simple', ${q.keywords})) AS u) AS lexemes
        )
        SELECT x.id, ts_rank(x.search_tsv, q.query) AS raw,
               (SELECT count(*) FROM unnest(x.search_tsv) AS u WHERE u.lexeme = ANY(q.lexemes))::float8
                 / greatest(cardinality(q.lexemes), 1) AS coverage
-         FROM ${sql.table} x, q
-        WHERE ${where} AND x.search_tsv @@ q.query
+         FROM ${k.table} x, q
+        WHERE ${k.scope(scope, s)}${onlyIds} AND x.search_tsv @@ q.query
         ORDER BY raw DESC, x.id
-        LIMIT ${p.add(limit)}`,
-      p.values,
+        LIMIT ${limit}`,
     );
     return rows.map((r) => ({ id: r.id, score: Number(r.raw), coverage: Number(r.coverage) }));
   }
@@ -412,30 +407,29 @@ export class SearchRepository {
     limit: number,
   ): Promise<PathRow[]> {
     if (probes.words.length === 0 && probes.cjk.length === 0) return [];
-    const sql = KINDS[kind];
-    const p = new SqlParams();
-    const conditions: string[] = [];
-    const scores: string[] = [];
+    const k = KINDS[kind];
+    const conditions: Sql[] = [];
+    const scores: Sql[] = [];
     for (const word of probes.words) {
-      const w = p.add(word);
-      conditions.push(`${w} <% x.content`);
-      scores.push(`word_similarity(${w}, x.content)`);
+      conditions.push(sql`${word} <% x.content`);
+      scores.push(sql`word_similarity(${word}, x.content)`);
     }
     if (probes.cjk.length > 0) {
-      const likes = probes.cjk.map((c) => p.add(`%${likeEscape(c)}%`));
-      conditions.push(...likes.map((l) => `x.content LIKE ${l}`));
-      scores.push(
-        `(${likes.map((l) => `(x.content LIKE ${l})::int`).join(' + ')})::float8 / ${likes.length}`,
+      const likes = probes.cjk.map((c) => `%${likeEscape(c)}%`);
+      conditions.push(...likes.map((l) => sql`x.content LIKE ${l}`));
+      const matched = join(
+        likes.map((l) => sql`(x.content LIKE ${l})::int`),
+        ' + ',
       );
+      scores.push(sql`(${matched})::float8 / ${raw(String(likes.length))}`);
     }
-    const where = sql.scope(scope, s, p);
-    const rows: { id: string; score: number }[] = await this.dataSource.query(
-      `SELECT x.id, greatest(${scores.join(', ')}) AS score
-         FROM ${sql.table} x
-        WHERE ${where} AND (${conditions.join(' OR ')})
+    const rows = await run<{ id: string; score: number }>(
+      this.dataSource,
+      sql`SELECT x.id, greatest(${join(scores, ', ')}) AS score
+         FROM ${k.table} x
+        WHERE ${k.scope(scope, s)} AND (${join(conditions, ' OR ')})
         ORDER BY score DESC, x.id
-        LIMIT ${p.add(limit)}`,
-      p.values,
+        LIMIT ${limit}`,
     );
     return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
   }
@@ -449,19 +443,15 @@ export class SearchRepository {
     to: Date,
     limit: number,
   ): Promise<PathRow[]> {
-    const sql = KINDS[kind];
-    const p = new SqlParams();
-    const where = sql.scope(scope, s, p);
-    const start = p.add(from);
-    const end = p.add(to);
+    const k = KINDS[kind];
     // Said in the period, or telling of it ("last Friday" said on the Monday after).
-    const told = sql.told ? ` OR (${sql.told.to} > ${start} AND ${sql.told.from} < ${end})` : '';
-    const rows: { id: string }[] = await this.dataSource.query(
-      `SELECT x.id FROM ${sql.table} x
-        WHERE ${where} AND ((${sql.timeTo} >= ${start} AND ${sql.timeFrom} < ${end})${told})
-        ORDER BY ${sql.timeTo} DESC, x.id
-        LIMIT ${p.add(limit)}`,
-      p.values,
+    const told = k.told ? sql` OR (${k.told.to} > ${from} AND ${k.told.from} < ${to})` : empty;
+    const rows = await run<{ id: string }>(
+      this.dataSource,
+      sql`SELECT x.id FROM ${k.table} x
+        WHERE ${k.scope(scope, s)} AND ((${k.timeTo} >= ${from} AND ${k.timeFrom} < ${to})${told})
+        ORDER BY ${k.timeTo} DESC, x.id
+        LIMIT ${limit}`,
     );
     return rows.map((r) => ({ id: r.id, score: 1 }));
   }
@@ -471,14 +461,12 @@ export class SearchRepository {
    * latest first: fusion raises the best matching of them.
    */
   async standing(scope: ScopeName, s: ScopeParams, limit: number): Promise<PathRow[]> {
-    const p = new SqlParams();
-    const where = SEGMENT_SCOPE(scope, s, p);
-    const rows: { id: string }[] = await this.dataSource.query(
-      `SELECT x.id FROM message_segments x
-        WHERE ${STANDING_TURN_SQL} AND ${where} AND NOT ${SAID_TO_PERSON_SQL}
+    const rows = await run<{ id: string }>(
+      this.dataSource,
+      sql`SELECT x.id FROM message_segments x
+        WHERE ${STANDING_TURN} AND ${SEGMENT_SCOPE(scope, s)} AND NOT ${SAID_TO_PERSON}
         ORDER BY x.occurred_at DESC, x.id
-        LIMIT ${p.add(limit)}`,
-      p.values,
+        LIMIT ${limit}`,
     );
     return rows.map((r) => ({ id: r.id, score: 1 }));
   }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { answeredAloneSql } from '../conversations/withheld-reply.js';
+import { raw, run, sql } from '../database/sql.js';
 
 /** A turn that has no segments yet, with the turn before it (its context). */
 export interface PendingMessage {
@@ -83,8 +84,9 @@ export class SegmentRepository {
    * alone (withheld-reply.ts), since every participant reads the index.
    */
   pendingMessages(conversationId: string, limit: number): Promise<PendingMessage[]> {
-    return this.m().query(
-      `SELECT m.id, m.conversation_id AS "conversationId", m.legacy_id AS "legacyId",
+    return run(
+      this.m(),
+      sql`SELECT m.id, m.conversation_id AS "conversationId", m.legacy_id AS "legacyId",
               m.user_id AS "userId", m.turn_index AS "turnIndex", m.role, m.content, m.metadata,
               m.occurred_at AS "occurredAt", u.timezone,
               p.content AS "previousContent", p.metadata AS "previousMetadata"
@@ -93,12 +95,11 @@ export class SegmentRepository {
          LEFT JOIN messages p ON p.conversation_id = m.conversation_id
                              AND p.turn_index = m.turn_index - 1 AND NOT p.placeholder
                              AND NOT ${answeredAloneSql('p')}
-        WHERE m.conversation_id = $1
+        WHERE m.conversation_id = ${conversationId}
           AND NOT EXISTS (SELECT 1 FROM message_segments s WHERE s.message_id = m.id)
           AND NOT m.placeholder
         ORDER BY m.turn_index
-        LIMIT $2`,
-      [conversationId, limit],
+        LIMIT ${limit}`,
     );
   }
 
@@ -112,8 +113,9 @@ export class SegmentRepository {
   ): Promise<{ id: string; messageId: string; position: number }[]> {
     if (rows.length === 0) return [];
     const col = <K extends keyof NewSegment>(k: K) => rows.map((r) => r[k]);
-    return manager.query(
-      `INSERT INTO message_segments (message_id, conversation_id, legacy_id, user_id, turn_index,
+    return run(
+      manager,
+      sql`INSERT INTO message_segments (message_id, conversation_id, legacy_id, user_id, turn_index,
                                      position, role, speaker, caption, context, content, is_code,
                                      language, char_start, char_end, token_count, occurred_at,
                                      main_length, context_length, told_from, told_to,
@@ -121,65 +123,60 @@ export class SegmentRepository {
        SELECT t.message_id, t.conversation_id, t.legacy_id, t.user_id, t.turn_index, t.position,
               t.role, t.speaker, t.caption, t.context, t.content, t.is_code, t.language,
               t.char_start, t.char_end, t.token_count, t.occurred_at,
-              search_word_count(${MAIN_TSV}), search_word_count(${CONTEXT_TSV}),
+              search_word_count(${raw(MAIN_TSV)}), search_word_count(${raw(CONTEXT_TSV)}),
               t.told_from, t.told_to, true, t.kinds, t.kinds_version
-         FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::int[], $6::int[],
-                     $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bool[],
-                     $13::text[], $14::int[], $15::int[], $16::int[], $17::timestamptz[],
-                     $18::timestamptz[], $19::timestamptz[], $20::text[], $21::smallint[])
+         FROM unnest(
+                     ${col('messageId')}::uuid[],
+                     ${col('conversationId')}::uuid[],
+                     ${col('legacyId')}::uuid[],
+                     ${col('userId')}::uuid[],
+                     ${col('turnIndex')}::int[],
+                     ${col('position')}::int[],
+                     ${col('role')}::text[],
+                     ${col('speaker')}::text[],
+                     ${col('caption')}::text[],
+                     ${col('context')}::text[],
+                     ${col('content')}::text[],
+                     ${col('isCode')}::bool[],
+                     ${col('language')}::text[],
+                     ${col('charStart')}::int[],
+                     ${col('charEnd')}::int[],
+                     ${col('tokenCount')}::int[],
+                     ${col('occurredAt')}::timestamptz[],
+                     ${col('toldFrom')}::timestamptz[],
+                     ${col('toldTo')}::timestamptz[],
+                     ${col('kinds')}::text[],
+                     ${col('kindsVersion')}::smallint[])
            AS t(message_id, conversation_id, legacy_id, user_id, turn_index, position, role,
                 speaker, caption, context, content, is_code, language, char_start, char_end,
                 token_count, occurred_at, told_from, told_to, kinds, kinds_version)
        ON CONFLICT (message_id, position) DO NOTHING
        RETURNING id, message_id AS "messageId", position`,
-      [
-        col('messageId'),
-        col('conversationId'),
-        col('legacyId'),
-        col('userId'),
-        col('turnIndex'),
-        col('position'),
-        col('role'),
-        col('speaker'),
-        col('caption'),
-        col('context'),
-        col('content'),
-        col('isCode'),
-        col('language'),
-        col('charStart'),
-        col('charEnd'),
-        col('tokenCount'),
-        col('occurredAt'),
-        col('toldFrom'),
-        col('toldTo'),
-        col('kinds'),
-        col('kindsVersion'),
-      ],
     );
   }
 
   /** Adds newly inserted segments to their conversations' full-text statistics. */
   async addToStats(manager: EntityManager, segmentIds: string[]): Promise<void> {
     if (segmentIds.length === 0) return;
-    await manager.query(
-      `INSERT INTO search_term_stats (conversation_id, lexeme, df)
+    await run(
+      manager,
+      sql`INSERT INTO search_term_stats (conversation_id, lexeme, df)
        SELECT s.conversation_id, u.lexeme, count(*)::int
          FROM message_segments s CROSS JOIN LATERAL unnest(s.search_tsv || s.kinds_tsv) AS u
-        WHERE s.id = ANY($1::uuid[])
+        WHERE s.id = ANY(${segmentIds}::uuid[])
         GROUP BY s.conversation_id, u.lexeme
        ON CONFLICT (conversation_id, lexeme) DO UPDATE SET df = search_term_stats.df + EXCLUDED.df`,
-      [segmentIds],
     );
-    await manager.query(
-      `INSERT INTO search_doc_stats (conversation_id, segments, main_length, context_length)
+    await run(
+      manager,
+      sql`INSERT INTO search_doc_stats (conversation_id, segments, main_length, context_length)
        SELECT conversation_id, count(*)::int, sum(main_length), sum(context_length)
-         FROM message_segments WHERE id = ANY($1::uuid[])
+         FROM message_segments WHERE id = ANY(${segmentIds}::uuid[])
         GROUP BY conversation_id
        ON CONFLICT (conversation_id) DO UPDATE SET
          segments = search_doc_stats.segments + EXCLUDED.segments,
          main_length = search_doc_stats.main_length + EXCLUDED.main_length,
          context_length = search_doc_stats.context_length + EXCLUDED.context_length`,
-      [segmentIds],
     );
   }
 
@@ -187,25 +184,25 @@ export class SegmentRepository {
   toldPending(
     limit: number,
   ): Promise<{ id: string; content: string; occurredAt: Date; timezone: string | null }[]> {
-    return this.m().query(
-      `SELECT s.id, s.content, s.occurred_at AS "occurredAt", u.timezone
+    return run(
+      this.m(),
+      sql`SELECT s.id, s.content, s.occurred_at AS "occurredAt", u.timezone
          FROM message_segments s LEFT JOIN users u ON u.id = s.user_id
         WHERE NOT s.told_checked
         ORDER BY s.id
-        LIMIT $1`,
-      [limit],
+        LIMIT ${limit}`,
     );
   }
 
   /** Stores told periods read for segments (null where the text names none). */
   async setTold(rows: { id: string; from: Date | null; to: Date | null }[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.m().query(
-      `UPDATE message_segments s SET told_from = t.told_from, told_to = t.told_to,
+    await run(
+      this.m(),
+      sql`UPDATE message_segments s SET told_from = t.told_from, told_to = t.told_to,
               told_checked = true
-         FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[]) AS t(id, told_from, told_to)
+         FROM unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.from)}::timestamptz[], ${rows.map((r) => r.to)}::timestamptz[]) AS t(id, told_from, told_to)
         WHERE s.id = t.id`,
-      [rows.map((r) => r.id), rows.map((r) => r.from), rows.map((r) => r.to)],
     );
   }
 
@@ -223,13 +220,13 @@ export class SegmentRepository {
       speaker: string | null;
     }[]
   > {
-    return this.m().query(
-      `SELECT s.id, s.content, s.caption, s.is_code AS "isCode", s.role, s.speaker
+    return run(
+      this.m(),
+      sql`SELECT s.id, s.content, s.caption, s.is_code AS "isCode", s.role, s.speaker
          FROM message_segments s
-        WHERE s.kinds_version IS NULL OR s.kinds_version < $2
+        WHERE s.kinds_version IS NULL OR s.kinds_version < ${version}
         ORDER BY s.id
-        LIMIT $1`,
-      [limit, version],
+        LIMIT ${limit}`,
     );
   }
 
@@ -241,16 +238,17 @@ export class SegmentRepository {
    */
   async setKinds(rows: { id: string; kinds: string | null }[], version: number): Promise<void> {
     if (rows.length === 0) return;
-    await this.m().query(
-      `WITH before AS (
+    await run(
+      this.m(),
+      sql`WITH before AS (
          SELECT s.id, s.kinds_version,
                 ARRAY(SELECT u.lexeme FROM unnest(s.search_tsv || s.kinds_tsv) AS u) AS lexemes
            FROM message_segments s
-          WHERE s.id = ANY($1::uuid[]) AND (s.kinds_version IS NULL OR s.kinds_version < $3)
+          WHERE s.id = ANY(${rows.map((r) => r.id)}::uuid[]) AND (s.kinds_version IS NULL OR s.kinds_version < ${version})
        ),
        updated AS (
-         UPDATE message_segments s SET kinds = t.kinds, kinds_version = $3
-           FROM unnest($1::uuid[], $2::text[]) AS t(id, kinds), before b
+         UPDATE message_segments s SET kinds = t.kinds, kinds_version = ${version}
+           FROM unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.kinds)}::text[]) AS t(id, kinds), before b
           -- Checked again after waiting for a row another run holds: a row it read meanwhile
           -- (by these rules or other ones, as in a rolling upgrade) no longer fits the
           -- snapshot the statistics are netted against, and is left for a later run.
@@ -284,30 +282,28 @@ export class SegmentRepository {
        INSERT INTO search_term_stats (conversation_id, lexeme, df)
        SELECT conversation_id, lexeme, d FROM net WHERE d > 0
        ON CONFLICT (conversation_id, lexeme) DO UPDATE SET df = search_term_stats.df + EXCLUDED.df`,
-      [rows.map((r) => r.id), rows.map((r) => r.kinds), version],
     );
   }
 
   /** Conversations with turns that have no segments (after an outage or a restore). */
   conversationsWithPending(limit: number): Promise<{ id: string }[]> {
-    return this.m().query(
-      `SELECT c.id FROM conversations c
+    return run(
+      this.m(),
+      sql`SELECT c.id FROM conversations c
         WHERE EXISTS (
           SELECT 1 FROM messages m
            WHERE m.conversation_id = c.id
              AND NOT EXISTS (SELECT 1 FROM message_segments s WHERE s.message_id = m.id)
              AND NOT m.placeholder)
         ORDER BY c.last_activity_at DESC
-        LIMIT $1`,
-      [limit],
+        LIMIT ${limit}`,
     );
   }
 
   countForConversation(conversationId: string): Promise<number> {
-    return this.m()
-      .query(`SELECT count(*)::int AS n FROM message_segments WHERE conversation_id = $1`, [
-        conversationId,
-      ])
-      .then((rows: { n: number }[]) => rows[0].n);
+    return run(
+      this.m(),
+      sql`SELECT count(*)::int AS n FROM message_segments WHERE conversation_id = ${conversationId}`,
+    ).then((rows: { n: number }[]) => rows[0].n);
   }
 }

@@ -1,12 +1,12 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { SqlParams, returned } from '../database/sql-params.js';
 import { isMemberSql } from '../legacies/membership-sql.js';
 import type { StoryChunk } from './story-chunker.js';
 import { StoryEntity, StoryPage } from './story.entity.js';
 import { StoryFormat, StoryKind, StoryStatus, StoryVisibility } from './story.enums.js';
 import { storyVisibleSql } from './story-visibility.js';
+import { empty, join, raw, run, sql } from '../database/sql.js';
 
 export const STORY_KIND = 'story';
 /** Passages written by one statement. */
@@ -35,11 +35,11 @@ export interface StoryListFilter {
   search?: string | null;
 }
 
-const COLUMNS = `s.id, s.legacy_id AS "legacyId", s.author_id AS "authorId", s.title, s.kind,
+const COLUMNS = raw(`s.id, s.legacy_id AS "legacyId", s.author_id AS "authorId", s.title, s.kind,
   s.format, s.visibility, s.status, s.failure_reason AS "failureReason",
   s.page_count AS "pageCount", s.size_bytes AS "sizeBytes", s.file_name AS "fileName",
   s.mime_type AS "mimeType", s.occurred_at AS "occurredAt", s.total_chunks AS "totalChunks",
-  s.indexed_chunks AS "indexedChunks", s.created_at AS "createdAt", s.updated_at AS "updatedAt"`;
+  s.indexed_chunks AS "indexedChunks", s.created_at AS "createdAt", s.updated_at AS "updatedAt"`);
 
 function revive(row: StoryEntity): StoryEntity {
   return {
@@ -60,25 +60,14 @@ export class StoryRepository {
   }
 
   async insert(manager: EntityManager, story: NewStory): Promise<StoryEntity> {
-    const rows: StoryEntity[] = await manager.query(
-      `INSERT INTO stories AS s (legacy_id, author_id, title, kind, format, visibility, pages,
+    const rows: StoryEntity[] = await run(
+      manager,
+      sql`INSERT INTO stories AS s (legacy_id, author_id, title, kind, format, visibility, pages,
                                  page_count, size_bytes, file_name, mime_type, occurred_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+       VALUES (${story.legacyId}, ${story.authorId}, ${story.title}, ${story.kind}, ${story.format},
+         ${story.visibility}, ${JSON.stringify(story.pages)}, ${story.pages.length},
+         ${story.sizeBytes}, ${story.fileName}, ${story.mimeType}, ${story.occurredAt})
        RETURNING ${COLUMNS}`,
-      [
-        story.legacyId,
-        story.authorId,
-        story.title,
-        story.kind,
-        story.format,
-        story.visibility,
-        JSON.stringify(story.pages),
-        story.pages.length,
-        story.sizeBytes,
-        story.fileName,
-        story.mimeType,
-        story.occurredAt,
-      ],
     );
     return revive(rows[0]);
   }
@@ -93,26 +82,26 @@ export class StoryRepository {
     authorId: string,
     exceptId: string | null = null,
   ): Promise<number> {
-    const rows: { bytes: string }[] = await manager.query(
-      `SELECT coalesce(sum(size_bytes), 0)::bigint AS bytes FROM stories
-        WHERE legacy_id = $1 AND author_id = $2 AND ($3::uuid IS NULL OR id <> $3::uuid)`,
-      [legacyId, authorId, exceptId],
+    const rows: { bytes: string }[] = await run(
+      manager,
+      sql`SELECT coalesce(sum(size_bytes), 0)::bigint AS bytes FROM stories
+        WHERE legacy_id = ${legacyId} AND author_id = ${authorId} AND (${exceptId}::uuid IS NULL OR id <> ${exceptId}::uuid)`,
     );
     return Number(rows[0]?.bytes ?? 0);
   }
 
   async saveFile(manager: EntityManager, storyId: string, content: Uint8Array): Promise<void> {
-    await manager.query(
-      `INSERT INTO story_files (story_id, content) VALUES ($1, $2)
+    await run(
+      manager,
+      sql`INSERT INTO story_files (story_id, content) VALUES (${storyId}, ${Buffer.from(content)})
        ON CONFLICT (story_id) DO UPDATE SET content = EXCLUDED.content`,
-      [storyId, Buffer.from(content)],
     );
   }
 
   async file(storyId: string): Promise<Buffer | null> {
-    const rows: { content: Buffer }[] = await this.m().query(
-      `SELECT content FROM story_files WHERE story_id = $1`,
-      [storyId],
+    const rows: { content: Buffer }[] = await run(
+      this.m(),
+      sql`SELECT content FROM story_files WHERE story_id = ${storyId}`,
     );
     return rows[0] ? Buffer.from(rows[0].content) : null;
   }
@@ -122,45 +111,45 @@ export class StoryRepository {
     id: string,
     manager?: EntityManager,
   ): Promise<{ pages: StoryPage[]; digest: string } | null> {
-    const rows: { pages: StoryPage[]; digest: string }[] = await this.m(manager).query(
-      `SELECT pages, md5(pages::text) AS digest FROM stories WHERE id = $1`,
-      [id],
+    const rows: { pages: StoryPage[]; digest: string }[] = await run(
+      this.m(manager),
+      sql`SELECT pages, md5(pages::text) AS digest FROM stories WHERE id = ${id}`,
     );
     return rows[0] ?? null;
   }
 
   async textDigest(manager: EntityManager, id: string): Promise<string | null> {
-    const rows: { digest: string }[] = await manager.query(
-      `SELECT md5(pages::text) AS digest FROM stories WHERE id = $1`,
-      [id],
+    const rows: { digest: string }[] = await run(
+      manager,
+      sql`SELECT md5(pages::text) AS digest FROM stories WHERE id = ${id}`,
     );
     return rows[0]?.digest ?? null;
   }
 
   /** `count` pages from page `from`, without sending the rest of the text. */
   pageRange(id: string, from: number, count: number): Promise<StoryPage[]> {
-    return this.m().query(
-      `SELECT (e.page->>'number')::int AS number, e.page->>'text' AS text
+    return run(
+      this.m(),
+      sql`SELECT (e.page->>'number')::int AS number, e.page->>'text' AS text
          FROM stories s, jsonb_array_elements(s.pages) WITH ORDINALITY AS e(page, i)
-        WHERE s.id = $1 AND e.i >= $2
-        ORDER BY e.i LIMIT $3`,
-      [id, from, count],
+        WHERE s.id = ${id} AND e.i >= ${from}
+        ORDER BY e.i LIMIT ${count}`,
     );
   }
 
   async findById(id: string, manager?: EntityManager): Promise<StoryEntity | null> {
-    const rows: StoryEntity[] = await this.m(manager).query(
-      `SELECT ${COLUMNS} FROM stories s WHERE s.id = $1`,
-      [id],
+    const rows: StoryEntity[] = await run(
+      this.m(manager),
+      sql`SELECT ${COLUMNS} FROM stories s WHERE s.id = ${id}`,
     );
     return rows[0] ? revive(rows[0]) : null;
   }
 
   /** Locks the story's row for a change (visibility, edit, delete, indexing progress). */
   async lock(manager: EntityManager, id: string): Promise<StoryEntity | null> {
-    const rows: StoryEntity[] = await manager.query(
-      `SELECT ${COLUMNS} FROM stories s WHERE s.id = $1 FOR UPDATE`,
-      [id],
+    const rows: StoryEntity[] = await run(
+      manager,
+      sql`SELECT ${COLUMNS} FROM stories s WHERE s.id = ${id} FOR UPDATE`,
     );
     return rows[0] ? revive(rows[0]) : null;
   }
@@ -173,30 +162,27 @@ export class StoryRepository {
     limit: number,
     after: { createdAt: string; id: string } | null,
   ): Promise<StoryEntity[]> {
-    const p = new SqlParams(legacyId, viewerId);
-    const where = ['s.legacy_id = $1', storyVisibleSql('s', '$2')];
-    if (filter.kind) where.push(`s.kind = ${p.add(filter.kind)}`);
-    if (filter.visibility) where.push(`s.visibility = ${p.add(filter.visibility)}`);
-    if (filter.status) where.push(`s.status = ${p.add(filter.status)}`);
-    if (filter.authorId) where.push(`s.author_id = ${p.add(filter.authorId)}`);
+    const where = [sql`s.legacy_id = ${legacyId}`, storyVisibleSql('s', viewerId)];
+    if (filter.kind) where.push(sql`s.kind = ${filter.kind}`);
+    if (filter.visibility) where.push(sql`s.visibility = ${filter.visibility}`);
+    if (filter.status) where.push(sql`s.status = ${filter.status}`);
+    if (filter.authorId) where.push(sql`s.author_id = ${filter.authorId}`);
     if (filter.search) {
-      const q = p.add(filter.search);
+      const q = filter.search;
       where.push(
         // One full-text index scan for the legacy's passages, not one per story listed.
-        `(s.title ILIKE '%' || ${q} || '%' OR s.id IN (
-           SELECT c.story_id FROM story_chunks c WHERE c.legacy_id = $1
+        sql`(s.title ILIKE '%' || ${q} || '%' OR s.id IN (
+           SELECT c.story_id FROM story_chunks c WHERE c.legacy_id = ${legacyId}
               AND c.search_tsv @@ websearch_to_tsquery('simple', ${q})))`,
       );
     }
     if (after) {
-      where.push(
-        `(s.created_at, s.id) < (${p.add(after.createdAt)}::timestamptz, ${p.add(after.id)}::uuid)`,
-      );
+      where.push(sql`(s.created_at, s.id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`);
     }
-    const rows: StoryEntity[] = await this.m().query(
-      `SELECT ${COLUMNS} FROM stories s WHERE ${where.join(' AND ')}
-        ORDER BY s.created_at DESC, s.id DESC LIMIT ${p.add(limit)}`,
-      p.values,
+    const rows = await run<StoryEntity>(
+      this.m(),
+      sql`SELECT ${COLUMNS} FROM stories s WHERE ${join(where, ' AND ')}
+        ORDER BY s.created_at DESC, s.id DESC LIMIT ${limit}`,
     );
     return rows.map(revive);
   }
@@ -207,15 +193,14 @@ export class StoryRepository {
     limit: number,
     after: { createdAt: string; id: string } | null,
   ): Promise<StoryEntity[]> {
-    const p = new SqlParams(authorId);
     const cursor = after
-      ? `AND (s.created_at, s.id) < (${p.add(after.createdAt)}::timestamptz, ${p.add(after.id)}::uuid)`
-      : '';
-    const rows: StoryEntity[] = await this.m().query(
-      `SELECT ${COLUMNS} FROM stories s
-        WHERE s.author_id = $1 AND NOT ${isMemberSql('s.legacy_id', '$1')} ${cursor}
-        ORDER BY s.created_at DESC, s.id DESC LIMIT ${p.add(limit)}`,
-      p.values,
+      ? sql`AND (s.created_at, s.id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`
+      : empty;
+    const rows = await run<StoryEntity>(
+      this.m(),
+      sql`SELECT ${COLUMNS} FROM stories s
+        WHERE s.author_id = ${authorId} AND NOT ${isMemberSql(raw('s.legacy_id'), sql`${authorId}`)} ${cursor}
+        ORDER BY s.created_at DESC, s.id DESC LIMIT ${limit}`,
     );
     return rows.map(revive);
   }
@@ -225,17 +210,16 @@ export class StoryRepository {
     id: string,
     changes: { title?: string; pages?: StoryPage[]; occurredAt?: Date | null; sizeBytes?: number },
   ): Promise<void> {
-    const p = new SqlParams(id);
-    const sets = [`updated_at = date_trunc('milliseconds', clock_timestamp())`];
-    if (changes.title !== undefined) sets.push(`title = ${p.add(changes.title)}`);
-    if (changes.occurredAt !== undefined) sets.push(`occurred_at = ${p.add(changes.occurredAt)}`);
-    if (changes.sizeBytes !== undefined) sets.push(`size_bytes = ${p.add(changes.sizeBytes)}`);
+    const sets = [sql`updated_at = date_trunc('milliseconds', clock_timestamp())`];
+    if (changes.title !== undefined) sets.push(sql`title = ${changes.title}`);
+    if (changes.occurredAt !== undefined) sets.push(sql`occurred_at = ${changes.occurredAt}`);
+    if (changes.sizeBytes !== undefined) sets.push(sql`size_bytes = ${changes.sizeBytes}`);
     if (changes.pages !== undefined) {
-      sets.push(`pages = ${p.add(JSON.stringify(changes.pages))}`);
-      sets.push(`page_count = ${p.add(changes.pages.length)}`);
-      sets.push(`status = 'PROCESSING'`, `failure_reason = NULL`);
+      sets.push(sql`pages = ${JSON.stringify(changes.pages)}`);
+      sets.push(sql`page_count = ${changes.pages.length}`);
+      sets.push(sql`status = 'PROCESSING'`, sql`failure_reason = NULL`);
     }
-    await manager.query(`UPDATE stories SET ${sets.join(', ')} WHERE id = $1`, p.values);
+    await run(manager, sql`UPDATE stories SET ${join(sets, ', ')} WHERE id = ${id}`);
   }
 
   async setVisibility(
@@ -243,16 +227,16 @@ export class StoryRepository {
     id: string,
     visibility: StoryVisibility,
   ): Promise<void> {
-    await manager.query(
-      `UPDATE stories SET visibility = $2, updated_at = date_trunc('milliseconds', clock_timestamp())
-        WHERE id = $1`,
-      [id, visibility],
+    await run(
+      manager,
+      sql`UPDATE stories SET visibility = ${visibility}, updated_at = date_trunc('milliseconds', clock_timestamp())
+        WHERE id = ${id}`,
     );
   }
 
   /** Deletes the story, its file and its chunks (their vectors go by trigger). */
   async delete(manager: EntityManager, id: string): Promise<void> {
-    await manager.query(`DELETE FROM stories WHERE id = $1`, [id]);
+    await run(manager, sql`DELETE FROM stories WHERE id = ${id}`);
   }
 
   // ---- chunks and indexing ---------------------------------------------------------------
@@ -263,52 +247,42 @@ export class StoryRepository {
     story: Pick<StoryEntity, 'id' | 'legacyId' | 'authorId'>,
     chunks: StoryChunk[],
   ): Promise<void> {
-    await manager.query(`DELETE FROM story_chunks WHERE story_id = $1`, [story.id]);
+    await run(manager, sql`DELETE FROM story_chunks WHERE story_id = ${story.id}`);
     // In batches, yielding between them: the embedded database runs statements on this thread,
     // and one statement for a long document's passages (their full-text entries, two indexes)
     // held the event loop for most of a second.
     for (let i = 0; i < chunks.length; i += INSERT_BATCH) {
       const batch = chunks.slice(i, i + INSERT_BATCH);
-      await manager.query(
-        `INSERT INTO story_chunks (story_id, legacy_id, author_id, ordinal, page, char_start,
+      await run(
+        manager,
+        sql`INSERT INTO story_chunks (story_id, legacy_id, author_id, ordinal, page, char_start,
                                    char_end, heading, content, token_count)
-         SELECT $1, $2, $3, t.ordinal, t.page, t.cs, t.ce, t.heading, t.content, t.tokens
-           FROM unnest($4::int[], $5::int[], $6::int[], $7::int[], $8::text[], $9::text[], $10::int[])
+         SELECT ${story.id}, ${story.legacyId},
+           ${story.authorId}, t.ordinal, t.page, t.cs, t.ce, t.heading, t.content, t.tokens
+           FROM unnest(${batch.map((c) => c.ordinal)}::int[], ${batch.map((c) => c.page)}::int[], ${batch.map((c) => c.charStart)}::int[], ${batch.map((c) => c.charEnd)}::int[], ${batch.map((c) => c.heading)}::text[], ${batch.map((c) => c.text)}::text[], ${batch.map((c) => c.tokens)}::int[])
              AS t(ordinal, page, cs, ce, heading, content, tokens)`,
-        [
-          story.id,
-          story.legacyId,
-          story.authorId,
-          batch.map((c) => c.ordinal),
-          batch.map((c) => c.page),
-          batch.map((c) => c.charStart),
-          batch.map((c) => c.charEnd),
-          batch.map((c) => c.heading),
-          batch.map((c) => c.text),
-          batch.map((c) => c.tokens),
-        ],
       );
       await yieldToLoop();
     }
-    await manager.query(`UPDATE stories SET total_chunks = $2, indexed_chunks = 0 WHERE id = $1`, [
-      story.id,
-      chunks.length,
-    ]);
+    await run(
+      manager,
+      sql`UPDATE stories SET total_chunks = ${chunks.length}, indexed_chunks = 0 WHERE id = ${story.id}`,
+    );
   }
 
   /** Of these passages, the ones that still exist (a new text replaces them). */
   async existingChunkIds(manager: EntityManager, ids: string[]): Promise<string[]> {
-    const rows: { id: string }[] = await manager.query(
-      `SELECT id FROM story_chunks WHERE id = ANY($1::uuid[])`,
-      [ids],
+    const rows: { id: string }[] = await run(
+      manager,
+      sql`SELECT id FROM story_chunks WHERE id = ANY(${ids}::uuid[])`,
     );
     return rows.map((r) => r.id);
   }
 
   async chunkCount(storyId: string): Promise<number> {
-    const rows: { n: number }[] = await this.m().query(
-      `SELECT count(*)::int AS n FROM story_chunks WHERE story_id = $1`,
-      [storyId],
+    const rows: { n: number }[] = await run(
+      this.m(),
+      sql`SELECT count(*)::int AS n FROM story_chunks WHERE story_id = ${storyId}`,
     );
     return rows[0]?.n ?? 0;
   }
@@ -320,45 +294,43 @@ export class StoryRepository {
     limit: number,
     afterOrdinal = -1,
   ): Promise<{ id: string; ordinal: number; legacyId: string; authorId: string; text: string }[]> {
-    return this.m().query(
-      `SELECT c.id, c.ordinal, c.legacy_id AS "legacyId", c.author_id AS "authorId",
+    return run(
+      this.m(),
+      sql`SELECT c.id, c.ordinal, c.legacy_id AS "legacyId", c.author_id AS "authorId",
               coalesce(c.heading || E'\\n', '') || c.content AS text
          FROM story_chunks c
-        WHERE c.story_id = $1 AND c.ordinal > $4
+        WHERE c.story_id = ${storyId} AND c.ordinal > ${afterOrdinal}
           AND NOT EXISTS (SELECT 1 FROM embeddings e
-                           WHERE e.kind = '${STORY_KIND}' AND e.item_id = c.id AND e.model = $2)
-        ORDER BY c.ordinal LIMIT $3`,
-      [storyId, model, limit, afterOrdinal],
+                           WHERE e.kind = '${raw(STORY_KIND)}' AND e.item_id = c.id AND e.model = ${model})
+        ORDER BY c.ordinal LIMIT ${limit}`,
     );
   }
 
   /** Progress after a batch, without counting again (recordProgress counts at the end). */
   async addProgress(manager: EntityManager, storyId: string, indexed: number): Promise<void> {
-    await manager.query(
-      `UPDATE stories SET indexed_chunks = LEAST(total_chunks, indexed_chunks + $2) WHERE id = $1`,
-      [storyId, indexed],
+    await run(
+      manager,
+      sql`UPDATE stories SET indexed_chunks = LEAST(total_chunks, indexed_chunks + ${indexed}) WHERE id = ${storyId}`,
     );
   }
 
   /** Counts the chunks with a vector of `model`; READY when all have one. */
   async recordProgress(storyId: string, model: string): Promise<StoryEntity | null> {
-    const rows = returned<StoryEntity>(
-      await this.m().query(
-        `UPDATE stories s SET
+    const rows = await run<StoryEntity>(
+      this.m(),
+      sql`UPDATE stories s SET
            indexed_chunks = (SELECT count(*) FROM story_chunks c
                               WHERE c.story_id = s.id AND EXISTS (
-                                SELECT 1 FROM embeddings e WHERE e.kind = '${STORY_KIND}'
-                                   AND e.item_id = c.id AND e.model = $2)),
+                                SELECT 1 FROM embeddings e WHERE e.kind = '${raw(STORY_KIND)}'
+                                   AND e.item_id = c.id AND e.model = ${model})),
            status = CASE WHEN s.status = 'PROCESSING' AND s.total_chunks > 0
                           AND (SELECT count(*) FROM story_chunks c
                               WHERE c.story_id = s.id AND NOT EXISTS (
-                                SELECT 1 FROM embeddings e WHERE e.kind = '${STORY_KIND}'
-                                   AND e.item_id = c.id AND e.model = $2)) = 0
+                                SELECT 1 FROM embeddings e WHERE e.kind = '${raw(STORY_KIND)}'
+                                   AND e.item_id = c.id AND e.model = ${model})) = 0
                          THEN 'READY' ELSE s.status END
-         WHERE s.id = $1
+         WHERE s.id = ${storyId}
          RETURNING ${COLUMNS}`,
-        [storyId, model],
-      ),
     );
     return rows[0] ? revive(rows[0]) : null;
   }
@@ -370,31 +342,29 @@ export class StoryRepository {
   ): Promise<
     { id: string; ordinal: number; page: number; content: string; heading: string | null }[]
   > {
-    return this.m().query(
-      `SELECT id, ordinal, page, content, heading FROM story_chunks
-        WHERE story_id = $1 AND facts_extracted_at IS NULL
-        ORDER BY ordinal LIMIT $2`,
-      [storyId, limit],
+    return run(
+      this.m(),
+      sql`SELECT id, ordinal, page, content, heading FROM story_chunks
+        WHERE story_id = ${storyId} AND facts_extracted_at IS NULL
+        ORDER BY ordinal LIMIT ${limit}`,
     );
   }
 
   async countToExtract(storyId: string): Promise<number> {
-    const rows: { n: number }[] = await this.m().query(
-      `SELECT count(*)::int AS n FROM story_chunks WHERE story_id = $1 AND facts_extracted_at IS NULL`,
-      [storyId],
+    const rows: { n: number }[] = await run(
+      this.m(),
+      sql`SELECT count(*)::int AS n FROM story_chunks WHERE story_id = ${storyId} AND facts_extracted_at IS NULL`,
     );
     return rows[0]?.n ?? 0;
   }
 
   /** Marks passages as read for facts; false when another run got there first. */
   async markExtracted(manager: EntityManager, ids: string[]): Promise<boolean> {
-    const rows = returned<{ id: string }>(
-      await manager.query(
-        `UPDATE story_chunks SET facts_extracted_at = now()
-          WHERE id = ANY($1::uuid[]) AND facts_extracted_at IS NULL
+    const rows = await run<{ id: string }>(
+      manager,
+      sql`UPDATE story_chunks SET facts_extracted_at = now()
+          WHERE id = ANY(${ids}::uuid[]) AND facts_extracted_at IS NULL
           RETURNING id`,
-        [ids],
-      ),
     );
     return rows.length === ids.length;
   }
@@ -404,29 +374,26 @@ export class StoryRepository {
     legacyId?: string | null;
     authorId?: string | null;
   }): Promise<{ id: string; pending: number }[]> {
-    const p = new SqlParams();
     // An author who left keeps their stories, but facts are no longer read from them.
-    const where = [`s.status = 'READY'`, isMemberSql('s.legacy_id', 's.author_id')];
-    if (scope.legacyId) where.push(`s.legacy_id = ${p.add(scope.legacyId)}`);
-    if (scope.authorId) where.push(`s.author_id = ${p.add(scope.authorId)}`);
-    return this.m().query(
-      `SELECT s.id, count(c.id)::int AS pending
+    const where = [sql`s.status = 'READY'`, isMemberSql(raw('s.legacy_id'), raw('s.author_id'))];
+    if (scope.legacyId) where.push(sql`s.legacy_id = ${scope.legacyId}`);
+    if (scope.authorId) where.push(sql`s.author_id = ${scope.authorId}`);
+    return run(
+      this.m(),
+      sql`SELECT s.id, count(c.id)::int AS pending
          FROM stories s JOIN story_chunks c ON c.story_id = s.id AND c.facts_extracted_at IS NULL
-        WHERE ${where.join(' AND ')}
+        WHERE ${join(where, ' AND ')}
         GROUP BY s.id, s.created_at ORDER BY s.created_at, s.id`,
-      p.values,
     );
   }
 
   /** FAILED with a reason, unless it is READY already; the story as it is then. */
   async fail(storyId: string, reason: string): Promise<StoryEntity | null> {
-    const rows = returned<StoryEntity>(
-      await this.m().query(
-        `UPDATE stories s SET status = 'FAILED', failure_reason = $2
-          WHERE s.id = $1 AND s.status = 'PROCESSING'
+    const rows = await run<StoryEntity>(
+      this.m(),
+      sql`UPDATE stories s SET status = 'FAILED', failure_reason = ${reason}
+          WHERE s.id = ${storyId} AND s.status = 'PROCESSING'
           RETURNING ${COLUMNS}`,
-        [storyId, reason],
-      ),
     );
     return rows[0] ? revive(rows[0]) : null;
   }
@@ -443,12 +410,12 @@ export class StoryRepository {
     }[]
   > {
     if (ids.length === 0) return Promise.resolve([]);
-    return this.m().query(
-      `SELECT c.id, c.story_id AS "storyId", s.title, c.page, c.char_start AS "charStart",
+    return run(
+      this.m(),
+      sql`SELECT c.id, c.story_id AS "storyId", s.title, c.page, c.char_start AS "charStart",
               c.char_end AS "charEnd"
          FROM story_chunks c JOIN stories s ON s.id = c.story_id
-        WHERE c.id = ANY($1::uuid[])`,
-      [ids],
+        WHERE c.id = ANY(${ids}::uuid[])`,
     );
   }
 }

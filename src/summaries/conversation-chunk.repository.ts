@@ -4,10 +4,11 @@ import { coversAnsweredAloneSql } from '../conversations/withheld-reply.js';
 import type { MessageRole } from '../conversations/message-role.enum.js';
 import type { StructuredSummary } from '../llm/language-model.js';
 import { ConversationChunkEntity } from './conversation-chunk.entity.js';
+import { run, sql } from '../database/sql.js';
 
 export const SUMMARY_KIND = 'summary';
 
-const COLUMNS = `k.id, k.conversation_id AS "conversationId", k.legacy_id AS "legacyId",
+const COLUMNS = sql`k.id, k.conversation_id AS "conversationId", k.legacy_id AS "legacyId",
   k.user_id AS "userId", k.range_start AS "rangeStart", k.range_end AS "rangeEnd", k.content,
   k.structured, k.turn_count AS "turnCount", k.token_count AS "tokenCount", k.model,
   k.prompt_version AS "promptVersion", k.first_occurred_at AS "firstOccurredAt",
@@ -62,13 +63,13 @@ export class ConversationChunkRepository {
   }
 
   async progress(conversationId: string, manager?: EntityManager): Promise<SummaryProgress | null> {
-    const rows: SummaryProgress[] = await this.m(manager).query(
-      `SELECT c.id AS "conversationId", c.legacy_id AS "legacyId", c.user_id AS "userId",
+    const rows: SummaryProgress[] = await run(
+      this.m(manager),
+      sql`SELECT c.id AS "conversationId", c.legacy_id AS "legacyId", c.user_id AS "userId",
               c.next_turn_index AS "turnCount",
               COALESCE((SELECT max(k.range_end) + 1 FROM conversation_chunks k
                          WHERE k.conversation_id = c.id), 0) AS "nextStart"
-         FROM conversations c WHERE c.id = $1`,
-      [conversationId],
+         FROM conversations c WHERE c.id = ${conversationId}`,
     );
     return rows[0] ? { ...rows[0], nextStart: Number(rows[0].nextStart) } : null;
   }
@@ -76,11 +77,11 @@ export class ConversationChunkRepository {
   /** Unsummarized turns of each conversation (0 for unknown ids). */
   async pendingTurns(conversationIds: readonly string[]): Promise<Map<string, number>> {
     if (conversationIds.length === 0) return new Map();
-    const rows: { id: string; pending: string }[] = await this.m().query(
-      `SELECT c.id, c.next_turn_index - COALESCE((SELECT max(k.range_end) + 1
+    const rows: { id: string; pending: string }[] = await run(
+      this.m(),
+      sql`SELECT c.id, c.next_turn_index - COALESCE((SELECT max(k.range_end) + 1
                  FROM conversation_chunks k WHERE k.conversation_id = c.id), 0) AS pending
-         FROM conversations c WHERE c.id = ANY($1::uuid[])`,
-      [conversationIds],
+         FROM conversations c WHERE c.id = ANY(${conversationIds}::uuid[])`,
     );
     return new Map(rows.map((r) => [r.id, Number(r.pending)]));
   }
@@ -92,16 +93,16 @@ export class ConversationChunkRepository {
     from: Date,
     to: Date,
   ): Promise<ConversationChunkEntity[]> {
-    return this.m().query(
-      `SELECT id, conversation_id AS "conversationId", legacy_id AS "legacyId", user_id AS "userId",
+    return run(
+      this.m(),
+      sql`SELECT id, conversation_id AS "conversationId", legacy_id AS "legacyId", user_id AS "userId",
               range_start AS "rangeStart", range_end AS "rangeEnd", content, structured,
               turn_count AS "turnCount", token_count AS "tokenCount", model,
               prompt_version AS "promptVersion", first_occurred_at AS "firstOccurredAt",
               last_occurred_at AS "lastOccurredAt", created_at AS "createdAt"
          FROM conversation_chunks
-        WHERE user_id = $1 AND legacy_id = $2 AND last_occurred_at >= $3 AND first_occurred_at < $4
+        WHERE user_id = ${userId} AND legacy_id = ${legacyId} AND last_occurred_at >= ${from} AND first_occurred_at < ${to}
         ORDER BY first_occurred_at, id`,
-      [userId, legacyId, from, to],
     );
   }
 
@@ -116,64 +117,52 @@ export class ConversationChunkRepository {
     to: Date,
     limit: number,
   ): Promise<(ChunkTurn & { conversationId: string })[]> {
-    return this.m().query(
-      `SELECT m.id, m.conversation_id AS "conversationId", m.turn_index AS "turnIndex", m.role,
+    return run(
+      this.m(),
+      sql`SELECT m.id, m.conversation_id AS "conversationId", m.turn_index AS "turnIndex", m.role,
               m.content, m.occurred_at AS "occurredAt", m.placeholder
          FROM messages m
-        WHERE m.user_id = $1 AND m.legacy_id = $2 AND m.occurred_at >= $3 AND m.occurred_at < $4
+        WHERE m.user_id = ${userId} AND m.legacy_id = ${legacyId} AND m.occurred_at >= ${from} AND m.occurred_at < ${to}
           AND NOT m.placeholder
           AND m.turn_index > COALESCE(
                 (SELECT max(k.range_end) FROM conversation_chunks k
                   WHERE k.conversation_id = m.conversation_id), -1)
         ORDER BY m.occurred_at, m.turn_index
-        LIMIT $5`,
-      [userId, legacyId, from, to, limit],
+        LIMIT ${limit}`,
     );
   }
 
   /** Serializes summarization of one conversation without blocking its appends. */
   async lock(manager: EntityManager, conversationId: string): Promise<void> {
-    await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
-      `summaries:${conversationId}`,
-    ]);
+    const key = `summaries:${conversationId}`;
+    await run(manager, sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`);
   }
 
   /** Turns `start..end` (inclusive), in order. */
   turns(conversationId: string, start: number, end: number): Promise<ChunkTurn[]> {
-    return this.m().query(
-      `SELECT id, turn_index AS "turnIndex", role, content, occurred_at AS "occurredAt", placeholder,
+    return run(
+      this.m(),
+      sql`SELECT id, turn_index AS "turnIndex", role, content, occurred_at AS "occurredAt", placeholder,
               user_id AS "userId"
-         FROM messages WHERE conversation_id = $1 AND turn_index BETWEEN $2 AND $3
+         FROM messages WHERE conversation_id = ${conversationId} AND turn_index BETWEEN ${start} AND ${end}
         ORDER BY turn_index`,
-      [conversationId, start, end],
     );
   }
 
   /** The new chunk, or null when this range (or one starting there) is already summarized. */
   async insert(manager: EntityManager, chunk: NewChunk): Promise<ConversationChunkEntity | null> {
-    const rows: ConversationChunkEntity[] = await manager.query(
-      `INSERT INTO conversation_chunks AS k (conversation_id, legacy_id, user_id, range_start,
+    const rows: ConversationChunkEntity[] = await run(
+      manager,
+      sql`INSERT INTO conversation_chunks AS k (conversation_id, legacy_id, user_id, range_start,
                                              range_end, content, structured, turn_count,
                                              token_count, model, prompt_version,
                                              first_occurred_at, last_occurred_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+       VALUES (${chunk.conversationId}, ${chunk.legacyId}, ${chunk.userId}, ${chunk.rangeStart},
+         ${chunk.rangeEnd}, ${chunk.content}, ${JSON.stringify(chunk.structured)}, ${chunk.turnCount},
+         ${chunk.tokenCount}, ${chunk.model}, ${chunk.promptVersion}, ${chunk.firstOccurredAt},
+         ${chunk.lastOccurredAt})
        ON CONFLICT DO NOTHING
        RETURNING ${COLUMNS}`,
-      [
-        chunk.conversationId,
-        chunk.legacyId,
-        chunk.userId,
-        chunk.rangeStart,
-        chunk.rangeEnd,
-        chunk.content,
-        JSON.stringify(chunk.structured),
-        chunk.turnCount,
-        chunk.tokenCount,
-        chunk.model,
-        chunk.promptVersion,
-        chunk.firstOccurredAt,
-        chunk.lastOccurredAt,
-      ],
     );
     return rows[0] ?? null;
   }
@@ -181,31 +170,31 @@ export class ConversationChunkRepository {
   /** Chunks of each conversation, in range order. */
   async forConversations(conversationIds: readonly string[]): Promise<ConversationChunkEntity[]> {
     if (conversationIds.length === 0) return [];
-    return this.m().query(
-      `SELECT ${COLUMNS} FROM conversation_chunks k WHERE k.conversation_id = ANY($1::uuid[])
+    return run(
+      this.m(),
+      sql`SELECT ${COLUMNS} FROM conversation_chunks k WHERE k.conversation_id = ANY(${conversationIds}::uuid[])
         ORDER BY k.conversation_id, k.range_start`,
-      [conversationIds],
     );
   }
 
   /** Chunks by id, for retrieval. Callers scope them to what the viewer may see. */
   findByIds(ids: readonly string[]): Promise<ConversationChunkEntity[]> {
     if (ids.length === 0) return Promise.resolve([]);
-    return this.m().query(
-      `SELECT ${COLUMNS} FROM conversation_chunks k WHERE k.id = ANY($1::uuid[])`,
-      [ids],
+    return run(
+      this.m(),
+      sql`SELECT ${COLUMNS} FROM conversation_chunks k WHERE k.id = ANY(${ids}::uuid[])`,
     );
   }
 
   /** Conversations holding more than `threshold` unsummarized turns, most behind first. */
   overThreshold(threshold: number, limit: number): Promise<{ id: string; pending: number }[]> {
-    return this.m().query(
-      `SELECT id, pending FROM (
+    return run(
+      this.m(),
+      sql`SELECT id, pending FROM (
          SELECT c.id, c.next_turn_index - COALESCE((SELECT max(k.range_end) + 1
                   FROM conversation_chunks k WHERE k.conversation_id = c.id), 0) AS pending
-           FROM conversations c WHERE c.next_turn_index > $1) p
-        WHERE pending > $1 ORDER BY pending DESC, id LIMIT $2`,
-      [threshold, limit],
+           FROM conversations c WHERE c.next_turn_index > ${threshold}) p
+        WHERE pending > ${threshold} ORDER BY pending DESC, id LIMIT ${limit}`,
     );
   }
 }

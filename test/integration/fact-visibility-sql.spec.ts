@@ -14,6 +14,7 @@ import {
   visibleSql,
 } from '../../src/facts/fact-visibility.js';
 import { startTestApp, TestApp } from '../support/test-app.js';
+import { run, sql as tagged } from '../../src/database/sql.js';
 
 const { PRIVATE, SHARED } = FactVisibility;
 const { ACTIVE, SUPERSEDED, DELETED } = FactStatus;
@@ -117,12 +118,13 @@ describe('fact visibility in SQL and TypeScript alike', () => {
   });
 
   async function asSql(viewer: string) {
-    return (await ds.query(
-      `WITH facts AS (SELECT * FROM json_populate_recordset(NULL::facts, $2::json))
-       SELECT ${viewerColumnsSql('$1')}, ${visibleSql('f', '$1')} AS visible,
-              ${familySeesSql('f')} AS family, ${activeForSql('f', '$1')} AS active
+    const stored = JSON.stringify(rows.map(columns));
+    return (await run(
+      ds,
+      tagged`WITH facts AS (SELECT * FROM json_populate_recordset(NULL::facts, ${stored}::json))
+       SELECT ${viewerColumnsSql(viewer)}, ${visibleSql('f', viewer)} AS visible,
+              ${familySeesSql('f')} AS family, ${activeForSql('f', viewer)} AS active
          FROM facts f ORDER BY f.id`,
-      [viewer, JSON.stringify(rows.map(columns))],
     )) as (FactEntity & { visible: boolean; family: boolean; active: boolean })[];
   }
 
@@ -161,9 +163,9 @@ describe('fact visibility in SQL and TypeScript alike', () => {
   ])(
     'gives the family the author’s count when %s, what they saw before otherwise',
     async (v, count) => {
-      const [{ count: sql }] = (await ds.query(
-        `SELECT ${sharedCountOnVisibilitySql('$1', '5', '2')} AS count`,
-        [v],
+      const [{ count: sql }] = (await run(
+        ds,
+        tagged`SELECT ${sharedCountOnVisibilitySql(tagged`${v}`, tagged`5`, tagged`2`)} AS count`,
       )) as { count: number }[];
       expect(sql).toBe(count);
     },

@@ -8,6 +8,7 @@ import {
   segmentWithheldSql,
   withheldFrom,
 } from '../../src/conversations/withheld-reply.js';
+import { run, sql } from '../../src/database/sql.js';
 import { startTestApp, TestApp } from '../support/test-app.js';
 
 const STARTER = '11111111-1111-4111-8111-111111111111';
@@ -68,30 +69,24 @@ describe('a reply made alone, in SQL and TypeScript alike', () => {
   }, 120_000);
   afterAll(() => t.close());
 
-  const WITH = `WITH messages AS (SELECT * FROM json_populate_recordset(NULL::messages, $2::json)),
+  const WITH = sql`WITH messages AS (SELECT * FROM json_populate_recordset(NULL::messages, ${JSON.stringify(MESSAGES)}::json)),
        message_segments AS (
-         SELECT * FROM json_populate_recordset(NULL::message_segments, $3::json)),
+         SELECT * FROM json_populate_recordset(NULL::message_segments, ${JSON.stringify(SEGMENTS)}::json)),
        conversation_chunks AS (
-         SELECT * FROM json_populate_recordset(NULL::conversation_chunks, $4::json))`;
-  const params = (viewer: string) => [
-    viewer,
-    JSON.stringify(MESSAGES),
-    JSON.stringify(SEGMENTS),
-    JSON.stringify(CHUNKS),
-  ];
+         SELECT * FROM json_populate_recordset(NULL::conversation_chunks, ${JSON.stringify(CHUNKS)}::json))`;
 
   it.each([
     ['the participant it answered', STARTER],
     ['another participant', OTHER],
   ])('withholds turns and their segments from %s as withheldFrom does', async (_who, viewer) => {
-    const rows = (await ds.query(
-      `${WITH}
+    const rows = (await run(
+      ds,
+      sql`${WITH}
        SELECT m.turn_index AS "turnIndex", ${answeredAloneSql('m')} AS alone,
-              ${segmentReadableSql('s', '$1')} AS readable,
-              ${segmentWithheldSql('s', '$1')} AS withheld
+              ${segmentReadableSql('s', viewer)} AS readable,
+              ${segmentWithheldSql('s', viewer)} AS withheld
          FROM message_segments s JOIN messages m ON m.id = s.message_id
         ORDER BY m.turn_index`,
-      params(viewer),
     )) as { turnIndex: number; alone: boolean; readable: boolean; withheld: boolean }[];
     expect(rows).toEqual(
       TURNS.map(([userId, answeredAlone], turnIndex) => {
@@ -105,12 +100,12 @@ describe('a reply made alone, in SQL and TypeScript alike', () => {
     ['the participant it answered', STARTER],
     ['another participant', OTHER],
   ])('withholds summaries covering one from %s as chunkWithheldFrom does', async (_who, viewer) => {
-    const rows = (await ds.query(
-      `${WITH}
+    const rows = (await run(
+      ds,
+      sql`${WITH}
        SELECT k.range_start AS start, k.range_end AS "end",
-              ${coversAnsweredAloneSql('k')} AS covers, ${chunkReadableSql('k', '$1')} AS readable
+              ${coversAnsweredAloneSql('k')} AS covers, ${chunkReadableSql('k', viewer)} AS readable
          FROM conversation_chunks k ORDER BY k.id`,
-      params(viewer),
     )) as { start: number; end: number; covers: boolean; readable: boolean }[];
     // Notices are never summarized, so only turn 1 makes a summary the starter's alone.
     expect(rows.map((r) => r.covers)).toEqual([true, false, false, true]);
