@@ -16,6 +16,7 @@ export default {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   globalSetup: '<rootDir>/test/support/global-setup.mjs',
   globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
-  testTimeout: 30000,
+  // Generous: under a loaded machine an app's boot alone has taken over 30 s; a passing test never waits for it.
+  testTimeout: 60000,
   maxWorkers: 2,
 };

@@ -1,4 +1,3 @@
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { PARAPHRASES } from '../../test/support/paraphrases.js';
 import { cosine } from './embedder.js';
 import { LocalEmbedder } from './local-embedder.provider.js';
@@ -42,25 +41,26 @@ describe('LocalEmbedder (Universal Sentence Encoder lite, bundled weights)', () 
       { length: 64 },
       (_, i) => `Sentence ${i}: my grandmother kept a garden full of tomatoes and roses.`,
     );
-    const histogram = monitorEventLoopDelay({ resolution: 5 });
     let last = performance.now();
     let maxGap = 0;
+    let ticks = 0;
     const ticker = setInterval(() => {
       const now = performance.now();
       maxGap = Math.max(maxGap, now - last);
       last = now;
+      ticks++;
     }, 5);
-    histogram.enable();
     const started = performance.now();
     const vectors = await embedder.embed(texts);
     const elapsed = performance.now() - started;
-    histogram.disable();
     clearInterval(ticker);
     expect(vectors).toHaveLength(64);
-    // Inline, this took ~600 ms of one blocked stretch; in the worker the loop keeps ticking.
+    // Inline, the whole batch was one blocked stretch (~600 ms on a quiet machine): no tick in
+    // between. In the worker the loop keeps ticking; bounds relative to the batch's own time, so
+    // that a loaded machine, slower at both, does not decide the outcome.
     expect(elapsed).toBeGreaterThan(100);
-    expect(maxGap).toBeLessThan(60);
-    expect(histogram.max / 1e6).toBeLessThan(60);
+    expect(ticks).toBeGreaterThanOrEqual(5);
+    expect(maxGap).toBeLessThan(elapsed / 2);
   });
 
   it('fails with ModelUnavailableError when the worker script is missing', async () => {

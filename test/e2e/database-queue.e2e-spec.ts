@@ -13,41 +13,38 @@ const SEND = `mutation($input: SendMessageInput!) {
  * UNAVAILABLE and a retry hint, having done nothing. (On a server the pool of connections has
  * no such queue: the suite on a server runs these on an embedded database too.)
  */
-describe('waiting for the embedded database', () => {
-  let t: TestApp;
-  let owner: TestUser;
-  let conversationId: string;
-  let queue: DatabaseQueue;
-
+/** An app on an embedded database of its own, whose requests wait at most `timeoutMs`. */
+function queueApp(timeoutMs: string) {
+  const ctx = {} as { t: TestApp; owner: TestUser; conversationId: string; queue: DatabaseQueue };
   beforeAll(async () => {
     const db = await createTestDatabase({ embedded: true });
-    t = await startTestApp({
+    ctx.t = await startTestApp({
       ...db.env,
-      DATABASE_QUEUE_TIMEOUT_MS: '500',
+      DATABASE_QUEUE_TIMEOUT_MS: timeoutMs,
       AGENT_REPLY: 'off',
       // Background work would take turns of its own: this file counts what requests do.
       JOBS_WORKER: 'false',
       JOBS_SCHEDULER: 'false',
     });
-    queue = t.app.get(DatabaseQueue);
-    owner = await t.user('queue-owner');
-    const legacy = await t.gql<{ createLegacy: { id: string } }>(
+    ctx.queue = ctx.t.app.get(DatabaseQueue);
+    ctx.owner = await ctx.t.user('queue-owner');
+    const legacy = await ctx.t.gql<{ createLegacy: { id: string } }>(
       'mutation { createLegacy(input: { name: "Queue" }) { id } }',
       {},
-      owner,
+      ctx.owner,
     );
-    const started = await t.gql<{ startConversation: { id: string } }>(
+    const started = await ctx.t.gql<{ startConversation: { id: string } }>(
       'mutation($l: ID!) { startConversation(input: { legacyId: $l }) { id } }',
       { l: legacy.data!.createLegacy.id },
-      owner,
+      ctx.owner,
     );
-    conversationId = started.data!.startConversation.id;
+    ctx.conversationId = started.data!.startConversation.id;
   });
-  afterAll(() => t.close());
+  afterAll(() => ctx.t.close());
 
   /** Holds the one connection in an open transaction, as a long statement would. */
   async function hold(): Promise<() => Promise<void>> {
-    const runner = t.app.get(DataSource).createQueryRunner();
+    const runner = ctx.t.app.get(DataSource).createQueryRunner();
     await runner.connect();
     await runner.startTransaction();
     return async () => {
@@ -55,20 +52,27 @@ describe('waiting for the embedded database', () => {
       await runner.release();
     };
   }
+  return { ctx, hold };
+}
+
+describe('waiting for the embedded database: refusing', () => {
+  // A short bound, so that a held connection makes requests miss it.
+  const { ctx, hold } = queueApp('500');
 
   const stored = async () =>
     (
-      await t.gql<{ conversation: { messageCount: number } }>(
+      await ctx.t.gql<{ conversation: { messageCount: number } }>(
         'query($id: ID!) { conversation(id: $id) { messageCount } }',
-        { id: conversationId },
-        owner,
+        { id: ctx.conversationId },
+        ctx.owner,
       )
     ).data!.conversation.messageCount;
 
   const jobs = async () =>
     Number(
-      ((await t.app.get(DataSource).query('SELECT count(*) AS n FROM jobs')) as { n: string }[])[0]
-        .n,
+      (
+        (await ctx.t.app.get(DataSource).query('SELECT count(*) AS n FROM jobs')) as { n: string }[]
+      )[0].n,
     );
 
   it('refuses a request that could not begin in time, with a retry hint and nothing written', async () => {
@@ -76,7 +80,11 @@ describe('waiting for the embedded database', () => {
     const release = await hold();
     let res;
     try {
-      res = await t.gql(SEND, { input: { conversationId, content: 'Too late.' } }, owner);
+      res = await ctx.t.gql(
+        SEND,
+        { input: { conversationId: ctx.conversationId, content: 'Too late.' } },
+        ctx.owner,
+      );
     } finally {
       await release();
     }
@@ -91,15 +99,19 @@ describe('waiting for the embedded database', () => {
     expect({ messages: await stored(), jobs: await jobs() }).toEqual(before);
 
     // Once the database is free the same call goes through.
-    const again = await t.gql(SEND, { input: { conversationId, content: 'In time.' } }, owner);
+    const again = await ctx.t.gql(
+      SEND,
+      { input: { conversationId: ctx.conversationId, content: 'In time.' } },
+      ctx.owner,
+    );
     expect(again.errors).toBeUndefined();
     expect(await stored()).toBe(before.messages + 1);
   });
 
   it('refuses over WebSocket alike', async () => {
     const release = await hold();
-    const call = subscribe(t.ws(owner), SEND, {
-      input: { conversationId, content: 'Too late, over the socket.' },
+    const call = subscribe(ctx.t.ws(ctx.owner), SEND, {
+      input: { conversationId: ctx.conversationId, content: 'Too late, over the socket.' },
     });
     let events;
     try {
@@ -112,16 +124,23 @@ describe('waiting for the embedded database', () => {
       reason: 'DATABASE_BUSY',
     });
   });
+});
+
+describe('waiting for the embedded database: order', () => {
+  // A bound no request here comes near, however slow the machine: this part is about order.
+  const { ctx, hold } = queueApp('120000');
 
   it('serves requests in the order they came in', async () => {
     const release = await hold();
     const sends: Promise<unknown>[] = [];
     try {
       for (const content of ['First.', 'Second.', 'Third.']) {
-        const waiting = queue.waiting().requests;
-        sends.push(t.gql(SEND, { input: { conversationId, content } }, owner));
+        const waiting = ctx.queue.waiting().requests;
+        sends.push(
+          ctx.t.gql(SEND, { input: { conversationId: ctx.conversationId, content } }, ctx.owner),
+        );
         // The next one comes in once this one waits for the database.
-        while (queue.waiting().requests === waiting) await new Promise((r) => setTimeout(r, 5));
+        while (ctx.queue.waiting().requests === waiting) await new Promise((r) => setTimeout(r, 5));
       }
     } finally {
       await release();
