@@ -13,9 +13,10 @@
  * not GraphQL calls): --users families of one member each share --messages turns (the measured
  * member is one of them), in conversations of --per-conversation turns, with their segments,
  * vectors and full-text statistics and a summary per 20 turns; the measured member also gets
- * --memories memories and --facts facts. Vectors are means of real USE-lite vectors of the
- * sentences each text is made of, so similarities behave like real ones without embedding a
- * million texts. Then asks `context` over GraphQL for varied queries in the member's latest
+ * --memories memories and --facts facts. Vectors are means of real vectors (the configured
+ * encoder's; EMBEDDINGS_LOCAL_MODEL and the service's other variables in the environment apply)
+ * of the sentences each text is made of, so similarities behave like real ones without
+ * embedding a million texts. Then asks `context` over GraphQL for varied queries in the member's latest
  * conversation and reports p50, p95 and p99 beside two floors:
  * - the reference floor, which does not depend on the service's SQL: the bare HNSW top-50 and
  *   the bare GIN full-text top-50 over the member's turns, timed directly;
@@ -215,6 +216,8 @@ async function main(): Promise<void> {
   const serverUrl = benchServerUrl(values.server || values.database !== undefined);
   const server = serverUrl ? await benchDatabase(serverUrl, values.database) : null;
   const config = AppConfig.load({
+    // The service's variables set in the environment apply (EMBEDDINGS_LOCAL_MODEL, say).
+    ...process.env,
     ...BENCH_LIMITS,
     DATA_DIR: dataDir,
     ...(server ? { DATABASE_URL: server.url } : {}),

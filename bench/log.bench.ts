@@ -128,6 +128,8 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'keepsake-bench-'));
   const server = opts.serverUrl ? await benchDatabase(opts.serverUrl) : null;
   const config = AppConfig.load({
+    // The service's variables set in the environment apply (EMBEDDINGS_LOCAL_MODEL, say).
+    ...process.env,
     ...BENCH_LIMITS,
     DATA_DIR: dataDir,
     ...(server ? { DATABASE_URL: server.url, DATABASE_POOL_SIZE: '20' } : {}),
