@@ -7,6 +7,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
+import { rng } from './support.js';
 
 export interface LoadClient {
   bearer: string;
@@ -111,18 +112,6 @@ function message(c: number, n: number): string {
     `Client ${c}, message ${n}: he kept ${THINGS[n % THINGS.length]} behind ` +
     `${PLACES[(n + c) % PLACES.length]} and sold what he could at the Saturday market.`
   );
-}
-
-/** A small deterministic PRNG (mulberry32), so runs draw the same mix. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 async function setup(

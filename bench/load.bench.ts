@@ -23,17 +23,8 @@ import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { DataSource } from 'typeorm';
 import { createApp } from '../src/bootstrap.js';
-import { AppConfig } from '../src/config/app-config.js';
 import type { CallResult, LoadClient, LoadInput, LoadOutput } from './load-clients.js';
-import {
-  BENCH_LIMITS,
-  benchDatabase,
-  benchServerUrl,
-  JWT_SECRET,
-  percentile,
-  table,
-  token,
-} from './support.js';
+import { benchConfig, benchDatabase, benchServerUrl, percentile, table, token } from './support.js';
 
 function whole(name: string, raw: string, min: number): number {
   const n = Number(raw);
@@ -105,16 +96,7 @@ async function main(): Promise<void> {
   const opts = options();
   const dataDir = mkdtempSync(join(tmpdir(), 'keepsake-load-'));
   const server = opts.serverUrl ? await benchDatabase(opts.serverUrl) : null;
-  // The service's variables given in the environment apply (EMBEDDED_DATABASE_THREAD=main, say).
-  const config = AppConfig.load({
-    ...process.env,
-    ...BENCH_LIMITS,
-    DATA_DIR: dataDir,
-    ...(server ? { DATABASE_URL: server.url, DATABASE_POOL_SIZE: '20' } : {}),
-    JWT_SECRET,
-    LOG_LEVEL: 'silent',
-    AGENT_REPLY: 'off',
-  });
+  const config = benchConfig(dataDir, server);
   const bootStarted = performance.now();
   const app = await createApp(config);
   try {

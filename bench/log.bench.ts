@@ -21,9 +21,9 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { createApp } from '../src/bootstrap.js';
-import { AppConfig } from '../src/config/app-config.js';
 import type { ClientsInput, ClientsOutput } from './log-clients.js';
 import {
+  benchConfig,
   BENCH_LIMITS,
   benchDatabase,
   benchServerUrl,
@@ -127,15 +127,7 @@ async function main(): Promise<void> {
   );
   const dataDir = mkdtempSync(join(tmpdir(), 'keepsake-bench-'));
   const server = opts.serverUrl ? await benchDatabase(opts.serverUrl) : null;
-  const config = AppConfig.load({
-    // The service's variables set in the environment apply (EMBEDDINGS_LOCAL_MODEL, say).
-    ...process.env,
-    ...BENCH_LIMITS,
-    DATA_DIR: dataDir,
-    ...(server ? { DATABASE_URL: server.url, DATABASE_POOL_SIZE: '20' } : {}),
-    JWT_SECRET,
-    LOG_LEVEL: 'silent',
-    AGENT_REPLY: 'off',
+  const config = benchConfig(dataDir, server, {
     // One user writes everything here: the bench measures the work, not the abuse limits.
     CONVERSATIONS_PER_USER_PER_DAY: '1000000',
     ...(opts.jobsHere ? {} : { JOBS_WORKER: 'false', JOBS_SCHEDULER: 'false' }),

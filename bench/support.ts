@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { AppConfig } from '../src/config/app-config.js';
 
 /** Helpers the benchmarks share. Each run signs its own tokens with a secret of its own. */
 
@@ -90,6 +91,28 @@ export async function benchDatabase(
     },
     created: !exists,
   };
+}
+
+/**
+ * The service's configuration for a load benchmark: the variables set in the environment apply
+ * (EMBEDDINGS_LOCAL_MODEL, EMBEDDED_DATABASE_THREAD=main, say), under the bench's own limits,
+ * data directory and server (with a pool of 20), with the agent's reply off; `overrides` last.
+ */
+export function benchConfig(
+  dataDir: string,
+  server: { url: string } | null,
+  overrides: Record<string, string> = {},
+): AppConfig {
+  return AppConfig.load({
+    ...process.env,
+    ...BENCH_LIMITS,
+    DATA_DIR: dataDir,
+    ...(server ? { DATABASE_URL: server.url, DATABASE_POOL_SIZE: '20' } : {}),
+    JWT_SECRET,
+    LOG_LEVEL: 'silent',
+    AGENT_REPLY: 'off',
+    ...overrides,
+  });
 }
 
 /** A small deterministic PRNG (mulberry32), so runs are comparable. */
