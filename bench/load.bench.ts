@@ -24,13 +24,15 @@ import { Worker } from 'node:worker_threads';
 import { DataSource } from 'typeorm';
 import { createApp } from '../src/bootstrap.js';
 import type { CallResult, LoadClient, LoadInput, LoadOutput } from './load-clients.js';
-import { benchConfig, benchDatabase, benchServerUrl, percentile, table, token } from './support.js';
-
-function whole(name: string, raw: string, min: number): number {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number ≥ ${min}`);
-  return n;
-}
+import {
+  benchConfig,
+  benchDatabase,
+  benchServerUrl,
+  percentile,
+  table,
+  token,
+  wholeArg,
+} from './support.js';
 
 function options() {
   const { values } = parseArgs({
@@ -46,12 +48,12 @@ function options() {
   const recallShare = Number(values.recall);
   if (!(recallShare >= 0 && recallShare <= 1)) throw new Error('--recall is a share, 0 to 1');
   return {
-    clients: whole('clients', values.clients, 1),
-    seconds: whole('seconds', values.seconds, 1),
+    clients: wholeArg('clients', values.clients, 1),
+    seconds: wholeArg('seconds', values.seconds, 1),
     recallShare,
     /** Unmeasured sends per client first (and one recall): connections, JIT, caches. */
-    warmup: whole('warmup', values.warmup, 0),
-    seed: whole('seed', values.seed, 0),
+    warmup: wholeArg('warmup', values.warmup, 0),
+    seed: wholeArg('seed', values.seed, 0),
     serverUrl: benchServerUrl(values.server),
   };
 }

@@ -24,6 +24,7 @@ import { createApp } from '../src/bootstrap.js';
 import type { ClientsInput, ClientsOutput } from './log-clients.js';
 import {
   benchConfig,
+  wholeArg,
   BENCH_LIMITS,
   benchDatabase,
   benchServerUrl,
@@ -32,12 +33,6 @@ import {
   table,
   token,
 } from './support.js';
-
-function positive(name: string, raw: string): number {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a whole number`);
-  return n;
-}
 
 function options() {
   const { values } = parseArgs({
@@ -57,13 +52,13 @@ function options() {
   if (values.jobs === 'elsewhere' && !serverUrl) {
     throw new Error('--jobs elsewhere needs a server (DATABASE_URL or --server)');
   }
-  const clients = Math.max(1, positive('clients', values.clients));
+  const clients = Math.max(1, wholeArg('clients', values.clients, 0));
   return {
     clients,
     /** Total measured messages, shared out evenly between the clients. */
-    messages: Math.max(clients, positive('messages', values.messages)),
+    messages: Math.max(clients, wholeArg('messages', values.messages, 0)),
     /** Unmeasured messages per client first (connections, JIT, caches). */
-    warmup: positive('warmup', values.warmup),
+    warmup: wholeArg('warmup', values.warmup, 0),
     sameConversation: values['same-conversation'],
     jobsHere: values.jobs === 'here',
     serverUrl,

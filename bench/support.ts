@@ -93,6 +93,13 @@ export async function benchDatabase(
   };
 }
 
+/** A command-line option that must be a whole number of at least `min`. */
+export function wholeArg(name: string, raw: string, min: number): number {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number ≥ ${min}`);
+  return n;
+}
+
 /**
  * The service's configuration for a load benchmark: the variables set in the environment apply
  * (EMBEDDINGS_LOCAL_MODEL, EMBEDDED_DATABASE_THREAD=main, say), under the bench's own limits,
