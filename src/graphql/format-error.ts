@@ -32,15 +32,39 @@ export function publicCodeOf(error: unknown): string {
   return typeof code === 'string' ? code : PublicErrorCode.INTERNAL_SERVER_ERROR;
 }
 
-/** graphql-js's "Did you mean ...?" suggestions: names of the schema a client did not give. */
-const SUGGESTION = / ?Did you mean [^?]*\?/g;
+/**
+ * What a client reads, with introspection off, instead of graphql-js's message for a request it
+ * got wrong: those name types, fields, arguments and enum values the client never wrote (and
+ * suggest near names), enough to rebuild the schema introspection keeps to itself.
+ */
+export const HIDDEN_DETAIL_MESSAGES: Readonly<Record<string, string>> = {
+  GRAPHQL_VALIDATION_FAILED:
+    'The operation is not valid for this API (details are hidden while introspection is off).',
+  BAD_USER_INPUT:
+    "A variable's value is not valid for this API (details are hidden while introspection is off).",
+};
+
+/**
+ * The message a request error reaches the client with. Our own request checks (query limits,
+ * each with a `reason`) name nothing of the schema and keep theirs; so do parse errors, which
+ * quote only the client's document.
+ */
+export function requestErrorMessage(
+  code: string,
+  message: string,
+  ownCheck: boolean,
+  hideSchemaDetails: boolean,
+): string {
+  if (!hideSchemaDetails || ownCheck) return message;
+  return HIDDEN_DETAIL_MESSAGES[code] ?? message;
+}
 
 /**
  * The one place errors become what clients see: domain exceptions keep their code, reason and
  * field; request errors keep Apollo's code; anything else is logged and reported as an
  * INTERNAL_SERVER_ERROR with no detail. Stack traces never leave the server. With
- * `hideSchemaDetails` (introspection off) request errors suggest no names: guessing near a name
- * and reading the suggestions would rebuild the schema introspection keeps to itself.
+ * `hideSchemaDetails` (introspection off) validation and variable errors name nothing of the
+ * schema (requestErrorMessage).
  */
 export function formatError(
   formatted: GraphQLFormattedError,
@@ -63,20 +87,18 @@ export function formatError(
   }
   const code = formatted.extensions?.code;
   if (typeof code === 'string' && APOLLO_REQUEST_CODES.has(code)) {
+    const publicCode =
+      code === 'GRAPHQL_VALIDATION_FAILED' || code === 'GRAPHQL_PARSE_FAILED'
+        ? code
+        : PublicErrorCode.BAD_USER_INPUT;
+    // Set by our own request checks (query limits); never anything internal.
+    const reason = formatted.extensions?.reason;
+    const ownCheck = typeof reason === 'string';
     return {
-      message: hideSchemaDetails ? formatted.message.replace(SUGGESTION, '') : formatted.message,
+      message: requestErrorMessage(code, formatted.message, ownCheck, hideSchemaDetails),
       locations: formatted.locations,
       path: formatted.path,
-      extensions: {
-        code:
-          code === 'GRAPHQL_VALIDATION_FAILED' || code === 'GRAPHQL_PARSE_FAILED'
-            ? code
-            : PublicErrorCode.BAD_USER_INPUT,
-        // Set by our own request checks (query limits); never anything internal.
-        ...(typeof formatted.extensions?.reason === 'string'
-          ? { reason: formatted.extensions.reason }
-          : {}),
-      },
+      extensions: { code: publicCode, ...(ownCheck ? { reason } : {}) },
     };
   }
   logger.error({

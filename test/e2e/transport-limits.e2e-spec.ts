@@ -1,6 +1,116 @@
 import { Client } from 'graphql-ws';
 import { GqlResponse, startTestApp, TestApp, TestUser } from '../support/test-app.js';
 
+/** One operation over graphql-ws: its first result, or how the socket closed. */
+async function overWs(
+  client: Client,
+  query: string,
+  variables: Record<string, unknown> = {},
+): Promise<GqlResponse<unknown> | { closed: number }> {
+  return new Promise((resolve) => {
+    client.subscribe(
+      { query, variables },
+      {
+        next: (value) => resolve(value as GqlResponse<unknown>),
+        error: (err) =>
+          resolve(
+            Array.isArray(err)
+              ? { errors: err as GqlResponse<unknown>['errors'] }
+              : { closed: (err as { code: number }).code },
+          ),
+        complete: () => undefined,
+      },
+    );
+  });
+}
+
+/** One operation over HTTP, then over graphql-ws: both answers. */
+async function overBoth(
+  t: TestApp,
+  user: TestUser,
+  query: string,
+  variables: Record<string, unknown> = {},
+): Promise<GqlResponse<unknown>[]> {
+  const http = await t.gql(query, variables, user);
+  const ws = (await overWs(t.ws(user), query, variables)) as GqlResponse<unknown>;
+  return [http, ws];
+}
+
+/**
+ * Mistakes graphql-js answers by naming parts of the schema the client never wrote: `hidden`
+ * are those names, `detail` what graphql-js says when introspection is on.
+ */
+const MISTAKES: {
+  kind: string;
+  query: string;
+  variables?: Record<string, unknown>;
+  code: string;
+  hidden: string[];
+  detail: RegExp;
+}[] = [
+  {
+    kind: 'a missing selection',
+    query: '{ legacies }',
+    code: 'GRAPHQL_VALIDATION_FAILED',
+    hidden: ['LegacyConnection', 'Did you mean'],
+    detail: /"LegacyConnection!" must have a selection of subfields/,
+  },
+  {
+    kind: 'a missing required argument',
+    query: '{ legacy { name } }',
+    code: 'GRAPHQL_VALIDATION_FAILED',
+    hidden: ['ID!', '"id"'],
+    detail: /argument "id" of type "ID!" is required/,
+  },
+  {
+    kind: 'a missing input field in a literal',
+    query: 'mutation { createLegacy(input: {}) { name } }',
+    code: 'GRAPHQL_VALIDATION_FAILED',
+    hidden: ['CreateLegacyInput', 'String!', '"name"'],
+    detail: /"CreateLegacyInput.name" of required type "String!" was not provided/,
+  },
+  {
+    kind: 'a missing input field in a variable',
+    query: 'mutation($i: CreateLegacyInput!) { createLegacy(input: $i) { id } }',
+    variables: { i: {} },
+    code: 'BAD_USER_INPUT',
+    hidden: ['String!', '"name"'],
+    detail: /Field "name" of required type "String!" was not provided/,
+  },
+  {
+    kind: 'a field the type does not have',
+    query: 'query($l: ID!) { legacy(id: $l) { nikname } }',
+    variables: { l: '00000000-0000-4000-8000-000000000000' },
+    code: 'GRAPHQL_VALIDATION_FAILED',
+    hidden: ['Legacy'],
+    detail: /Cannot query field "nikname" on type "Legacy"/,
+  },
+  {
+    kind: 'a variable of the wrong type',
+    query: 'query($l: String!) { legacy(id: $l) { id } }',
+    variables: { l: 'x' },
+    code: 'GRAPHQL_VALIDATION_FAILED',
+    hidden: ['ID!'],
+    detail: /used in position expecting type "ID!"/,
+  },
+  {
+    kind: 'an unknown argument',
+    query: '{ legacies(frist: 1) { nodes { id } } }',
+    code: 'GRAPHQL_VALIDATION_FAILED',
+    hidden: ['Query', '"first"'],
+    detail: /Unknown argument "frist" on field "Query.legacies"/,
+  },
+  {
+    kind: 'a variable outside its enum',
+    query:
+      'query($v: StoryVisibility!, $l: ID!) { stories(legacyId: $l, filter: { visibility: $v }) { nodes { id } } }',
+    variables: { v: 'SHARE', l: '00000000-0000-4000-8000-000000000000' },
+    code: 'BAD_USER_INPUT',
+    hidden: ['SHARED'],
+    detail: /Did you mean the enum value "SHARED"\?/,
+  },
+];
+
 /**
  * The same limits on every transport: an operation refused over HTTP is refused over graphql-ws,
  * with the same code, and a WebSocket message is held to BODY_LIMIT like an HTTP body.
@@ -30,34 +140,8 @@ describe('Operation limits over HTTP and WebSocket', () => {
   });
   afterAll(() => t.close());
 
-  /** One operation over graphql-ws: its first result, or how the socket closed. */
-  async function overWs(
-    client: Client,
-    query: string,
-    variables: Record<string, unknown> = {},
-  ): Promise<GqlResponse<unknown> | { closed: number }> {
-    return new Promise((resolve) => {
-      client.subscribe(
-        { query, variables },
-        {
-          next: (value) => resolve(value as GqlResponse<unknown>),
-          error: (err) =>
-            resolve(
-              Array.isArray(err)
-                ? { errors: err as GqlResponse<unknown>['errors'] }
-                : { closed: (err as { code: number }).code },
-            ),
-          complete: () => undefined,
-        },
-      );
-    });
-  }
-
-  const both = async (query: string, variables: Record<string, unknown> = {}) => {
-    const http = await t.gql(query, variables, user);
-    const ws = (await overWs(t.ws(user), query, variables)) as GqlResponse<unknown>;
-    return [http, ws];
-  };
+  const both = (query: string, variables: Record<string, unknown> = {}) =>
+    overBoth(t, user, query, variables);
 
   it('refuses 40 aliased recalls, on both transports', async () => {
     const aliases = Array.from(
@@ -131,9 +215,58 @@ describe('Operation limits over HTTP and WebSocket', () => {
     }
   });
 
+  it.each(MISTAKES)(
+    'answers $kind with its code and no name of the schema, on both transports',
+    async ({ query, variables, code, hidden }) => {
+      for (const res of await both(query, variables)) {
+        expect(res.data ?? null).toBeNull();
+        expect(res.errors!.length).toBeGreaterThan(0);
+        for (const error of res.errors!) {
+          expect(error.extensions).toEqual({ code });
+          for (const name of hidden) expect(error.message).not.toContain(name);
+          // Where in the client's own document: nothing of the schema.
+          if (code === 'GRAPHQL_VALIDATION_FAILED') {
+            const locations = (error as { locations?: unknown[] }).locations ?? [];
+            expect(locations.length).toBeGreaterThan(0);
+            for (const location of locations) {
+              expect(location).toEqual({ line: expect.any(Number), column: expect.any(Number) });
+            }
+          }
+        }
+      }
+    },
+  );
+
   it('closes a WebSocket whose message is larger than BODY_LIMIT', async () => {
     const huge = `query { me { id } } # ${'x'.repeat(100 * 1024)}`;
     const res = await overWs(t.ws(user), huge);
     expect(res).toEqual({ closed: 1009 });
   });
+});
+
+/** In development (introspection on) the same mistakes keep graphql-js's detailed messages. */
+describe('Request errors with introspection on', () => {
+  let t: TestApp;
+  let user: TestUser;
+
+  beforeAll(async () => {
+    t = await startTestApp({
+      JOBS_WORKER: 'false',
+      JOBS_SCHEDULER: 'false',
+      AGENT_REPLY: 'off',
+      GRAPHQL_INTROSPECTION: 'true',
+    });
+    user = await t.user('detailed-errors-user');
+  });
+  afterAll(() => t.close());
+
+  it.each(MISTAKES)(
+    "answers $kind with graphql-js's message, on both transports",
+    async ({ query, variables, code, detail }) => {
+      for (const res of await overBoth(t, user, query, variables)) {
+        expect(res.errors![0].extensions).toEqual({ code });
+        expect(res.errors![0].message).toMatch(detail);
+      }
+    },
+  );
 });

@@ -1,0 +1,111 @@
+import { buildSchema, GraphQLError, parse, validate } from 'graphql';
+import { CommonException } from '../common/errors/domain.exception.js';
+import { formatError, HIDDEN_DETAIL_MESSAGES, requestErrorMessage } from './format-error.js';
+
+const schema = buildSchema(`
+  type Query { legacy(id: ID!): Legacy! }
+  type Legacy { id: ID! name: String! }
+`);
+
+/** graphql-js's validation error for a document, as Apollo hands it to formatError. */
+function validationError(document: string): [GraphQLError, ReturnType<GraphQLError['toJSON']>] {
+  const [error] = validate(schema, parse(document));
+  return [
+    error,
+    { ...error.toJSON(), extensions: { code: 'GRAPHQL_VALIDATION_FAILED', stacktrace: ['at x'] } },
+  ];
+}
+
+describe('requestErrorMessage', () => {
+  it('replaces validation and variable messages with a fixed one when details are hidden', () => {
+    expect(requestErrorMessage('GRAPHQL_VALIDATION_FAILED', 'on type "Legacy"', false, true)).toBe(
+      HIDDEN_DETAIL_MESSAGES.GRAPHQL_VALIDATION_FAILED,
+    );
+    expect(requestErrorMessage('BAD_USER_INPUT', 'type "String!"', false, true)).toBe(
+      HIDDEN_DETAIL_MESSAGES.BAD_USER_INPUT,
+    );
+  });
+
+  it("keeps our own checks', parse errors' and every message when details are shown", () => {
+    expect(requestErrorMessage('BAD_USER_INPUT', 'The query is 13 levels deep.', true, true)).toBe(
+      'The query is 13 levels deep.',
+    );
+    expect(requestErrorMessage('GRAPHQL_PARSE_FAILED', 'Syntax Error: x', false, true)).toBe(
+      'Syntax Error: x',
+    );
+    expect(
+      requestErrorMessage(
+        'OPERATION_RESOLUTION_FAILURE',
+        'Unknown operation named "A".',
+        false,
+        true,
+      ),
+    ).toBe('Unknown operation named "A".');
+    expect(requestErrorMessage('GRAPHQL_VALIDATION_FAILED', 'on type "Legacy"', false, false)).toBe(
+      'on type "Legacy"',
+    );
+  });
+
+  it('names nothing of any schema in the fixed messages', () => {
+    for (const message of Object.values(HIDDEN_DETAIL_MESSAGES)) {
+      expect(message).not.toMatch(/"|Legacy|Query|ID|String/);
+    }
+  });
+});
+
+describe('formatError', () => {
+  it('answers a validation error with its code and locations, no detail and no stack', () => {
+    const [error, formatted] = validationError('{ legacy(id: "1") { nikname } }');
+    expect(formatted.message).toMatch(/on type "Legacy"/);
+    expect(formatError(formatted, error, true)).toEqual({
+      message: HIDDEN_DETAIL_MESSAGES.GRAPHQL_VALIDATION_FAILED,
+      locations: [{ line: 1, column: 21 }],
+      path: undefined,
+      extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
+    });
+  });
+
+  it("keeps graphql-js's message with introspection on", () => {
+    const [error, formatted] = validationError('{ legacy { id } }');
+    expect(formatError(formatted, error, false)).toMatchObject({
+      message: 'Field "legacy" argument "id" of type "ID!" is required, but it was not provided.',
+      extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
+    });
+  });
+
+  it('hides the detail of a variable error Apollo reports as BAD_USER_INPUT', () => {
+    const error = new GraphQLError(
+      'Variable "$i" got invalid value {}; Field "name" of required type "String!" was not provided.',
+      { extensions: { code: 'BAD_USER_INPUT' } },
+    );
+    expect(formatError(error.toJSON(), error, true)).toMatchObject({
+      message: HIDDEN_DETAIL_MESSAGES.BAD_USER_INPUT,
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
+  });
+
+  it("keeps our own request check's message and reason", () => {
+    const error = new GraphQLError('The query is 13 levels deep; at most 12 are allowed.', {
+      extensions: { code: 'BAD_USER_INPUT', reason: 'QUERY_TOO_COMPLEX', http: { status: 400 } },
+    });
+    expect(formatError(error.toJSON(), error, true)).toEqual({
+      message: 'The query is 13 levels deep; at most 12 are allowed.',
+      locations: undefined,
+      path: undefined,
+      extensions: { code: 'BAD_USER_INPUT', reason: 'QUERY_TOO_COMPLEX' },
+    });
+  });
+
+  it('keeps a domain exception as it is', () => {
+    const error = new GraphQLError('Name is too long.', {
+      path: ['createLegacy'],
+      originalError: CommonException.invalid('name', 'Name is too long.'),
+    });
+    expect(formatError(error.toJSON(), error, true)).toEqual({
+      message: 'Name is too long.',
+      path: ['createLegacy'],
+      locations: undefined,
+      extensions: { code: 'BAD_USER_INPUT', reason: 'INVALID_INPUT', field: 'name' },
+    });
+  });
+});
