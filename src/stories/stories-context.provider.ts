@@ -11,6 +11,7 @@ import type { ForgetOutcome, RecallSource } from '../search/search.service.js';
 import type { Ranked } from '../search/search.types.js';
 import { StoriesService } from './stories.service.js';
 import { StoryErrorCode, StoryException } from './story.exception.js';
+import { whatDeletingRemoves } from './story.mapper.js';
 import { StoryRepository } from './story.repository.js';
 
 /** Passages of the legacy's stories the member may see, found by the assembly's search. */
@@ -63,7 +64,7 @@ export class StoriesContextProvider implements ContextSectionProvider {
         "Another member's story cannot be forgotten from your recall.",
       );
     }
-    const wouldDelete = `The ${story.kind === 'DOCUMENT' ? 'document' : 'story'} "${story.title}" (${story.pageCount} page${story.pageCount === 1 ? '' : 's'}), its file and every passage indexed from it.`;
+    const wouldDelete = whatDeletingRemoves(story);
     if (!confirmed) return { forgotten: false, wouldDelete };
     await this.stories.delete(user, story.id);
     return { forgotten: true, wouldDelete };

@@ -1,5 +1,19 @@
 import type { LeftBehindStoryModel, StoryModel } from './models/story.model.js';
 import type { StoryEntity } from './story.entity.js';
+import { StoryKind } from './story.enums.js';
+
+/**
+ * What deleting a story removes, said once for deleteStory (Story.wouldDelete) and
+ * forgetRecallItem: its row takes its file and passages, their vectors go by trigger, and a fact
+ * whose last mention was one of its passages goes with that mention (fact_sources_forget).
+ */
+export function whatDeletingRemoves(
+  story: Pick<StoryEntity, 'kind' | 'title' | 'pageCount'>,
+): string {
+  const what = story.kind === StoryKind.DOCUMENT ? 'document' : 'story';
+  const pages = `${story.pageCount} page${story.pageCount === 1 ? '' : 's'}`;
+  return `The ${what} “${story.title}” (${pages}), its file and every passage indexed from it, and the facts known only from it.`;
+}
 
 /** A story as the API shows it (its pages stay behind: `pages` resolves them). */
 export function toStoryModel(story: StoryEntity): StoryModel {
@@ -21,6 +35,7 @@ export function toStoryModel(story: StoryEntity): StoryModel {
     indexedChunks: story.indexedChunks,
     totalChunks: story.totalChunks,
     downloadPath: `/stories/${story.id}/file`,
+    wouldDelete: whatDeletingRemoves(story),
     createdAt: story.createdAt,
     updatedAt: story.updatedAt,
   };

@@ -329,7 +329,13 @@ describe('stories and documents', () => {
       other,
     );
     expect(theirs.errors![0].extensions).toMatchObject({ code: 'NOT_FOUND' });
-    // Deleting the story takes the facts known only from it.
+    // Deleting the story takes the facts known only from it, as it says before.
+    const { story } = await ok<{ story: { wouldDelete: string } }>(
+      'query($id: ID!) { story(id: $id) { wouldDelete } }',
+      { id },
+      author,
+    );
+    expect(story.wouldDelete).toMatch(/, and the facts known only from it\.$/);
     await ok('mutation($id: ID!) { deleteStory(id: $id) }', { id }, author);
     expect((await facts()).some((f) => f.content.includes('born in Cork'))).toBe(false);
   });
@@ -390,7 +396,16 @@ describe('stories and documents', () => {
       author,
     );
     expect(asked.forgetRecallItem).toMatchObject({ forgotten: false, requiresConfirmation: true });
-    expect(asked.forgetRecallItem.wouldDelete).toContain('Letters from Rose');
+    // The story says the same words before deleteStory (the console shows them): one source.
+    const { story } = await ok<{ story: { wouldDelete: string } }>(
+      'query($id: ID!) { story(id: $id) { wouldDelete } }',
+      { id: pdfId },
+      author,
+    );
+    expect(story.wouldDelete).toBe(
+      'The document “Letters from Rose” (10 pages), its file and every passage indexed from it, and the facts known only from it.',
+    );
+    expect(asked.forgetRecallItem.wouldDelete).toBe(story.wouldDelete);
     expect((await traces(pdfId)).stories).toBe(1);
     const done = await ok<{ forgetRecallItem: { forgotten: boolean } }>(
       'mutation($id: ID!) { forgetRecallItem(id: $id, confirm: true) { forgotten } }',

@@ -70,6 +70,12 @@ export class StoryModel {
   @Field({ description: 'Where the original file is downloaded (GET, same authentication).' })
   downloadPath: string;
 
+  @Field({
+    description:
+      'What deleting it removes (deleteStory, or forgetRecallItem from one of its passages), in the words to show before asking: forgetRecallItem’s wouldDelete.',
+  })
+  wouldDelete: string;
+
   @Field(() => GraphQLISODateTime)
   createdAt: Date;
 
