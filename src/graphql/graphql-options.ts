@@ -9,6 +9,8 @@ import {
   DocumentNode,
   execute,
   ExecutionResult,
+  GraphQLError,
+  GraphQLFormattedError,
   Kind,
   OperationDefinitionNode,
   parse,
@@ -173,6 +175,17 @@ function countedStream<T>(
  * refused subscription carries the same codes, and no stack, as an HTTP request. Nest passes
  * every option through to graphql-ws but types only some of them, hence the cast.
  */
+/**
+ * An error graphql-ws sends before any result, as formatError expects it: one graphql-js made
+ * of the document itself (no path, nothing thrown under it) is a validation error; one thrown by
+ * code while a subscription started keeps what it is, so that it is reported as our own
+ * exception's code or as an internal error with no detail, never as the client's mistake.
+ */
+export function wsRequestError(e: GraphQLError): GraphQLFormattedError {
+  if (e.originalError || e.path) return e.toJSON();
+  return { ...e.toJSON(), extensions: { code: 'GRAPHQL_VALIDATION_FAILED', ...e.extensions } };
+}
+
 function graphqlWsOptions(
   limits: QueryLimits,
   corsOrigins: readonly string[],
@@ -258,15 +271,8 @@ function graphqlWsOptions(
         ? countedStream(result as AsyncIterableIterator<ExecutionResult>, metrics)
         : undefined;
     },
-    // Errors sent before execution are validation errors.
     onError: (_ctx, _id, _payload, errors) =>
-      errors.map((e) =>
-        formatError(
-          { ...e.toJSON(), extensions: { code: 'GRAPHQL_VALIDATION_FAILED', ...e.extensions } },
-          e,
-          !limits.introspection,
-        ),
-      ),
+      errors.map((e) => formatError(wsRequestError(e), e, !limits.introspection)),
   };
   return options as GraphQLWsSubscriptionsConfig;
 }
