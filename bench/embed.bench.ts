@@ -1,12 +1,38 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { LocalEmbedder } from '../src/llm/local-embedder.provider.js';
+import { cacheFolder, defaultModelsDir, verifiedFiles } from '../src/llm/model-files.js';
+import { USE_LITE, sentenceModel } from '../src/llm/sentence-models.js';
 import { percentile } from './support.js';
 
 /**
- * `npm run bench:embed`: throughput and latency of the local embedder (USE-lite in a worker
- * thread), and how much it delays the main event loop while it works. For comparison, the same
- * model run inline on the main thread, which is what the worker avoids.
+ * `npm run bench:embed [-- --model NAME]`: throughput and latency of a local encoder in its
+ * worker thread (the one EMBEDDINGS_LOCAL_MODEL names, e5-small-v2 by default, from the model
+ * cache), how much memory it adds to the process, and how much it delays the main event loop
+ * while it works. For USE-lite, also the same model run inline on the main thread, which is
+ * what the worker avoids.
  */
+function modelName(): string {
+  const at = process.argv.indexOf('--model');
+  return at >= 0 ? process.argv[at + 1] : (process.env.EMBEDDINGS_LOCAL_MODEL ?? 'e5-small-v2');
+}
+
+async function embedderFor(name: string): Promise<LocalEmbedder> {
+  if (name === USE_LITE) return new LocalEmbedder();
+  const model = sentenceModel(name);
+  if (!model) throw new Error(`unknown local model ${name}`);
+  const dir =
+    process.env.EMBEDDINGS_MODEL_DIR ??
+    cacheFolder(process.env.MODELS_DIR ?? defaultModelsDir(), model);
+  const paths = await verifiedFiles(dir, model);
+  if (!paths)
+    throw new Error(`${name} is not in ${dir}: run npm run models:fetch -- --model ${name}`);
+  const threads = process.env.EMBEDDINGS_THREADS
+    ? Number(process.env.EMBEDDINGS_THREADS)
+    : undefined;
+  return new LocalEmbedder({ onnx: { model, paths, threads } });
+}
+
+const mb = (bytes: number) => `${Math.round(bytes / 2 ** 20)} MB`;
 const SUBJECTS = ['My father', 'Grandma Rose', 'My sister', 'Uncle Tom', 'Mum', 'Our neighbour'];
 const PREDICATES = [
   'loved fishing on the lake every summer',
@@ -57,8 +83,10 @@ async function withLoopDelay<T>(run: () => Promise<T>): Promise<{ value: T; dela
 
 async function main(): Promise<void> {
   const rows: [string, string][] = [];
-  const embedder = new LocalEmbedder();
+  const name = modelName();
+  const embedder = await embedderFor(name);
 
+  const rssBefore = process.memoryUsage().rss;
   let t = performance.now();
   await embedder.warmUp();
   rows.push(['model load (worker start + weights)', ms(performance.now() - t)]);
@@ -93,7 +121,14 @@ async function main(): Promise<void> {
     'event-loop delay while embedding, worker (p50/p99/max)',
     `${ms(workerDelay.p50)} / ${ms(workerDelay.p99)} / ${ms(workerDelay.max)}`,
   ]);
+  const rssWorking = process.memoryUsage().rss;
+  rows.push(['memory the encoder adds (resident, after the work)', mb(rssWorking - rssBefore)]);
+  rows.push(['resident memory of the process with it', mb(rssWorking)]);
   await embedder.close();
+  if (name !== USE_LITE) {
+    print(rows, embedder);
+    return;
+  }
 
   // The same batches on the main thread, to show what the worker is for.
   const { initModel } = await import('@energetic-ai/embeddings');
@@ -108,11 +143,11 @@ async function main(): Promise<void> {
     'event-loop delay while embedding, inline (p50/p99/max)',
     `${ms(inlineDelay.p50)} / ${ms(inlineDelay.p99)} / ${ms(inlineDelay.max)}`,
   ]);
-  rows.push([
-    'resident memory at the end (process)',
-    `${Math.round(process.memoryUsage().rss / 2 ** 20)} MB`,
-  ]);
+  rows.push(['resident memory at the end (process)', mb(process.memoryUsage().rss)]);
+  print(rows, embedder);
+}
 
+function print(rows: [string, string][], embedder: LocalEmbedder): void {
   const width = Math.max(...rows.map(([k]) => k.length));
   console.log(
     `\nLocal embedder: ${embedder.modelId}, ${embedder.dimensions}-d (Node ${process.version})\n`,
