@@ -188,6 +188,46 @@ describe('Looking back in the console', () => {
     expect(left.data!.periodSummaries.nodes.map((n) => n.start)).toEqual(['2025-03-03']);
   }, 30_000);
 
+  it('shows more than a page of summaries with “Show more”', async () => {
+    // A long conversation with turns in each of 45 weeks of 2023: 57 weeks, months and the year.
+    const imported = await t.gql(
+      `mutation ($input: ImportConversationInput!) { importConversation(input: $input) { importedCount } }`,
+      {
+        input: {
+          legacyId,
+          title: 'Walks',
+          messages: Array.from({ length: 45 }, (_, week) => {
+            const monday = new Date(Date.UTC(2023, 0, 2 + 7 * week, 9)).getTime();
+            return [
+              'Grandma walked the dog along the harbour wall.',
+              'To the lighthouse and back, every morning.',
+            ].map((content, i) => ({
+              role: i ? 'ASSISTANT' : 'USER',
+              content,
+              occurredAt: new Date(monday + i * 60_000).toISOString(),
+            }));
+          }).flat(),
+        },
+      },
+      ada,
+    );
+    expect(imported.errors).toBeUndefined();
+    await page.goto(`${base}/app/legacies/${legacyId}/looking-back`);
+    await backfill('2023-01-01', '2023-12-31');
+    const items = page.getByRole('list', { name: 'Summaries' }).getByRole('listitem');
+    await entry('Week of 6 Nov 2023').waitFor({ timeout: 10_000 });
+    expect(await items.count()).toBe(50);
+    // Newest first: the first weeks of 2023 are on the next page.
+    expect(await entry('Week of 2 Jan 2023').count()).toBe(0);
+    const more = page.getByRole('button', { name: 'Show more summaries' });
+    await more.click();
+    await entry('Week of 2 Jan 2023').waitFor();
+    await entry('2023').waitFor();
+    expect(await items.count()).toBe(62);
+    await more.waitFor({ state: 'detached' });
+    expect(await seriousViolations(page)).toEqual([]);
+  }, 120_000);
+
   it('works at phone width', async () => {
     expect(
       await phoneProblems(context, `${base}/app/legacies/${legacyId}/looking-back`, 'Timeline'),

@@ -183,6 +183,50 @@ describe('The operators’ page in the console', () => {
     expect(await seriousViolations(page)).toEqual([]);
   }, 60_000);
 
+  it('shows more than a page of failed jobs and of the audit log', async () => {
+    const db = t.app.get(DataSource);
+    await db.query(
+      `INSERT INTO jobs (type, key, payload, status, attempts, last_error, updated_at)
+       SELECT 'test:ops-more', 'more-' || n, '{}'::jsonb, 'FAILED', 3, 'it failed', now() - n * interval '1 minute'
+         FROM generate_series(1, 54) n`,
+    );
+    // Older than anything the page itself records: they come last, the oldest on the last page.
+    await db.query(
+      `INSERT INTO audit_log (operation, target_conversation_id, created_at)
+       SELECT 'RETRIEVAL_DEBUG', ('00000000-0000-4000-8000-' || lpad(n::text, 12, '0'))::uuid,
+              now() - n * interval '1 day'
+         FROM generate_series(1, 60) n`,
+    );
+    await page.reload();
+    const jobs = page.getByRole('list', { name: 'Failed jobs' }).getByRole('listitem');
+    await jobs.getByText('more-1', { exact: true }).waitFor();
+    expect(await jobs.count()).toBe(50);
+    expect(await jobs.getByText('more-54', { exact: true }).count()).toBe(0);
+    const moreJobs = page.getByRole('button', { name: 'Show more failed jobs' });
+    await moreJobs.click();
+    await jobs.getByText('more-54', { exact: true }).waitFor();
+    expect(await jobs.count()).toBe(54);
+    await moreJobs.waitFor({ state: 'detached' });
+
+    const rows = page.getByRole('table', { name: 'Audit log' }).getByRole('row');
+    const oldest = page.getByText('conversation 00000000-0000-4000-8000-000000000060', {
+      exact: true,
+    });
+    await page.getByText('conversation 00000000-0000-4000-8000-000000000001').waitFor();
+    expect(await rows.count()).toBe(51);
+    expect(await oldest.count()).toBe(0);
+    const moreEntries = page.getByRole('button', { name: 'Show more audit log entries' });
+    await moreEntries.click();
+    await oldest.waitFor();
+    await moreEntries.waitFor({ state: 'detached' });
+    const [{ n }] = await db.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM audit_log WHERE operation = 'RETRIEVAL_DEBUG'`,
+    );
+    expect(n).toBe(60);
+    expect(await rows.filter({ hasText: 'Retrieval debug' }).count()).toBe(60);
+    expect(await seriousViolations(page)).toEqual([]);
+  }, 60_000);
+
   it('works at phone width', async () => {
     expect(await phoneProblems(context, `${base}/app/operators`, 'Does memory help?')).toEqual([]);
   }, 30_000);

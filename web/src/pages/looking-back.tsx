@@ -1,22 +1,28 @@
-import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useMemo, useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useSubscription } from 'urql';
 import { Link, useParams } from 'wouter';
 import { CompareYears } from '../components/compare-years';
 import { LegacyNav } from '../components/legacy-nav';
+import { ShowMore } from '../components/show-more';
 import { ErrorNote, StatusNote } from '../components/status';
 import { graphql } from '../gql';
 import type { LookingBackQuery, SummaryPeriod } from '../gql/graphql';
 import { label, when } from '../lib/format';
+import { useMore } from '../lib/more';
 import { calendarDay, periodName, today } from '../lib/periods';
 import { useCoalesced } from '../lib/use-coalesced';
 
 const LookingBack = graphql(`
-  query LookingBack($legacyId: ID!, $period: SummaryPeriod) {
+  query LookingBack($legacyId: ID!, $period: SummaryPeriod, $after: String) {
     legacy(id: $legacyId) {
       id
       name
     }
-    periodSummaries(legacyId: $legacyId, period: $period, first: 50) {
+    periodSummaries(legacyId: $legacyId, period: $period, first: 50, after: $after) {
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
       nodes {
         id
         period
@@ -84,13 +90,13 @@ const DeleteSummary = graphql(`
 
 type Summary = LookingBackQuery['periodSummaries']['nodes'][number];
 
+const selectSummaries = (data: LookingBackQuery) => data.periodSummaries;
+
 export function LookingBackPage() {
   const { legacyId } = useParams<{ legacyId: string }>();
   const [period, setPeriod] = useState<SummaryPeriod | null>(null);
-  const [{ data, error }, refetch] = useQuery({
-    query: LookingBack,
-    variables: { legacyId, period },
-  });
+  const variables = useMemo(() => ({ legacyId, period }), [legacyId, period]);
+  const [{ data, error }, refetch] = useQuery({ query: LookingBack, variables });
   const reload = useCoalesced(() => refetch({ requestPolicy: 'network-only' }));
   const onAdded = useCallback(
     (_prev: unknown, event: unknown) => {
@@ -101,7 +107,8 @@ export function LookingBackPage() {
   );
   useSubscription({ query: SummaryAdded, variables: { legacyId } }, onAdded);
   const [status, setStatus] = useState<string | null>(null);
-  const summaries = data?.periodSummaries.nodes ?? [];
+  const list = useMore(LookingBack, variables, selectSummaries, data?.periodSummaries);
+  const summaries = list.nodes;
 
   return (
     <main id="main" className="page">
@@ -150,6 +157,7 @@ export function LookingBackPage() {
             />
           ))}
         </ol>
+        <ShowMore list={list} what="summaries" />
       </section>
     </main>
   );

@@ -1,11 +1,13 @@
 import { useMemo, useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
+import { ShowMore } from '../components/show-more';
 import { ErrorNote, StatusNote } from '../components/status';
 import { TableWrap } from '../components/table-wrap';
 import { UpliftView } from '../components/uplift';
 import { graphql } from '../gql';
-import type { OperatorsReportQuery } from '../gql/graphql';
+import type { AuditLogQuery, FailedJobsQuery, OperatorsReportQuery } from '../gql/graphql';
 import { label, when } from '../lib/format';
+import { useMore } from '../lib/more';
 import { today } from '../lib/periods';
 
 const OperatorsReport = graphql(`
@@ -74,8 +76,12 @@ export const UpliftEstimateFields = graphql(`
 `);
 
 const FailedJobs = graphql(`
-  query FailedJobs {
-    failedJobs(first: 50) {
+  query FailedJobs($after: String) {
+    failedJobs(first: 50, after: $after) {
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
       nodes {
         id
         type
@@ -100,8 +106,12 @@ const RetryJob = graphql(`
 `);
 
 const AuditLog = graphql(`
-  query AuditLog {
-    auditLog(first: 50) {
+  query AuditLog($after: String) {
+    auditLog(first: 50, after: $after) {
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
       nodes {
         id
         operation
@@ -117,6 +127,10 @@ const AuditLog = graphql(`
 `);
 
 type Trigger = OperatorsReportQuery['memoryMetricsReport']['triggers'][number];
+
+const NO_VARIABLES = {};
+const selectJobs = (data: FailedJobsQuery) => data.failedJobs;
+const selectAudit = (data: AuditLogQuery) => data.auditLog;
 
 /** A trigger's value in its unit: milliseconds, complaints a week, or a share. */
 function measure(name: Trigger['name'], value: number): string {
@@ -227,8 +241,15 @@ export function OperatorsPage() {
 }
 
 function FailedJobsSection() {
-  const [{ data, error }, refetch] = useQuery({ query: FailedJobs });
-  const [audit, refetchAudit] = useQuery({ query: AuditLog, pause: !data });
+  const [{ data, error }, refetch] = useQuery({ query: FailedJobs, variables: NO_VARIABLES });
+  // After the failed jobs: their listing is recorded, and shows here.
+  const [audit, refetchAudit] = useQuery({
+    query: AuditLog,
+    variables: NO_VARIABLES,
+    pause: !data,
+  });
+  const jobs = useMore(FailedJobs, NO_VARIABLES, selectJobs, data?.failedJobs);
+  const entries = useMore(AuditLog, NO_VARIABLES, selectAudit, audit.data?.auditLog);
   const [retried, retry] = useMutation(RetryJob);
   const [status, setStatus] = useState<string | null>(null);
 
@@ -241,16 +262,15 @@ function FailedJobsSection() {
     }
   }
 
-  const jobs = data?.failedJobs.nodes ?? [];
   return (
     <>
       <section aria-labelledby="jobs-heading">
         <h2 id="jobs-heading">Failed jobs</h2>
         <ErrorNote error={error ?? retried.error} />
         {status && <StatusNote>{status}</StatusNote>}
-        {data && jobs.length === 0 && <p>No job has failed for good.</p>}
+        {data && jobs.nodes.length === 0 && <p>No job has failed for good.</p>}
         <ul className="list" aria-label="Failed jobs">
-          {jobs.map((job) => (
+          {jobs.nodes.map((job) => (
             <li key={job.id} className="row">
               <span>
                 <strong>{job.type}</strong>{' '}
@@ -266,6 +286,7 @@ function FailedJobsSection() {
             </li>
           ))}
         </ul>
+        <ShowMore list={jobs} what="failed jobs" />
       </section>
 
       <section aria-labelledby="audit-heading">
@@ -286,7 +307,7 @@ function FailedJobsSection() {
               </tr>
             </thead>
             <tbody>
-              {audit.data?.auditLog.nodes.map((entry) => (
+              {entries.nodes.map((entry) => (
                 <tr key={entry.id}>
                   <td>{when(entry.createdAt)}</td>
                   <td>{label(entry.operation)}</td>
@@ -301,6 +322,7 @@ function FailedJobsSection() {
             </tbody>
           </table>
         </TableWrap>
+        <ShowMore list={entries} what="audit log entries" />
       </section>
     </>
   );
