@@ -1,3 +1,4 @@
+import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
 import PDFDocument from 'pdfkit';
 import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -32,6 +33,22 @@ function makePdf(pages: string[], options: PDFKit.PDFDocumentOptions = {}): Prom
   });
 }
 
+/** A Word document as the server tests make one: a heading and paragraphs. */
+async function makeDocx(): Promise<Buffer> {
+  const doc = new Document({
+    sections: [
+      {
+        children: [
+          new Paragraph({ text: 'The eulogy', heading: HeadingLevel.HEADING_1 }),
+          new Paragraph('Joe mended every bicycle on Quay Street for nothing but a cup of tea.'),
+          new Paragraph('He whistled the same three bars of a sea shanty while he worked.'),
+        ],
+      },
+    ],
+  });
+  return Packer.toBuffer(doc);
+}
+
 const PAGE_SEVEN =
   'On the seventh page Rose wrote that the blue hydrangeas by the lighthouse bloomed late.';
 const PAGES = Array.from({ length: 10 }, (_, i) =>
@@ -56,6 +73,7 @@ describe('Stories and documents in the console', () => {
   let oliviaPage: Page;
   let maxPage: Page;
   let legacyId: string;
+  let joeId: string;
   let pdf: Buffer;
   const pageErrors: string[] = [];
 
@@ -72,6 +90,13 @@ describe('Stories and documents in the console', () => {
     );
     legacyId = created.data!.createLegacy.id;
     await joinLegacy(t, olivia, legacyId, max);
+    // Max's own legacy, for uploads of every kind and more stories than a page holds.
+    const joe = await t.gql<{ createLegacy: { id: string } }>(
+      'mutation { createLegacy(input: { name: "Joe" }) { id } }',
+      {},
+      max,
+    );
+    joeId = joe.data!.createLegacy.id;
     pdf = await makePdf(PAGES);
 
     browser = await launchChromium();
@@ -211,13 +236,18 @@ describe('Stories and documents in the console', () => {
 
     await maxPage.getByRole('button', { name: /^Delete/ }).click();
     const confirm = maxPage.getByRole('alertdialog');
+    // What goes, in the API's own words: the ones forgetRecallItem gives too.
+    const said = await t.gql<{ story: { wouldDelete: string } }>(
+      'query ($id: ID!) { story(id: $id) { wouldDelete } }',
+      { id: await storyId('Rose’s soda bread') },
+      max,
+    );
+    const wouldDelete = said.data!.story.wouldDelete;
+    expect(wouldDelete).toBe(
+      'The story “Rose’s soda bread” (1 page), its file and every passage indexed from it, and the facts known only from it.',
+    );
     await confirm
-      .getByText(
-        'The story “Rose’s soda bread” (1 page), its file and every passage indexed from it',
-        {
-          exact: false,
-        },
-      )
+      .getByText(`Deleting removes, at once and for good: ${wouldDelete}`, { exact: true })
       .waitFor();
     expect(await seriousViolations(maxPage)).toEqual([]);
     await confirm.getByRole('button', { name: 'Delete for good' }).click();
@@ -268,15 +298,188 @@ describe('Stories and documents in the console', () => {
     expect(left.data!.stories.nodes).toEqual([]);
   }, 90_000);
 
-  async function storyId(title: string): Promise<string> {
+  async function storyId(title: string, legacy = legacyId): Promise<string> {
     const read = await t.gql<{ stories: { nodes: { id: string; title: string }[] } }>(
-      'query ($l: ID!) { stories(legacyId: $l) { nodes { id title } } }',
-      { l: legacyId },
+      'query ($l: ID!) { stories(legacyId: $l, first: 100) { nodes { id title } } }',
+      { l: legacy },
       max,
     );
     return read.data!.stories.nodes.find((s) => s.title === title)!.id;
   }
 
+  it('keeps an open story page live: its indexing, an edit, a take-back and a delete made elsewhere', async () => {
+    await maxPage.goto(`${base}/app/legacies/${legacyId}/stories`);
+    await maxPage.getByLabel('Title', { exact: true }).fill('The lighthouse');
+    await maxPage
+      .getByLabel('The story (text or Markdown)')
+      .fill('Rose kept the lighthouse lamp lit through the storm of 1953.');
+    await maxPage.locator('#story-visibility').selectOption('SHARED');
+    await maxPage.getByRole('button', { name: 'Save story' }).click();
+    await maxPage.getByText('“The lighthouse” saved: it is being indexed.').waitFor();
+    const id = await storyId('The lighthouse');
+    const url = `${base}/app/legacies/${legacyId}/stories/${id}`;
+
+    // Olivia reads it while it is indexed; nothing below reloads her page.
+    await oliviaPage.goto(url);
+    let loads = 0;
+    oliviaPage.on('load', () => loads++);
+    await oliviaPage.getByRole('heading', { name: 'The lighthouse', level: 1 }).waitFor();
+    const indexing = oliviaPage.getByText(/indexing \d+ of (\d+|…) passages/);
+    await indexing.waitFor();
+    await jobs.drain();
+    await indexing.waitFor({ state: 'detached', timeout: 10_000 });
+
+    // Max edits it in his context: her page shows the new title and text.
+    await maxPage.goto(url);
+    await maxPage.getByRole('button', { name: 'Edit' }).click();
+    await maxPage.getByLabel('Title', { exact: true }).fill('The lighthouse in the storm');
+    await maxPage
+      .getByLabel('The story', { exact: true })
+      .fill('Rose kept the lamp lit alone through the great storm of 1953.');
+    await maxPage.getByRole('button', { name: 'Save', exact: true }).click();
+    await maxPage.getByText('Story saved.').waitFor();
+    await oliviaPage
+      .getByRole('heading', { name: 'The lighthouse in the storm', level: 1 })
+      .waitFor({ timeout: 10_000 });
+    await oliviaPage.getByText('alone through the great storm of 1953.').waitFor();
+    await jobs.drain();
+
+    // Taken back: her page says so and keeps none of it; shared again, it is back.
+    const noLonger = oliviaPage.getByText('This story is no longer shared with you', {
+      exact: false,
+    });
+    await maxPage.getByRole('button', { name: /^Take back/ }).click();
+    await noLonger.waitFor({ timeout: 10_000 });
+    expect(await oliviaPage.getByText('great storm of 1953').count()).toBe(0);
+    expect(await oliviaPage.getByRole('heading', { level: 1 }).textContent()).toBe('Story');
+    expect(await seriousViolations(oliviaPage)).toEqual([]);
+    await maxPage.getByRole('button', { name: /^Share/ }).click();
+    await oliviaPage.getByText('alone through the great storm of 1953.').waitFor({
+      timeout: 10_000,
+    });
+    expect(await noLonger.count()).toBe(0);
+
+    // Deleted from Max's first tab: his second tab and Olivia's page both say so.
+    const maxSecond = await maxContext.newPage();
+    await maxSecond.goto(url);
+    await maxSecond.getByRole('heading', { name: 'The lighthouse in the storm' }).waitFor();
+    await maxPage.getByRole('button', { name: /^Delete/ }).click();
+    await maxPage.getByRole('button', { name: 'Delete for good' }).click();
+    await maxSecond.getByText('This story was deleted.').waitFor({ timeout: 10_000 });
+    expect(await maxSecond.getByRole('button', { name: /^Delete/ }).count()).toBe(0);
+    await noLonger.waitFor({ timeout: 10_000 });
+    expect(await oliviaPage.getByText('great storm of 1953').count()).toBe(0);
+    expect(loads).toBe(0);
+    await maxSecond.close();
+  }, 90_000);
+
+  const FILES = [
+    {
+      file: 'eulogy.docx',
+      mimeType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+      title: 'Eulogy for Joe',
+      typed: true,
+      format: 'DOCX',
+      text: 'Joe mended every bicycle on Quay Street for nothing but a cup of tea.',
+    },
+    {
+      file: 'joe-recipes.txt',
+      mimeType: 'text/plain',
+      title: 'joe-recipes',
+      typed: false,
+      format: 'TEXT',
+      text: 'Joe’s brown bread: wholemeal, buttermilk, a pinch of salt, forty minutes.',
+    },
+    {
+      file: 'garden.md',
+      mimeType: 'text/markdown',
+      title: 'Joe’s garden',
+      typed: false,
+      format: 'MARKDOWN',
+      text: 'He grew **runner beans** up the back wall every summer.',
+    },
+  ];
+
+  it('uploads DOCX, plain text and Markdown, follows each to indexed by its id, and reads it page by page', async () => {
+    const stories = `${base}/app/legacies/${joeId}/stories`;
+    for (const f of FILES) {
+      await maxPage.goto(stories);
+      await maxPage.getByRole('heading', { name: 'Stories and documents about Joe' }).waitFor();
+      // The list shows only stories written here: the upload is followed by its own id.
+      await maxPage.getByLabel('Kind').selectOption('STORY');
+      const buffer =
+        f.format === 'DOCX'
+          ? await makeDocx()
+          : Buffer.from(f.format === 'MARKDOWN' ? `# ${f.title}\n\n${f.text}\n` : `${f.text}\n`);
+      await maxPage.getByLabel('File to upload').setInputFiles({
+        name: f.file,
+        mimeType: f.mimeType,
+        buffer,
+      });
+      if (f.typed) await maxPage.getByLabel(/^Document title/).fill(f.title);
+      await maxPage.getByRole('button', { name: 'Upload', exact: true }).click();
+      await maxPage.getByText('Uploaded.').waitFor();
+      await maxPage.getByText(`Indexing “${f.title}”`, { exact: false }).waitFor();
+      await jobs.drain();
+      const ready = maxPage.getByText(
+        new RegExp(`^“${f.title}” is ready: [1-9]\\d* passages?, findable in recall\\.$`),
+      );
+      await ready.waitFor({ timeout: 15_000 });
+      expect(await listed(maxPage, f.title).count()).toBe(0);
+      expect(await seriousViolations(maxPage)).toEqual([]);
+
+      await maxPage.getByRole('link', { name: `Read “${f.title}”` }).click();
+      await maxPage.getByRole('heading', { name: f.title, level: 1 }).waitFor();
+      await maxPage.getByText(f.format, { exact: true }).waitFor();
+      await maxPage.getByRole('heading', { name: 'Page 1 of 1' }).waitFor();
+      await maxPage.getByText(f.text, { exact: false }).waitFor();
+      expect(await maxPage.getByRole('navigation', { name: 'Pages' }).count()).toBe(0);
+    }
+  }, 120_000);
+
+  it('shows more than a page of stories with “Show more”, each page kept live', async () => {
+    for (let i = 1; i <= 52; i++) {
+      const added = await t.gql(
+        'mutation ($input: AddStoryInput!) { addStory(input: $input) { id } }',
+        { input: { legacyId: joeId, title: `Note ${i}`, content: `Joe’s note number ${i}.` } },
+        max,
+      );
+      expect(added.errors).toBeUndefined();
+    }
+    await jobs.drain();
+    await maxPage.goto(`${base}/app/legacies/${joeId}/stories`);
+    const items = maxPage.getByRole('list', { name: 'Stories' }).getByRole('listitem');
+    await listed(maxPage, 'Note 52').waitFor();
+    expect(await items.count()).toBe(50);
+    const more = maxPage.getByRole('button', { name: 'Show more stories' });
+    await more.click();
+    // The three uploads, oldest, come on the second page.
+    await listed(maxPage, 'Eulogy for Joe').waitFor();
+    expect(await items.count()).toBe(55);
+    await more.waitFor({ state: 'detached' });
+    expect(await seriousViolations(maxPage)).toEqual([]);
+
+    // Deleted elsewhere, one from each page: both leave the list, nothing shows twice.
+    for (const title of ['Note 52', 'Eulogy for Joe']) {
+      const gone = await t.gql(
+        'mutation ($id: ID!) { deleteStory(id: $id) }',
+        {
+          id: await storyId(title, joeId),
+        },
+        max,
+      );
+      expect(gone.errors).toBeUndefined();
+    }
+    await listed(maxPage, 'Eulogy for Joe').waitFor({ state: 'detached', timeout: 10_000 });
+    await listed(maxPage, 'Note 52').waitFor({ state: 'detached', timeout: 10_000 });
+    const titles = await items.getByRole('link').allTextContents();
+    expect(titles).toHaveLength(53);
+    expect(new Set(titles).size).toBe(53);
+    expect(titles.at(-1)).toBe('joe-recipes');
+    expect(
+      await phoneProblems(maxContext, `${base}/app/legacies/${joeId}/stories`, 'Note 51'),
+    ).toEqual([]);
+  }, 120_000);
   it('works at phone width', async () => {
     const stories = `${base}/app/legacies/${legacyId}/stories`;
     expect(await phoneProblems(maxContext, stories, 'Write a story')).toEqual([]);

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { useMutation } from 'urql';
 import { graphql } from '../gql';
-import type { LegacyRole, StoryKind, StoryVisibility } from '../gql/graphql';
+import type { LegacyRole, StoryVisibility } from '../gql/graphql';
 import { ErrorNote } from './status';
 
 const SetStoryVisibility = graphql(`
@@ -22,17 +22,10 @@ const DeleteStory = graphql(`
 export interface StoryForActions {
   id: string;
   title: string;
-  kind: StoryKind;
   visibility: StoryVisibility;
   authorId: string;
-  pageCount: number;
-}
-
-/** What deleting a story removes, in the words forgetRecallItem uses for a passage's story. */
-export function whatDeletingRemoves(story: StoryForActions): string {
-  const what = story.kind === 'DOCUMENT' ? 'document' : 'story';
-  const pages = `${story.pageCount} page${story.pageCount === 1 ? '' : 's'}`;
-  return `The ${what} “${story.title}” (${pages}), its file and every passage indexed from it, and the facts known only from it.`;
+  /** What deleting it removes, in the API's words (forgetRecallItem says the same). */
+  wouldDelete: string;
 }
 
 /**
@@ -84,7 +77,7 @@ export function StoryActions({
       </span>
       {confirming && (
         <div className="notice" role="alertdialog" aria-label={`Delete “${story.title}”?`}>
-          <p>Deleting removes, at once and for good: {whatDeletingRemoves(story)}</p>
+          <p>Deleting removes, at once and for good: {story.wouldDelete}</p>
           <p className="actions">
             <button type="button" className="danger" onClick={() => void remove()}>
               Delete for good

@@ -1,9 +1,11 @@
-import { useState, type FormEvent } from 'react';
-import { useMutation } from 'urql';
+import { useCallback, useState, type FormEvent } from 'react';
+import { useMutation, useQuery, useSubscription } from 'urql';
 import { Link } from 'wouter';
 import { graphql } from '../gql';
-import type { StoryVisibility } from '../gql/graphql';
+import type { StoryVisibility, UploadedStoryChangedSubscription } from '../gql/graphql';
+import { usePollWhileIndexing } from '../lib/indexing';
 import { uploadDocument, useRest } from '../lib/rest';
+import { useCoalesced } from '../lib/use-coalesced';
 import { ErrorNote, StatusNote } from './status';
 
 const AddStory = graphql(`
@@ -11,6 +13,28 @@ const AddStory = graphql(`
     addStory(input: $input) {
       id
       title
+    }
+  }
+`);
+
+/** The story an upload became, followed by its id until it is indexed. */
+const UploadedStory = graphql(`
+  query UploadedStory($id: ID!) {
+    story(id: $id) {
+      id
+      status
+      indexedChunks
+      totalChunks
+      failureReason
+    }
+  }
+`);
+
+const UploadedStoryChanged = graphql(`
+  subscription UploadedStoryChanged($legacyId: ID!) {
+    storyChanged(legacyId: $legacyId) {
+      change
+      storyId
     }
   }
 `);
@@ -97,26 +121,11 @@ export function WriteStoryForm({ legacyId, onAdded }: { legacyId: string; onAdde
   );
 }
 
-export interface Indexing {
-  status: string;
-  indexedChunks: number;
-  totalChunks: number;
-  failureReason?: string | null;
-}
-
 /**
  * Uploading a file (PDF, DOCX, text, Markdown): the bytes sent, then the indexing of the story
- * it became (`indexing`, read from the list the page keeps live), then a link to read it.
+ * it became (asked by its id, whichever page of the list it is on), then a link to read it.
  */
-export function UploadForm({
-  legacyId,
-  indexing,
-  onUploaded,
-}: {
-  legacyId: string;
-  indexing: (storyId: string) => Indexing | null;
-  onUploaded: () => void;
-}) {
+export function UploadForm({ legacyId, onUploaded }: { legacyId: string; onUploaded: () => void }) {
   const api = useRest();
   const [file, setFile] = useState<File | null>(null);
   const [title, setTitle] = useState('');
@@ -124,7 +133,6 @@ export function UploadForm({
   const [sent, setSent] = useState<{ done: number; total: number } | null>(null);
   const [uploaded, setUploaded] = useState<{ id: string; title: string } | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
-  const progress = uploaded ? indexing(uploaded.id) : null;
 
   async function submit(event: FormEvent) {
     event.preventDefault();
@@ -187,23 +195,43 @@ export function UploadForm({
           </StatusNote>
         </>
       )}
-      {uploaded && progress && (
-        <IndexingProgress legacyId={legacyId} story={uploaded} progress={progress} />
-      )}
+      {uploaded && <IndexingProgress key={uploaded.id} legacyId={legacyId} story={uploaded} />}
       <ErrorNote error={problem} />
     </section>
   );
 }
 
+/** The uploaded story's indexing: asked again on its live events, and while it is indexed. */
 function IndexingProgress({
   legacyId,
   story,
-  progress,
 }: {
   legacyId: string;
   story: { id: string; title: string };
-  progress: Indexing;
 }) {
+  const [{ data, error }, refetch] = useQuery({
+    query: UploadedStory,
+    variables: { id: story.id },
+    requestPolicy: 'network-only',
+  });
+  const [gone, setGone] = useState(false);
+  const reload = useCoalesced(() => refetch({ requestPolicy: 'network-only' }));
+  const onChange = useCallback(
+    (_prev: unknown, event: UploadedStoryChangedSubscription) => {
+      const { change, storyId } = event.storyChanged;
+      if (storyId !== story.id) return event;
+      if (change === 'DELETED' || change === 'REMOVED') setGone(true);
+      else reload();
+      return event;
+    },
+    [story.id, reload],
+  );
+  useSubscription({ query: UploadedStoryChanged, variables: { legacyId } }, onChange);
+  const progress = gone ? null : data?.story;
+  usePollWhileIndexing(progress?.status === 'PROCESSING', reload);
+
+  if (gone) return <StatusNote>“{story.title}” was deleted.</StatusNote>;
+  if (!progress) return <ErrorNote error={error} />;
   const { status, indexedChunks, totalChunks } = progress;
   return (
     <>

@@ -1,9 +1,10 @@
-import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { useCallback, useMemo, useState, type FormEvent } from 'react';
 import { useQuery, useSubscription } from 'urql';
 import { Link, useParams } from 'wouter';
 import { LegacyNav } from '../components/legacy-nav';
 import { ErrorNote, StatusNote } from '../components/status';
 import { StoryActions } from '../components/story-actions';
+import { ShowMore } from '../components/show-more';
 import { UploadForm, WriteStoryForm } from '../components/story-forms';
 import { graphql } from '../gql';
 import type {
@@ -14,11 +15,13 @@ import type {
   StoryVisibility,
 } from '../gql/graphql';
 import { day, label, when } from '../lib/format';
+import { usePollWhileIndexing } from '../lib/indexing';
+import { useMore } from '../lib/more';
 import { nameOf } from '../lib/people';
 import { useCoalesced } from '../lib/use-coalesced';
 
 const StoriesPage_ = graphql(`
-  query StoriesPage($legacyId: ID!, $filter: StoryFilter) {
+  query StoriesPage($legacyId: ID!, $filter: StoryFilter, $after: String) {
     me {
       id
     }
@@ -34,7 +37,11 @@ const StoriesPage_ = graphql(`
         }
       }
     }
-    stories(legacyId: $legacyId, filter: $filter, first: 50) {
+    stories(legacyId: $legacyId, filter: $filter, first: 50, after: $after) {
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
       nodes {
         id
         title
@@ -51,6 +58,7 @@ const StoriesPage_ = graphql(`
         failureReason
         occurredAt
         createdAt
+        wouldDelete
       }
     }
   }
@@ -67,17 +75,14 @@ const StoryChanged = graphql(`
 
 type Row = StoriesPageQuery['stories']['nodes'][number];
 
-/** While a story is being indexed the API sends no event per passage: the list asks again. */
-const INDEXING_POLL_MS = 1500;
+const selectStories = (data: StoriesPageQuery) => data.stories;
 
 export function StoriesPage() {
   const { legacyId } = useParams<{ legacyId: string }>();
   const [filter, setFilter] = useState<StoryFilter>({});
   const [search, setSearch] = useState('');
-  const [{ data, error }, refetch] = useQuery({
-    query: StoriesPage_,
-    variables: { legacyId, filter },
-  });
+  const variables = useMemo(() => ({ legacyId, filter }), [legacyId, filter]);
+  const [{ data, error }, refetch] = useQuery({ query: StoriesPage_, variables });
   const [status, setStatus] = useState<string | null>(null);
   const reload = useCoalesced(() => refetch({ requestPolicy: 'network-only' }));
   const onChange = useCallback(
@@ -89,13 +94,12 @@ export function StoriesPage() {
   );
   useSubscription({ query: StoryChanged, variables: { legacyId } }, onChange);
 
-  const stories = data?.stories.nodes ?? [];
-  const processing = stories.some((s) => s.status === 'PROCESSING');
-  useEffect(() => {
-    if (!processing) return;
-    const timer = setInterval(reload, INDEXING_POLL_MS);
-    return () => clearInterval(timer);
-  }, [processing, reload]);
+  const list = useMore(StoriesPage_, variables, selectStories, data?.stories);
+  const stories = list.nodes;
+  usePollWhileIndexing(
+    stories.some((s) => s.status === 'PROCESSING'),
+    reload,
+  );
 
   const me = data?.me.id ?? '';
   const people = data?.legacy.members.map((m) => m.user) ?? [];
@@ -188,15 +192,12 @@ export function StoriesPage() {
             />
           ))}
         </ul>
+        <ShowMore list={list} what="stories" />
       </section>
 
       <div className="cards">
         <WriteStoryForm legacyId={legacyId} onAdded={reload} />
-        <UploadForm
-          legacyId={legacyId}
-          onUploaded={reload}
-          indexing={(id) => stories.find((s) => s.id === id) ?? null}
-        />
+        <UploadForm legacyId={legacyId} onUploaded={reload} />
       </div>
     </main>
   );

@@ -1,14 +1,16 @@
-import { useEffect, useRef, useState, type FormEvent } from 'react';
-import { useMutation, useQuery } from 'urql';
+import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
+import { useMutation, useQuery, useSubscription } from 'urql';
 import { Link, useLocation, useParams, useSearch } from 'wouter';
 import { LegacyNav } from '../components/legacy-nav';
 import { ErrorNote, StatusNote } from '../components/status';
 import { StoryActions } from '../components/story-actions';
 import { graphql } from '../gql';
-import type { StoryReadQuery } from '../gql/graphql';
+import type { StoryPageChangedSubscription, StoryReadQuery } from '../gql/graphql';
 import { day, label, when } from '../lib/format';
+import { usePollWhileIndexing } from '../lib/indexing';
 import { nameOf } from '../lib/people';
 import { downloadFile, useRest } from '../lib/rest';
+import { useCoalesced } from '../lib/use-coalesced';
 
 const StoryRead = graphql(`
   query StoryRead($id: ID!, $legacyId: ID!, $page: Int!) {
@@ -41,6 +43,7 @@ const StoryRead = graphql(`
       createdAt
       updatedAt
       downloadPath
+      wouldDelete
       indexedChunks
       totalChunks
       failureReason
@@ -48,6 +51,15 @@ const StoryRead = graphql(`
         number
         text
       }
+    }
+  }
+`);
+
+const StoryPageChanged = graphql(`
+  subscription StoryPageChanged($legacyId: ID!) {
+    storyChanged(legacyId: $legacyId) {
+      change
+      storyId
     }
   }
 `);
@@ -85,7 +97,30 @@ export function StoryPage() {
   });
   const [editing, setEditing] = useState(false);
   const [status, setStatus] = useState<string | null>(null);
-  const story = data?.story;
+  // Live: a change made elsewhere (another tab, another member, a moderator) is asked again;
+  // a story deleted, or no longer shared with this member, leaves the page.
+  const [left, setLeft] = useState<{ id: string; change: 'DELETED' | 'REMOVED' } | null>(null);
+  const gone = left?.id === storyId ? left.change : null;
+  const reload = useCoalesced(() => refetch({ requestPolicy: 'network-only' }));
+  const onChange = useCallback(
+    (_prev: unknown, event: StoryPageChangedSubscription) => {
+      const { change, storyId: changed } = event.storyChanged;
+      if (changed !== storyId) return event;
+      if (change === 'DELETED' || change === 'REMOVED') {
+        setLeft({ id: changed, change });
+        setEditing(false);
+      } else {
+        // Shared again, or changed: shown as it is now.
+        setLeft(null);
+        reload();
+      }
+      return event;
+    },
+    [storyId, reload],
+  );
+  useSubscription({ query: StoryPageChanged, variables: { legacyId } }, onChange);
+  const story = gone ? null : data?.story;
+  usePollWhileIndexing(story?.status === 'PROCESSING', reload);
   const me = data?.me.id ?? '';
   const go = (n: number) => navigate(`/legacies/${legacyId}/stories/${storyId}?page=${n}`);
 
@@ -96,8 +131,15 @@ export function StoryPage() {
       <p>
         <Link href={`/legacies/${legacyId}/stories`}>All stories</Link>
       </p>
-      <ErrorNote error={error} />
+      <ErrorNote error={gone ? null : error} />
       {status && <StatusNote>{status}</StatusNote>}
+      {gone && (
+        <StatusNote>
+          {gone === 'DELETED'
+            ? 'This story was deleted.'
+            : 'This story is no longer shared with you: it was made private or deleted.'}
+        </StatusNote>
+      )}
       {story && data && (
         <>
           <p className="meta">
@@ -116,7 +158,7 @@ export function StoryPage() {
               {story.occurredAt && ` · about ${day(story.occurredAt)}`} · added{' '}
               {when(story.createdAt)}
               {story.status === 'PROCESSING' &&
-                ` · indexing ${story.indexedChunks} of ${story.totalChunks} passages`}
+                ` · indexing ${story.indexedChunks} of ${story.totalChunks || '…'} passages`}
             </span>
           </p>
           {story.status === 'FAILED' && (
