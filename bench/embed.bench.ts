@@ -1,8 +1,9 @@
+import { tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { LocalEmbedder } from '../src/llm/local-embedder.provider.js';
-import { cacheFolder, defaultModelsDir, verifiedFiles } from '../src/llm/model-files.js';
-import { USE_LITE, sentenceModel } from '../src/llm/sentence-models.js';
-import { percentile } from './support.js';
+import { createLocalEmbedder } from '../src/llm/llm.module.js';
+import { USE_LITE } from '../src/llm/sentence-models.js';
+import { benchConfig, percentile } from './support.js';
 
 /**
  * `npm run bench:embed [-- --model NAME]`: throughput and latency of a local encoder in its
@@ -16,20 +17,13 @@ function modelName(): string {
   return at >= 0 ? process.argv[at + 1] : (process.env.EMBEDDINGS_LOCAL_MODEL ?? 'e5-small-v2');
 }
 
+/** The encoder as the service builds it (cache, EMBEDDINGS_MODEL_DIR, EMBEDDINGS_THREADS). */
 async function embedderFor(name: string): Promise<LocalEmbedder> {
-  if (name === USE_LITE) return new LocalEmbedder();
-  const model = sentenceModel(name);
-  if (!model) throw new Error(`unknown local model ${name}`);
-  const dir =
-    process.env.EMBEDDINGS_MODEL_DIR ??
-    cacheFolder(process.env.MODELS_DIR ?? defaultModelsDir(), model);
-  const paths = await verifiedFiles(dir, model);
-  if (!paths)
-    throw new Error(`${name} is not in ${dir}: run npm run models:fetch -- --model ${name}`);
-  const threads = process.env.EMBEDDINGS_THREADS
-    ? Number(process.env.EMBEDDINGS_THREADS)
-    : undefined;
-  return new LocalEmbedder({ onnx: { model, paths, threads } });
+  const config = benchConfig(tmpdir(), null, { EMBEDDINGS_LOCAL_MODEL: name });
+  const embedder = await createLocalEmbedder(config.env);
+  // The service falls back to USE-lite; a benchmark of the wrong encoder measures nothing.
+  if (embedder.notice) throw new Error(embedder.notice);
+  return embedder;
 }
 
 const mb = (bytes: number) => `${Math.round(bytes / 2 ** 20)} MB`;
