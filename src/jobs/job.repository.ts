@@ -1,12 +1,22 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { JobEntity, JobStatus } from './job.entity.js';
-import { empty, raw, run, sql } from '../database/sql.js';
+import { affected, empty, raw, run, sql } from '../database/sql.js';
 
 const COLUMNS = raw(`id, type, key, payload, status, attempts, max_attempts AS "maxAttempts",
   run_at AS "runAt", locked_by AS "lockedBy", locked_until AS "lockedUntil",
   last_error AS "lastError", created_at AS "createdAt", updated_at AS "updatedAt",
   finished_at AS "finishedAt"`);
+
+/** What `requeueInterrupted` did with the jobs it found stopped. */
+export interface InterruptedJobs {
+  requeued: number;
+  merged: number;
+  failed: number;
+}
+
+/** pg_advisory_xact_lock key of the interrupted-job reaper ('KSRQ'). */
+const REAP_LOCK = 0x4b535251;
 
 export interface NewJob {
   type: string;
@@ -52,8 +62,8 @@ export class JobRepository {
   }
 
   /**
-   * Claims due jobs: pending ones whose time has come, and running ones whose worker's lease
-   * expired (it crashed). SKIP LOCKED lets several workers claim without waiting on each other.
+   * Claims due PENDING jobs. SKIP LOCKED lets several workers claim without waiting on each other.
+   * A job whose worker died is not claimed here: `requeueInterrupted` hands it back first.
    */
   async claim(
     worker: string,
@@ -67,9 +77,7 @@ export class JobRepository {
               locked_until = now() + (${String(leaseMs)} || ' milliseconds')::interval, updated_at = now()
         WHERE id IN (
           SELECT id FROM jobs
-           WHERE type = ANY(${types}::text[])
-             AND ((status = 'PENDING' AND run_at <= now())
-              OR (status = 'RUNNING' AND locked_until < now()))
+           WHERE type = ANY(${types}::text[]) AND status = 'PENDING' AND run_at <= now()
            ORDER BY run_at, created_at
            LIMIT ${limit}
            FOR UPDATE SKIP LOCKED)
@@ -134,14 +142,46 @@ export class JobRepository {
     });
   }
 
-  /** After a restart of the only process on an embedded database, nothing can still be running. */
-  async releaseAllRunning(): Promise<number> {
-    const rows = await run(
-      this.m(),
-      sql`UPDATE jobs SET status = 'PENDING', locked_by = NULL, locked_until = NULL, updated_at = now()
-        WHERE status = 'RUNNING' RETURNING id`,
-    );
-    return rows.length;
+  /**
+   * Jobs whose worker stopped holding them: every RUNNING job (`all`, at the boot of the only
+   * process on an embedded database) or those whose lease ran out (`expired`, a dead instance's
+   * on a server). Each goes back to PENDING, unless a twin with its key already waits (it is
+   * merged into the twin, which does the same work: at most one PENDING job per key) or its
+   * attempts are spent (kept FAILED, so a job that kills its process cannot do so for ever).
+   * One transaction under an advisory lock, so instances reaping at once never collide.
+   */
+  async requeueInterrupted(scope: 'all' | 'expired'): Promise<InterruptedJobs> {
+    const stale = scope === 'all' ? sql`TRUE` : sql`locked_until < now()`;
+    return this.dataSource.transaction(async (m) => {
+      await run(m, sql`SELECT pg_advisory_xact_lock(${REAP_LOCK})`);
+      const failed = await affected(
+        m,
+        sql`UPDATE jobs SET status = 'FAILED', finished_at = now(), updated_at = now(),
+                locked_by = NULL, locked_until = NULL,
+                last_error = 'Stopped ' || attempts || ' times while it ran (the process was killed or lost its database); not tried again.'
+          WHERE status = 'RUNNING' AND ${stale} AND attempts >= max_attempts`,
+      );
+      // The newest interrupted job of a key stays (its payload is the latest); the others, and
+      // every one with a waiting twin, merge.
+      const merged = await affected(
+        m,
+        sql`DELETE FROM jobs j
+          WHERE j.status = 'RUNNING' AND ${stale}
+            AND (EXISTS (SELECT 1 FROM jobs p
+                          WHERE p.type = j.type AND p.key = j.key AND p.status = 'PENDING')
+                 OR EXISTS (SELECT 1 FROM jobs r
+                             WHERE r.type = j.type AND r.key = j.key AND r.status = 'RUNNING'
+                               AND ${scope === 'all' ? sql`TRUE` : sql`r.locked_until < now()`}
+                               AND (r.created_at, r.id) > (j.created_at, j.id)))`,
+      );
+      const requeued = await affected(
+        m,
+        sql`UPDATE jobs SET status = 'PENDING', locked_by = NULL, locked_until = NULL,
+                updated_at = now()
+          WHERE status = 'RUNNING' AND ${stale}`,
+      );
+      return { requeued, merged, failed };
+    });
   }
 
   findById(id: string): Promise<JobEntity | null> {

@@ -64,6 +64,8 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
   private polling = false;
   private pollAgain = false;
   private readonly inFlight = new Set<Promise<void>>();
+  private reapedAtBoot = false;
+  private nextReap = 0;
 
   constructor(
     private readonly jobs: JobRepository,
@@ -113,20 +115,14 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
     return added;
   }
 
-  async onApplicationBootstrap(): Promise<void> {
-    if (!this.config.env.JOBS_WORKER) return;
-    // Only one process can open the embedded database, so whatever was RUNNING died with it.
-    if (this.config.embedded) {
-      const released = await this.jobs.releaseAllRunning();
-      if (released > 0) this.logger.warn({ msg: 'released interrupted jobs', count: released });
-    }
-    this.schedule(0);
+  onApplicationBootstrap(): void {
+    if (this.config.env.JOBS_WORKER) this.schedule(0);
   }
 
   /**
    * Lets running jobs finish, for SHUTDOWN_TIMEOUT_MS at most: one left behind is not lost (its
-   * transaction rolls back; the next boot releases it on the embedded database, another instance
-   * takes it when its lease ends on a server).
+   * transaction rolls back; the next boot hands it back on the embedded database, another
+   * instance once its lease ends on a server).
    */
   // Before any module's shutdown hook: the database must still be there for running jobs to end.
   async beforeApplicationShutdown(): Promise<void> {
@@ -198,6 +194,8 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
   private async claimAndRunHere(limit: number, wait: boolean): Promise<number> {
     const types = [...this.handlers.keys()];
     if (types.length === 0) return 0;
+    // drain() settles everything, a dead worker's jobs included, whenever it is asked.
+    await this.requeueInterrupted(wait);
     const claimed = await this.jobs.claim(
       this.workerId,
       limit,
@@ -212,6 +210,22 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
     );
     if (wait) await Promise.all(runs);
     return claimed.length;
+  }
+
+  /**
+   * Hands back the jobs of workers that stopped, before claiming: those whose lease ran out,
+   * every third of a lease; and on the embedded database, before this process claims anything,
+   * every RUNNING job (only one process can open it, so whatever was RUNNING died with the last).
+   */
+  private async requeueInterrupted(now = false): Promise<void> {
+    const atBoot = this.config.embedded && !this.reapedAtBoot;
+    if (!atBoot && !now && Date.now() < this.nextReap) return;
+    const found = await this.jobs.requeueInterrupted(atBoot ? 'all' : 'expired');
+    this.reapedAtBoot = true;
+    this.nextReap = Date.now() + Math.floor(this.config.env.JOBS_LEASE_MS / 3);
+    if (found.requeued + found.merged + found.failed > 0) {
+      this.logger.warn({ msg: 'interrupted jobs handed back', ...found });
+    }
   }
 
   private track(run: Promise<void>): Promise<void> {

@@ -160,6 +160,56 @@ describe('durable jobs', () => {
     expect(seen).toEqual(['record:7']);
   });
 
+  it('hands back every state a crash leaves behind, and a second pass changes nothing', async () => {
+    const repo = t.app.get(JobRepository);
+    // No handler runs these: what the reaper does is all that happens to them.
+    const insert = (
+      key: string,
+      status: string,
+      attempts: number,
+      lockedFor: string,
+      age: string,
+    ) =>
+      ds.query(
+        `INSERT INTO jobs (type, key, payload, status, attempts, max_attempts, locked_by, locked_until, created_at)
+         VALUES ('test:crashed', $1, '{}', $2, $3, 3, CASE WHEN $2 = 'RUNNING' THEN 'dead' END,
+                 CASE WHEN $2 = 'RUNNING' THEN now() + $4::interval END, now() - $5::interval)`,
+        [key, status, attempts, lockedFor, age],
+      );
+    await insert('alone', 'RUNNING', 1, '-1 second', '1 minute');
+    // The defect of 2026-11-28: a running job whose pending twin already waits.
+    await insert('twin', 'RUNNING', 1, '-1 second', '2 minutes');
+    await insert('twin', 'PENDING', 0, '0', '1 minute');
+    // Two workers ran one key; both died.
+    await insert('double', 'RUNNING', 1, '-1 second', '2 minutes');
+    await insert('double', 'RUNNING', 1, '-1 second', '1 minute');
+    await insert('spent', 'RUNNING', 3, '-1 second', '1 minute');
+    await insert('live', 'RUNNING', 1, '1 hour', '1 minute');
+    const rows = () =>
+      ds.query(
+        `SELECT key, status, attempts, last_error IS NOT NULL AS failed_with_reason,
+                created_at < now() - interval '90 seconds' AS older
+           FROM jobs WHERE type = 'test:crashed' ORDER BY key, created_at`,
+      );
+
+    expect(await repo.requeueInterrupted('expired')).toEqual({ requeued: 2, merged: 2, failed: 1 });
+    const after = await rows();
+    expect(after).toEqual([
+      { key: 'alone', status: 'PENDING', attempts: 1, failed_with_reason: false, older: false },
+      // The newer of the two stays: its payload is the latest.
+      { key: 'double', status: 'PENDING', attempts: 1, failed_with_reason: false, older: false },
+      { key: 'live', status: 'RUNNING', attempts: 1, failed_with_reason: false, older: false },
+      { key: 'spent', status: 'FAILED', attempts: 3, failed_with_reason: true, older: false },
+      { key: 'twin', status: 'PENDING', attempts: 0, failed_with_reason: false, older: false },
+    ]);
+    expect(await repo.requeueInterrupted('expired')).toEqual({ requeued: 0, merged: 0, failed: 0 });
+    expect(await rows()).toEqual(after);
+    // At the boot of the only process on an embedded database, nothing can still be running.
+    expect(await repo.requeueInterrupted('all')).toEqual({ requeued: 1, merged: 0, failed: 0 });
+    expect(await repo.requeueInterrupted('all')).toEqual({ requeued: 0, merged: 0, failed: 0 });
+    await ds.query(`DELETE FROM jobs WHERE type = 'test:crashed'`);
+  });
+
   it('leaves planner statistics to autovacuum on a server', () => {
     expect(t.app.get(ScheduledTasksService).names().includes('database-analyze')).toBe(!ON_SERVER);
   });
