@@ -1,4 +1,13 @@
-import { mkdirSync, openSync, readFileSync, rmSync, writeFileSync, closeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
@@ -20,8 +29,31 @@ function processAlive(pid: number): boolean {
 }
 
 /**
+ * When a process started (clock ticks since boot, from /proc on Linux; null elsewhere): a pid
+ * alone does not tell a live holder from a new process that was given a dead holder's pid.
+ */
+export function processStart(pid: number | 'self'): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Field 22; the command name (field 2) may hold spaces and parentheses, so count after it.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether the lock's holder still runs: its pid is alive and, where known, started when it did. */
+function holderAlive(holder: number, start: string | undefined): boolean {
+  if (!Number.isInteger(holder) || holder <= 0 || holder === process.pid) return false;
+  if (!processAlive(holder)) return false;
+  const now = start ? processStart(holder) : null;
+  return now === null || now === start;
+}
+
+/**
  * Nothing in PGlite stops two processes from opening one directory (which corrupts it), so we
- * keep a lock file holding our pid. A lock left by a dead process is taken over.
+ * keep a lock file holding our pid and start time. A lock left by a dead process (or one whose
+ * pid another process now has, after a restart) is taken over.
  */
 export function lockDataDir(dataDir: string): () => void {
   const dir = resolve(dataDir);
@@ -30,7 +62,7 @@ export function lockDataDir(dataDir: string): () => void {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(lockPath, 'wx', 0o600);
-      writeFileSync(fd, String(process.pid));
+      writeFileSync(fd, [process.pid, processStart('self')].filter(Boolean).join(' '));
       closeSync(fd);
       let released = false;
       return () => {
@@ -40,13 +72,9 @@ export function lockDataDir(dataDir: string): () => void {
       };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const holder = Number(readFileSync(lockPath, 'utf8').trim());
-      if (
-        Number.isInteger(holder) &&
-        holder > 0 &&
-        holder !== process.pid &&
-        processAlive(holder)
-      ) {
+      const [pid, start] = readFileSync(lockPath, 'utf8').trim().split(' ');
+      const holder = Number(pid);
+      if (holderAlive(holder, start)) {
         throw new DataDirLockedError(
           `The data directory ${dir} is in use by another Keepsake process (pid ${holder}). ` +
             'Stop it first, or set DATA_DIR to another directory.',
@@ -83,6 +111,22 @@ async function inAThread(
   return { pgConfig: { stream: () => thread.stream() }, end: () => thread.close() };
 }
 
+/**
+ * Creates the database directory in one step: PGlite writes a new cluster's files one by one,
+ * so a process killed on its first start would leave `pg` half made, which no later start could
+ * open. It is made in `pg.init` and renamed into place once whole; anything left of an earlier
+ * try is put aside, never deleted (it may hold something a person wants back).
+ */
+async function initializeOnce(pgDir: string): Promise<void> {
+  if (existsSync(join(pgDir, 'PG_VERSION'))) return;
+  if (existsSync(pgDir)) renameSync(pgDir, `${pgDir}.incomplete-${Date.now()}`);
+  const staging = `${pgDir}.init`;
+  rmSync(staging, { recursive: true, force: true });
+  const db = await PGlite.create({ dataDir: staging, extensions: { vector, pg_trgm } });
+  await db.close();
+  renameSync(staging, pgDir);
+}
+
 /** Opens (creating if needed) the embedded PostgreSQL with pgvector and pg_trgm, under a lock. */
 export async function openEmbeddedPostgres(
   dataDir: string,
@@ -91,6 +135,7 @@ export async function openEmbeddedPostgres(
   const release = lockDataDir(dataDir);
   const pgDir = join(resolve(dataDir), 'pg');
   try {
+    await initializeOnce(pgDir);
     const { pgConfig, end } = await (where === 'worker' ? inAThread(pgDir) : inThisThread(pgDir));
     let closed = false;
     return {

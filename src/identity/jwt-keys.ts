@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { createFileOnce } from '../common/files/atomic-file.js';
 import { AppConfig } from '../config/app-config.js';
 
 const SECRET_FILE = 'jwt-secret';
@@ -19,10 +20,19 @@ export function resolveJwtSecret(config: AppConfig): string | null {
   }
   const dir = resolve(env.DATA_DIR);
   const file = join(dir, SECRET_FILE);
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
   mkdirSync(dir, { recursive: true });
-  const secret = randomBytes(48).toString('base64url');
-  writeFileSync(file, secret, { mode: 0o600, flag: 'wx' });
-  chmodSync(file, 0o600);
-  return secret;
+  for (;;) {
+    if (existsSync(file)) {
+      const kept = readFileSync(file, 'utf8').trim();
+      if (kept.length >= MIN_SECRET_LENGTH) return kept;
+      // Written by a version that could be killed mid-write: nothing was ever signed with it.
+      renameSync(file, `${file}.incomplete-${Date.now()}`);
+    }
+    // Whole or absent whatever happens, and the service and `npm run token` starting together
+    // agree on one secret: whichever creates it first, the other reads it.
+    createFileOnce(file, randomBytes(48).toString('base64url'));
+  }
 }
+
+/** What JWT_SECRET must be at least; a kept secret shorter than this was cut off. */
+const MIN_SECRET_LENGTH = 32;
