@@ -16,6 +16,7 @@ import { EmbeddingsModule } from './embeddings/embeddings.module.js';
 import { FactsModule } from './facts/facts.module.js';
 import { GraphqlExceptionFilter } from './graphql/graphql-exception.filter.js';
 import { graphqlOptions } from './graphql/graphql-options.js';
+import { StorageGuard } from './database/storage-guard.service.js';
 import { HealthModule } from './health/health.module.js';
 import { IdentityModule } from './identity/identity.module.js';
 import { RequestAuthenticator } from './identity/request-authenticator.js';
@@ -72,9 +73,9 @@ export class AppModule {
         GraphQLModule.forRootAsync<ApolloDriverConfig>({
           driver: ApolloDriver,
           // The authenticator counts operations no resolver's guard sees (meta fields only).
-          inject: [RequestAuthenticator],
-          useFactory: (authenticator: RequestAuthenticator) =>
-            graphqlOptions(config, metrics, authenticator),
+          inject: [RequestAuthenticator, StorageGuard],
+          useFactory: (authenticator: RequestAuthenticator, storage: StorageGuard) =>
+            graphqlOptions(config, metrics, authenticator, storage),
         }),
       ],
       providers: [{ provide: APP_FILTER, useClass: GraphqlExceptionFilter }],

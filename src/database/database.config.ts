@@ -74,6 +74,17 @@ export const databaseVariables = defineVariables({
     default: '10000',
     parse: integer(100, 600_000),
   },
+  STORAGE_RESERVE_MB: {
+    description:
+      "Embedded database only: free space on DATA_DIR's disk, in MB, below which every write is refused (UNAVAILABLE, reason STORAGE_FULL) while reads go on, before PostgreSQL could run out of room mid-write. Writes resume by themselves once a quarter more is free.",
+    default: '256',
+    parse: integer(0, 1_048_576),
+  },
+  STORAGE_CHECK_MS: {
+    description: 'Embedded database only: how often the free space of DATA_DIR is read, in ms.',
+    default: '2000',
+    parse: integer(100, 600_000),
+  },
   HEALTH_DB_TIMEOUT_MS: {
     description: 'Timeout of the database check behind GET /health/ready.',
     default: '2000',

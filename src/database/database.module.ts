@@ -8,6 +8,8 @@ import { SCHEMA_LOCK_SQL, SCHEMA_UNLOCK_SQL } from './schema-lock.js';
 import { EmbeddedPostgres, openEmbeddedPostgres } from './embedded-postgres.js';
 import { pgvectorProblem } from './pgvector-version.js';
 import { DatabaseQueue } from './database-queue.js';
+import { StorageGuard } from './storage-guard.service.js';
+import { DATABASE_FAILURES } from '../common/errors/domain-http.filter.js';
 
 export const EMBEDDED_POSTGRES = Symbol('EMBEDDED_POSTGRES');
 
@@ -185,7 +187,16 @@ class DatabaseLifecycle implements OnApplicationShutdown {
     },
     DatabaseLifecycle,
     DatabaseMaintenanceService,
+    StorageGuard,
+    { provide: DATABASE_FAILURES, useExisting: StorageGuard },
   ],
-  exports: [DataSource, EMBEDDED_POSTGRES, DatabaseQueue, DatabaseMaintenanceService],
+  exports: [
+    DataSource,
+    EMBEDDED_POSTGRES,
+    DatabaseQueue,
+    DatabaseMaintenanceService,
+    StorageGuard,
+    DATABASE_FAILURES,
+  ],
 })
 export class DatabaseModule {}

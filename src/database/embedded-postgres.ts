@@ -13,6 +13,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { vector } from '@electric-sql/pglite-pgvector';
+import { Logger } from '@nestjs/common';
 import { PGliteThread } from './pglite-thread.js';
 
 export class DataDirLockedError extends Error {}
@@ -90,6 +91,11 @@ export interface EmbeddedPostgres {
   /** What `pg` connects with (TypeORM's `extra`). */
   pgConfig: object;
   close(): Promise<void>;
+  /**
+   * Ends the database thread as a crash inside PostgreSQL would (for drills and tests); it is
+   * opened again as after a real one. Only where it runs in a thread of its own.
+   */
+  crash?(): Promise<void>;
 }
 
 /** Where the embedded database runs: a thread of its own, or the service's own thread. */
@@ -103,12 +109,45 @@ async function inThisThread(
   return { pgConfig: createPgConfig(db), end: () => db.close() };
 }
 
-/** PGlite in a worker thread, reached through the wire protocol. */
+/**
+ * PGlite in a worker thread, reached through the wire protocol. If the thread dies (PostgreSQL
+ * aborts inside WebAssembly: a PANIC, memory exhausted) it is opened again, as a server's
+ * postmaster restarts after a crash, with crash recovery from its WAL; until then statements
+ * fail as a server's would while it restarts (UNAVAILABLE, DATABASE_UNAVAILABLE).
+ */
 async function inAThread(
   pgDir: string,
 ): Promise<Omit<EmbeddedPostgres, 'close'> & { end(): Promise<void> }> {
-  const thread = await PGliteThread.start(pgDir);
-  return { pgConfig: { stream: () => thread.stream() }, end: () => thread.close() };
+  const logger = new Logger('Database');
+  let closed = false;
+  let thread: PGliteThread;
+  const reopen = async (delayMs: number): Promise<void> => {
+    if (closed) return;
+    try {
+      thread = await PGliteThread.start(pgDir, onExit);
+      logger.warn({ msg: 'the embedded database was opened again', afterMs: delayMs });
+    } catch (err) {
+      const next = Math.min(delayMs * 2, 30_000);
+      logger.error({
+        msg: 'the embedded database could not be opened again',
+        error: (err as Error).message,
+        retryInMs: next,
+      });
+      setTimeout(() => void reopen(next), next).unref();
+    }
+  };
+  const onExit = () => {
+    if (!closed) setTimeout(() => void reopen(1000), 1000).unref();
+  };
+  thread = await PGliteThread.start(pgDir, onExit);
+  return {
+    pgConfig: { stream: () => thread.stream() },
+    crash: () => thread.abort(),
+    end: async () => {
+      closed = true;
+      await thread.close();
+    },
+  };
 }
 
 /**
@@ -136,10 +175,13 @@ export async function openEmbeddedPostgres(
   const pgDir = join(resolve(dataDir), 'pg');
   try {
     await initializeOnce(pgDir);
-    const { pgConfig, end } = await (where === 'worker' ? inAThread(pgDir) : inThisThread(pgDir));
+    const { pgConfig, end, crash } = await (where === 'worker'
+      ? inAThread(pgDir)
+      : inThisThread(pgDir));
     let closed = false;
     return {
       pgConfig,
+      ...(crash ? { crash } : {}),
       async close() {
         if (closed) return;
         closed = true;

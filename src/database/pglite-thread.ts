@@ -30,7 +30,11 @@ export class PGliteThread {
   private failure: Error | null = null;
   private closing: Promise<void> | null = null;
 
-  private constructor(private readonly worker: Worker) {
+  private constructor(
+    private readonly worker: Worker,
+    /** Called once if the thread stops on its own (not closed): the database must be reopened. */
+    private readonly onExit: () => void,
+  ) {
     // Like PGlite in this thread, the database keeps the process alive only while it is asked
     // something (a script awaiting a statement), not once everything else is done.
     worker.unref();
@@ -47,7 +51,7 @@ export class PGliteThread {
   }
 
   /** Opens the database in `dataDir` in a thread of its own; resolves once it is ready. */
-  static start(dataDir: string): Promise<PGliteThread> {
+  static start(dataDir: string, onStopped: () => void = () => undefined): Promise<PGliteThread> {
     const worker = new Worker(WORKER_URL, { workerData: { dataDir } });
     return new Promise((resolve, reject) => {
       const onError = (err: Error) => reject(err);
@@ -57,7 +61,7 @@ export class PGliteThread {
       worker.once('message', (reply: Reply) => {
         worker.off('error', onError);
         worker.off('exit', onExit);
-        if (reply.type === 'ready') resolve(new PGliteThread(worker));
+        if (reply.type === 'ready') resolve(new PGliteThread(worker, onStopped));
         else {
           reject(new Error(reply.type === 'fatal' ? reply.message : 'the database did not start'));
           void worker.terminate();
@@ -105,10 +109,17 @@ export class PGliteThread {
     return this.closing;
   }
 
+  /** Ends the thread at once, as PostgreSQL aborting inside it would. */
+  async abort(): Promise<void> {
+    await this.worker.terminate();
+  }
+
   private fail(err: Error): void {
     if (!this.failure && !this.closing) {
-      // Every statement fails from now on (and /health/ready says so): say why, once.
+      // Every statement fails until the database is opened again: say why, once.
       new Logger('Database').error({ msg: 'the embedded database stopped', error: err.message });
+      this.failure = err;
+      this.onExit();
     }
     this.failure ??= err;
     for (const call of this.pending.values()) call.reject(err);

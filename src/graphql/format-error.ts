@@ -16,17 +16,26 @@ const APOLLO_REQUEST_CODES = new Set([
   'BAD_REQUEST',
 ]);
 
-/** What an error stands for: a resolver's or a request check's domain exception, if any. */
-function originalOf(error: unknown): unknown {
+/** Turns a failure of the database itself (gone, full) into the domain exception it stands for. */
+export type DatabaseFailureMapper = (err: unknown) => DomainException | null;
+
+/**
+ * What an error stands for: a resolver's or a request check's domain exception, or the one a
+ * database failure stands for (`databaseFailure`: a server gone, a full disk), if any.
+ */
+function originalOf(error: unknown, databaseFailure?: DatabaseFailureMapper): unknown {
   const unwrapped = unwrapResolverError(error);
-  return unwrapped instanceof GraphQLError && unwrapped.originalError instanceof DomainException
-    ? unwrapped.originalError
-    : unwrapped;
+  const original =
+    unwrapped instanceof GraphQLError && unwrapped.originalError
+      ? unwrapped.originalError
+      : unwrapped;
+  if (original instanceof DomainException) return original;
+  return databaseFailure?.(original) ?? unwrapped;
 }
 
 /** The public code of an error, for logs written before formatting. */
-export function publicCodeOf(error: unknown): string {
-  const original = originalOf(error);
+export function publicCodeOf(error: unknown, databaseFailure?: DatabaseFailureMapper): string {
+  const original = originalOf(error, databaseFailure);
   if (original instanceof DomainException) return original.publicCode;
   const code = (error as { extensions?: { code?: unknown } } | null)?.extensions?.code;
   return typeof code === 'string' ? code : PublicErrorCode.INTERNAL_SERVER_ERROR;
@@ -70,8 +79,9 @@ export function formatError(
   formatted: GraphQLFormattedError,
   error: unknown,
   hideSchemaDetails = false,
+  databaseFailure?: DatabaseFailureMapper,
 ): GraphQLFormattedError {
-  const original = originalOf(error);
+  const original = originalOf(error, databaseFailure);
   if (original instanceof DomainException) {
     return {
       message: original.message,

@@ -11,8 +11,10 @@ import {
   ExecutionResult,
   GraphQLError,
   GraphQLFormattedError,
+  getOperationAST,
   Kind,
   OperationDefinitionNode,
+  OperationTypeNode,
   parse,
 } from 'graphql';
 import type { ServerOptions } from 'graphql-ws';
@@ -24,7 +26,8 @@ import { upgradeAllowed } from '../console/origins.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import { currentRequestId } from '../logging/request-context.storage.js';
 import { asRequest } from '../database/database-queue.js';
-import { formatError, publicCodeOf } from './format-error.js';
+import { DatabaseFailureMapper, formatError, publicCodeOf } from './format-error.js';
+import { DomainException } from '../common/errors/domain.exception.js';
 import { Loaders } from './loaders.js';
 import { countMetaOperation, metaOperationsPlugin } from './meta-operations.js';
 import {
@@ -75,7 +78,9 @@ export function buildContext(arg: { req?: IncomingMessage } & WsContext): Reques
 }
 
 /** One structured log line per operation: name, type, duration and error codes, never variables. */
-function operationLogPlugin(): ApolloServerPlugin<RequestContext> {
+function operationLogPlugin(
+  databaseFailure?: DatabaseFailureMapper,
+): ApolloServerPlugin<RequestContext> {
   const logger = new Logger('GraphQL');
   return {
     async requestDidStart({ request }) {
@@ -88,7 +93,7 @@ function operationLogPlugin(): ApolloServerPlugin<RequestContext> {
             operation: operation?.operation ?? null,
             userId: contextValue.user?.id ?? null,
             durationMs: Math.round((performance.now() - started) * 10) / 10,
-            errors: errors?.map(publicCodeOf) ?? [],
+            errors: errors?.map((e) => publicCodeOf(e, databaseFailure)) ?? [],
           });
         },
       };
@@ -106,8 +111,48 @@ function rootFieldOf(operation: OperationDefinitionNode | null | undefined): str
   return field?.kind === Kind.FIELD ? field.name.value : '(fragment)';
 }
 
+/**
+ * What the GraphQL layer asks of the database module: the domain exception a database failure
+ * stands for, and whether it refuses an operation's writes up front (a full disk), so that a
+ * mutation is refused before any of it is done rather than half way.
+ */
+export interface DatabaseState {
+  failure(err: unknown): DomainException | null;
+  /** Why writes are refused now (a full disk), or null while they are taken. */
+  writesRefused(): DomainException | null;
+}
+
+/** A mutation refused before it starts while the database takes no writes; null otherwise. */
+function refusedMutation(
+  database: DatabaseState,
+  document: DocumentNode,
+  operationName?: string | null,
+): DomainException | null {
+  const refused = database.writesRefused();
+  if (!refused) return null;
+  return getOperationAST(document, operationName)?.operation === OperationTypeNode.MUTATION
+    ? refused
+    : null;
+}
+
+function writesRefusedPlugin(database: DatabaseState): ApolloServerPlugin<RequestContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ document, request }) {
+          const refused = refusedMutation(database, document, request.operationName);
+          if (refused) throw refused;
+        },
+      };
+    },
+  };
+}
+
 /** Request counts and latency per operation for /metrics. */
-function operationMetricsPlugin(metrics: ServiceMetrics): ApolloServerPlugin<RequestContext> {
+function operationMetricsPlugin(
+  metrics: ServiceMetrics,
+  databaseFailure?: DatabaseFailureMapper,
+): ApolloServerPlugin<RequestContext> {
   return {
     async requestDidStart() {
       const started = performance.now();
@@ -116,7 +161,7 @@ function operationMetricsPlugin(metrics: ServiceMetrics): ApolloServerPlugin<Req
           metrics.request(
             rootFieldOf(operation),
             operation?.operation ?? 'unknown',
-            errors?.length ? publicCodeOf(errors[0]) : 'ok',
+            errors?.length ? publicCodeOf(errors[0], databaseFailure) : 'ok',
             (performance.now() - started) / 1000,
           );
         },
@@ -191,7 +236,10 @@ function graphqlWsOptions(
   corsOrigins: readonly string[],
   metrics: ServiceMetrics | null,
   authenticator: RequestAuthenticator | null,
+  database?: DatabaseState,
 ): GraphQLWsSubscriptionsConfig {
+  const databaseFailure: DatabaseFailureMapper | undefined =
+    database && ((err) => database.failure(err));
   const options: Pick<
     ServerOptions,
     'onConnect' | 'onSubscribe' | 'onNext' | 'onError' | 'onOperation' | 'execute'
@@ -218,6 +266,8 @@ function graphqlWsOptions(
       } catch {
         return undefined;
       }
+      const writes = database && refusedMutation(database, document, payload.operationName);
+      if (writes) return [new GraphQLError(writes.message, { originalError: writes })];
       const refused =
         checkOperation(
           document,
@@ -247,6 +297,7 @@ function graphqlWsOptions(
                   : e.toJSON(),
                 e,
                 !limits.introspection,
+                databaseFailure,
               ),
             ),
           }
@@ -264,7 +315,7 @@ function graphqlWsOptions(
       metrics.request(
         rootFieldOf(operation),
         operation?.operation ?? 'unknown',
-        errors?.length ? publicCodeOf(errors[0]) : 'ok',
+        errors?.length ? publicCodeOf(errors[0], databaseFailure) : 'ok',
         null,
       );
       return streaming
@@ -272,7 +323,7 @@ function graphqlWsOptions(
         : undefined;
     },
     onError: (_ctx, _id, _payload, errors) =>
-      errors.map((e) => formatError(wsRequestError(e), e, !limits.introspection)),
+      errors.map((e) => formatError(wsRequestError(e), e, !limits.introspection, databaseFailure)),
   };
   return options as GraphQLWsSubscriptionsConfig;
 }
@@ -293,7 +344,11 @@ export function graphqlOptions(
   metrics: ServiceMetrics | null = null,
   /** Counts operations of meta fields only, which no resolver's guard sees. */
   authenticator: RequestAuthenticator | null = null,
+  /** What a failure of the database itself (gone, full) tells the client. */
+  database?: DatabaseState,
 ): ApolloDriverConfig {
+  const databaseFailure: DatabaseFailureMapper | undefined =
+    database && ((err) => database.failure(err));
   const env = config.env;
   const limits: QueryLimits = {
     maxDepth: env.GRAPHQL_MAX_DEPTH,
@@ -310,18 +365,26 @@ export function graphqlOptions(
     graphiql: false,
     includeStacktraceInErrorResponses: false,
     subscriptions: {
-      'graphql-ws': graphqlWsOptions(limits, env.CORS_ORIGINS ?? [], metrics, authenticator),
+      'graphql-ws': graphqlWsOptions(
+        limits,
+        env.CORS_ORIGINS ?? [],
+        metrics,
+        authenticator,
+        database,
+      ),
     },
     context: buildContext,
-    formatError: (formatted, error) => formatError(formatted, error, !env.GRAPHQL_INTROSPECTION),
+    formatError: (formatted, error) =>
+      formatError(formatted, error, !env.GRAPHQL_INTROSPECTION, databaseFailure),
     plugins: [
       landingPageEnabled(env)
         ? ApolloServerPluginLandingPageLocalDefault({ embed: true })
         : ApolloServerPluginLandingPageDisabled(),
       queryLimitsPlugin(limits),
+      ...(database ? [writesRefusedPlugin(database)] : []),
       ...(authenticator ? [metaOperationsPlugin(authenticator)] : []),
-      operationLogPlugin(),
-      ...(metrics ? [operationMetricsPlugin(metrics)] : []),
+      operationLogPlugin(databaseFailure),
+      ...(metrics ? [operationMetricsPlugin(metrics, databaseFailure)] : []),
     ],
   };
 }

@@ -2,6 +2,7 @@ import { Controller, Get, HttpCode, Inject, Logger, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
+import { StorageGuard } from '../database/storage-guard.service.js';
 import { EMBEDDER } from '../llm/embedder.js';
 import type { Embedder } from '../llm/embedder.js';
 
@@ -13,7 +14,14 @@ export class HealthController {
     private readonly dataSource: DataSource,
     private readonly config: AppConfig,
     @Inject(EMBEDDER) private readonly embedder: Embedder,
+    private readonly storage: StorageGuard,
   ) {}
+
+  /** Whether writes are taken (the embedded database refuses them on a nearly full disk). */
+  private storageState() {
+    const { full, freeBytes } = this.storage.current;
+    return { status: full ? 'full' : 'ok', ...(freeBytes !== null ? { freeBytes } : {}) };
+  }
 
   /** The encoder in use, and why it is not the configured one when a fetched model is missing. */
   private embeddings() {
@@ -44,9 +52,11 @@ export class HealthController {
           );
         }),
       ]);
+      // Ready while storage is full: reads still work, and writes are refused with a reason.
       return {
         status: 'ok',
         database: { status: 'up', latencyMs: Date.now() - started },
+        storage: this.storageState(),
         embeddings: this.embeddings(),
       };
     } catch (err) {
@@ -56,6 +66,7 @@ export class HealthController {
       return {
         status: 'unavailable',
         database: { status: 'down' },
+        storage: this.storageState(),
         embeddings: this.embeddings(),
       };
     } finally {

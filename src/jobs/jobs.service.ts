@@ -13,6 +13,7 @@ import { JobRepository } from './job.repository.js';
 import { JobDeferred } from './jobs.exception.js';
 import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { asBackground } from '../database/database-queue.js';
+import { StorageGuard } from '../database/storage-guard.service.js';
 import type { JobOutcome } from '../metrics/service-metrics.js';
 
 export interface JobContext {
@@ -71,6 +72,7 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
     private readonly jobs: JobRepository,
     private readonly config: AppConfig,
     @Optional() private readonly metrics?: ServiceMetrics,
+    @Optional() private readonly storage?: StorageGuard,
   ) {}
 
   /**
@@ -193,7 +195,8 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
 
   private async claimAndRunHere(limit: number, wait: boolean): Promise<number> {
     const types = [...this.handlers.keys()];
-    if (types.length === 0) return 0;
+    // A full disk refuses every write: jobs wait for room rather than spend their attempts.
+    if (types.length === 0 || this.storage?.current.full) return 0;
     // drain() settles everything, a dead worker's jobs included, whenever it is asked.
     await this.requeueInterrupted(wait);
     const claimed = await this.jobs.claim(

@@ -9,6 +9,7 @@ import { AppConfig } from '../config/app-config.js';
 import type { AuthenticatedRequest } from '../identity/guards/http-auth.guard.js';
 import { LegacyException } from '../legacies/legacy.exception.js';
 import { StoriesService } from './stories.service.js';
+import { StorageGuard } from '../database/storage-guard.service.js';
 
 /** What a multipart body may hold besides the file: boundaries, part headers, the form fields. */
 export const MULTIPART_ALLOWANCE_BYTES = 64 * 1024;
@@ -24,6 +25,7 @@ export class DocumentUploadGuard implements CanActivate {
   constructor(
     private readonly stories: StoriesService,
     private readonly config: AppConfig,
+    private readonly storage: StorageGuard,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -31,6 +33,9 @@ export class DocumentUploadGuard implements CanActivate {
     const legacyId = req.params.id;
     // Not a legacy id: nothing by that name, as for one the caller is not a member of.
     if (typeof legacyId !== 'string' || !isUUID(legacyId)) throw LegacyException.notFound();
+    // On a full disk the file is refused before it is read, as every other write is.
+    const refused = this.storage.writesRefused();
+    if (refused) throw refused;
     await this.stories.assertMayUpload(req.user, legacyId);
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > this.config.env.DOCUMENT_MAX_BYTES + MULTIPART_ALLOWANCE_BYTES) {

