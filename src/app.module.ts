@@ -17,6 +17,7 @@ import { FactsModule } from './facts/facts.module.js';
 import { GraphqlExceptionFilter } from './graphql/graphql-exception.filter.js';
 import { graphqlOptions } from './graphql/graphql-options.js';
 import { StorageGuard } from './database/storage-guard.service.js';
+import { EventBus } from './pubsub/event-bus.js';
 import { HealthModule } from './health/health.module.js';
 import { IdentityModule } from './identity/identity.module.js';
 import { RequestAuthenticator } from './identity/request-authenticator.js';
@@ -73,9 +74,9 @@ export class AppModule {
         GraphQLModule.forRootAsync<ApolloDriverConfig>({
           driver: ApolloDriver,
           // The authenticator counts operations no resolver's guard sees (meta fields only).
-          inject: [RequestAuthenticator, StorageGuard],
-          useFactory: (authenticator: RequestAuthenticator, storage: StorageGuard) =>
-            graphqlOptions(config, metrics, authenticator, storage),
+          inject: [RequestAuthenticator, StorageGuard, EventBus],
+          useFactory: (authenticator: RequestAuthenticator, storage: StorageGuard, bus: EventBus) =>
+            graphqlOptions(config, metrics, authenticator, storage, bus),
         }),
       ],
       providers: [{ provide: APP_FILTER, useClass: GraphqlExceptionFilter }],

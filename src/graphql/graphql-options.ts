@@ -28,6 +28,7 @@ import { currentRequestId } from '../logging/request-context.storage.js';
 import { asRequest } from '../database/database-queue.js';
 import { DatabaseFailureMapper, formatError, publicCodeOf } from './format-error.js';
 import { DomainException } from '../common/errors/domain.exception.js';
+import type { EventBus } from '../pubsub/event-bus.js';
 import { Loaders } from './loaders.js';
 import { countMetaOperation, metaOperationsPlugin } from './meta-operations.js';
 import {
@@ -110,6 +111,22 @@ function rootFieldOf(operation: OperationDefinitionNode | null | undefined): str
   const field = operation.selectionSet.selections.find((s) => s.kind === Kind.FIELD);
   return field?.kind === Kind.FIELD ? field.name.value : '(fragment)';
 }
+
+/** What graphql-ws's server hands over as `extra.socket`: the `ws` socket, as far as used here. */
+interface WsSocket {
+  close(code: number, reason: string): void;
+  once(event: 'close', listener: () => void): unknown;
+}
+
+/**
+ * The close sent to every subscriber once the events' delivery resumes after the database went
+ * away (events sent meanwhile were lost): 1012, Service Restart, which graphql-ws clients meet
+ * by reconnecting and subscribing again, after which a client refetches what it shows.
+ */
+export const EVENTS_INTERRUPTED = {
+  code: 1012,
+  reason: 'Events were interrupted: reconnect, subscribe again and refetch.',
+};
 
 /**
  * What the GraphQL layer asks of the database module: the domain exception a database failure
@@ -237,9 +254,19 @@ function graphqlWsOptions(
   metrics: ServiceMetrics | null,
   authenticator: RequestAuthenticator | null,
   database?: DatabaseState,
+  bus?: EventBus,
 ): GraphQLWsSubscriptionsConfig {
   const databaseFailure: DatabaseFailureMapper | undefined =
     database && ((err) => database.failure(err));
+  // Open sockets, to tell their clients when events they subscribed to may have been missed.
+  const sockets = new Set<WsSocket>();
+  bus?.onInterrupted(() => {
+    new Logger('GraphQL').warn({
+      msg: 'events were interrupted: subscribers told to reconnect',
+      sockets: sockets.size,
+    });
+    for (const socket of sockets) socket.close(EVENTS_INTERRUPTED.code, EVENTS_INTERRUPTED.reason);
+  });
   const options: Pick<
     ServerOptions,
     'onConnect' | 'onSubscribe' | 'onNext' | 'onError' | 'onOperation' | 'execute'
@@ -252,8 +279,15 @@ function graphqlWsOptions(
     execute: (args) => asRequest(() => execute(args)),
     // Browsers let any page open a WebSocket anywhere: a page from an origin CORS_ORIGINS does
     // not list is refused here (4403), as its HTTP requests are by CORS.
-    onConnect: (ctx) =>
-      upgradeAllowed((ctx.extra as { request?: IncomingMessage }).request, corsOrigins),
+    onConnect: (ctx) => {
+      const { request, socket } = ctx.extra as { request?: IncomingMessage; socket?: WsSocket };
+      if (!upgradeAllowed(request, corsOrigins)) return false;
+      if (socket) {
+        sockets.add(socket);
+        socket.once('close', () => sockets.delete(socket));
+      }
+      return true;
+    },
     // The same limits as over HTTP (Apollo's plugins do not run here): depth, complexity, the
     // cost of searches and replies, introspection. A document that does not parse is left to
     // graphql-ws, which reports it.
@@ -346,6 +380,8 @@ export function graphqlOptions(
   authenticator: RequestAuthenticator | null = null,
   /** What a failure of the database itself (gone, full) tells the client. */
   database?: DatabaseState,
+  /** Whose interruptions close the sockets of subscribers who may have missed events. */
+  bus?: EventBus,
 ): ApolloDriverConfig {
   const databaseFailure: DatabaseFailureMapper | undefined =
     database && ((err) => database.failure(err));
@@ -371,6 +407,7 @@ export function graphqlOptions(
         metrics,
         authenticator,
         database,
+        bus,
       ),
     },
     context: buildContext,

@@ -14,6 +14,7 @@ import { JobDeferred } from './jobs.exception.js';
 import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { asBackground } from '../database/database-queue.js';
 import { StorageGuard } from '../database/storage-guard.service.js';
+import { databaseFailure } from '../database/database-failure.js';
 import type { JobOutcome } from '../metrics/service-metrics.js';
 
 export interface JobContext {
@@ -251,7 +252,7 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
       this.metrics?.jobRun(job.type, outcome, (performance.now() - started) / 1000);
     try {
       await handler(job.payload, { job, attempt: job.attempts });
-      await this.jobs.succeed(job.id, this.workerId);
+      await this.recorded(() => this.jobs.succeed(job.id, this.workerId));
       counted('succeeded');
       this.logger.debug({
         msg: 'job succeeded',
@@ -260,8 +261,13 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
         ms: Math.round(performance.now() - started),
       });
     } catch (err) {
-      if (err instanceof JobDeferred) {
-        await this.jobs.fail(job, this.workerId, err.message, err.delayMs, false);
+      // Deferred, or stopped by the database going away (or filling up): tried again later
+      // without spending an attempt, as nothing about the job itself failed.
+      const away = databaseFailure(err);
+      if (err instanceof JobDeferred || away) {
+        const delayMs = err instanceof JobDeferred ? err.delayMs : away!.retryAfterSeconds! * 1000;
+        const reason = err instanceof Error ? err.message : String(err);
+        await this.recorded(() => this.jobs.fail(job, this.workerId, reason, delayMs, false));
         counted('deferred');
         return;
       }
@@ -271,7 +277,9 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
           ? retryDelayMs(job.attempts, this.config.env.JOBS_RETRY_BASE_MS)
           : null;
       if (retryIn === null) await this.onFinalFailure(job, err);
-      const status = await this.jobs.fail(job, this.workerId, message, retryIn);
+      const status = await this.recorded(() =>
+        this.jobs.fail(job, this.workerId, message, retryIn),
+      );
       counted(status === JobStatus.FAILED ? 'failed' : 'retried');
       const log = {
         msg: 'job failed',
@@ -284,6 +292,23 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
       else this.logger.warn({ ...log, retryInMs: retryIn });
     } finally {
       clearInterval(heartbeat);
+    }
+  }
+
+  /**
+   * Writes a job's outcome, waiting out the database going away (for a lease at most, while the
+   * lease is kept): a job whose work is done is not left RUNNING until its lease runs out, nor
+   * run again, because the database was away the moment it finished.
+   */
+  private async recorded<T>(write: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + this.config.env.JOBS_LEASE_MS;
+    for (let waitMs = 250; ; waitMs = Math.min(waitMs * 2, 5000)) {
+      try {
+        return await write();
+      } catch (err) {
+        if (!databaseFailure(err) || Date.now() + waitMs > deadline || this.stopping) throw err;
+        await new Promise((r) => setTimeout(r, waitMs));
+      }
     }
   }
 

@@ -9,8 +9,24 @@ const logger = new Logger('Events');
  * one without touching them. Topics are scoped to a resource: `conversation:<id>:messages`.
  */
 export abstract class EventBus {
+  private readonly interruptionListeners = new Set<() => void>();
+
   abstract publish<T>(topic: string, payload: T): Promise<void>;
   abstract subscribe<T>(topic: string): AsyncIterableIterator<T>;
+
+  /**
+   * Called when delivery was interrupted and has resumed (the database went away and came
+   * back): events sent meanwhile never reached this instance's subscribers, who must be told to
+   * resubscribe and refetch. Returns what unregisters it. The in-process bus is never interrupted.
+   */
+  onInterrupted(listener: () => void): () => void {
+    this.interruptionListeners.add(listener);
+    return () => this.interruptionListeners.delete(listener);
+  }
+
+  protected interrupted(): void {
+    for (const listener of this.interruptionListeners) listener();
+  }
 
   /**
    * Publishes news of a change with the transaction that makes it (`manager`'s): delivered once

@@ -9,8 +9,15 @@ import { Queryable, run, sql } from '../database/sql.js';
  */
 export interface NotifyTransport {
   notify(channel: string, payload: string, manager?: EntityManager): Promise<void>;
-  /** Calls onPayload for every notification on the channel until the returned stop is called. */
-  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Calls onPayload for every notification on the channel until the returned stop is called;
+   * onResumed once listening again after the connection dropped (what was sent meanwhile is lost).
+   */
+  listen(
+    channel: string,
+    onPayload: (payload: string) => void,
+    onResumed?: () => void,
+  ): Promise<() => Promise<void>>;
   park(body: string, manager?: EntityManager): Promise<string>;
   fetchParked(id: string): Promise<string | null>;
   /** Deletes payloads parked before `olderThanMs` ago; returns how many. */
@@ -24,6 +31,7 @@ abstract class SqlNotifyTransport implements NotifyTransport {
   abstract listen(
     channel: string,
     onPayload: (payload: string) => void,
+    onResumed?: () => void,
   ): Promise<() => Promise<void>>;
 
   async notify(channel: string, payload: string, manager?: EntityManager): Promise<void> {
@@ -76,9 +84,10 @@ export class PgNotifyTransport extends SqlNotifyTransport {
     super();
   }
 
-  async listen(channel: string, onPayload: (payload: string) => void) {
+  async listen(channel: string, onPayload: (payload: string) => void, onResumed?: () => void) {
     let client: pg.Client | null = null;
     let stopped = false;
+    let lost = false;
     let retryMs = 500;
     const connect = async (): Promise<void> => {
       const next = new pg.Client({
@@ -90,6 +99,7 @@ export class PgNotifyTransport extends SqlNotifyTransport {
       });
       next.on('error', (err) => {
         this.logger.warn({ msg: 'listener connection lost', error: err.message });
+        lost = true;
         void next.end().catch(() => undefined);
         if (!stopped) reconnect();
       });
@@ -97,6 +107,11 @@ export class PgNotifyTransport extends SqlNotifyTransport {
       await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
       client = next;
       retryMs = 500;
+      if (lost) {
+        lost = false;
+        this.logger.warn({ msg: 'listener reconnected', channel });
+        onResumed?.();
+      }
     };
     const reconnect = () => {
       client = null;
@@ -104,7 +119,9 @@ export class PgNotifyTransport extends SqlNotifyTransport {
         if (stopped) return;
         connect().catch((err: Error) => {
           this.logger.warn({ msg: 'listener reconnect failed', error: err.message, retryMs });
-          retryMs = Math.min(retryMs * 2, 30_000);
+          // Events published while nobody listens are lost to this instance's subscribers, and
+          // a refused connection costs the server next to nothing: try again soon.
+          retryMs = Math.min(retryMs * 2, 2_000);
           reconnect();
         });
       }, retryMs).unref();

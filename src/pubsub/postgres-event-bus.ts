@@ -54,11 +54,15 @@ export class PostgresEventBus extends EventBus {
   }
 
   async start(): Promise<void> {
-    this.stop = await this.transport.listen(EVENT_CHANNEL, (text) => {
-      this.delivering = this.delivering
-        .then(() => this.deliver(text))
-        .catch((err: Error) => this.logger.warn({ msg: 'event dropped', error: err.message }));
-    });
+    this.stop = await this.transport.listen(
+      EVENT_CHANNEL,
+      (text) => {
+        this.delivering = this.delivering
+          .then(() => this.deliver(text))
+          .catch((err: Error) => this.logger.warn({ msg: 'event dropped', error: err.message }));
+      },
+      () => this.interrupted(),
+    );
   }
 
   async close(): Promise<void> {

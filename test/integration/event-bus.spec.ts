@@ -21,6 +21,7 @@ class PGliteTransport implements NotifyTransport {
     await this.on(manager).query('SELECT pg_notify($1, $2)', [channel, payload]);
   }
 
+  // PGlite's LISTEN lives in the database's own session: it never drops, so it never resumes.
   async listen(channel: string, onPayload: (payload: string) => void) {
     const stop = await this.db.listen(channel, onPayload);
     return () => stop();

@@ -1,0 +1,48 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { ROOT } from '../../support/service-process.js';
+
+/**
+ * A PostgreSQL server of a fault test's own (test/support/postgres.sh, the packaged server the
+ * suite's server pass uses), so that it can be stopped, crashed or starved without touching the
+ * server every other test shares.
+ */
+export class PgServer {
+  constructor(
+    readonly port: number,
+    readonly dir: string,
+  ) {
+    // The server's own user (keepsake-pg, as root) must reach the folder that holds it.
+    mkdirSync(dirname(dir), { recursive: true, mode: 0o755 });
+  }
+
+  private script(...args: string[]): string {
+    return execFileSync(
+      'bash',
+      ['test/support/postgres.sh', ...args, '--port', String(this.port), '--dir', this.dir],
+      { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: withoutServerUrl() },
+    ).trim();
+  }
+
+  /** Starts it (creating the data directory the first time); answers the URL of `db`. */
+  start(db = 'keepsake'): string {
+    return this.script('start', '--db', db).split('\n').pop()!;
+  }
+
+  /** pg_ctl stop -m immediate: the server stops at once, as at a crash. */
+  crash(): void {
+    this.script('stop', '--mode', 'immediate');
+  }
+
+  stop(): void {
+    this.script('stop');
+  }
+}
+
+/** The script reuses TEST_DATABASE_URL when given; a server of a test's own must not. */
+function withoutServerUrl(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.TEST_DATABASE_URL;
+  return env;
+}
