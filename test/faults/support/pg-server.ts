@@ -12,6 +12,8 @@ export class PgServer {
   constructor(
     readonly port: number,
     readonly dir: string,
+    /** Where its WAL lives, when on a volume of its own (initdb --waldir). */
+    private readonly walDir?: string,
   ) {
     // The server's own user (keepsake-pg, as root) must reach the folder that holds it.
     mkdirSync(dirname(dir), { recursive: true, mode: 0o755 });
@@ -25,9 +27,15 @@ export class PgServer {
     ).trim();
   }
 
-  /** Starts it (creating the data directory the first time); answers the URL of `db`. */
+  /**
+   * Starts it (creating the data directory the first time), or finds it running, as a
+   * supervisor would (systemd's Restart=); answers the URL of `db`.
+   */
   start(db = 'keepsake'): string {
-    return this.script('start', '--db', db).split('\n').pop()!;
+    const wal = this.walDir ? ['--wal-dir', this.walDir] : [];
+    return this.script('start', '--db', db, ...wal)
+      .split('\n')
+      .pop()!;
   }
 
   /** pg_ctl stop -m immediate: the server stops at once, as at a crash. */
