@@ -19,6 +19,7 @@ import { graphqlOptions } from './graphql/graphql-options.js';
 import { StorageGuard } from './database/storage-guard.service.js';
 import { EventBus } from './pubsub/event-bus.js';
 import { HealthModule } from './health/health.module.js';
+import { BackupsModule } from './backups/backups.module.js';
 import { IdentityModule } from './identity/identity.module.js';
 import { RequestAuthenticator } from './identity/request-authenticator.js';
 import { JobsModule } from './jobs/jobs.module.js';
@@ -56,6 +57,7 @@ export class AppModule {
         LlmModule,
         EmbeddingsModule,
         HealthModule,
+        BackupsModule,
         LegaciesModule,
         ConversationsModule,
         ContextModule,

@@ -3,6 +3,7 @@ import { consoleVariables, validateConsoleConfig } from '../console/console.conf
 import { contextVariables } from '../context/context.config.js';
 import { conversationsVariables } from '../conversations/conversations.config.js';
 import { databaseVariables } from '../database/database.config.js';
+import { backupsVariables } from '../backups/backups.config.js';
 import { factsVariables } from '../facts/facts.config.js';
 import { identityVariables, validateIdentityConfig } from '../identity/identity.config.js';
 import { pubsubVariables } from '../pubsub/pubsub.config.js';
@@ -24,6 +25,7 @@ import { serverVariables } from './config.schema.js';
 export const ALL_VARIABLES = {
   ...serverVariables,
   ...databaseVariables,
+  ...backupsVariables,
   ...pubsubVariables,
   ...identityVariables,
   ...rateLimitVariables,

@@ -51,6 +51,18 @@ function holderAlive(holder: number, start: string | undefined): boolean {
   return now === null || now === start;
 }
 
+/** The pid of the live process holding the data directory's lock, or null when none does. */
+export function lockHolder(dataDir: string): number | null {
+  let text: string;
+  try {
+    text = readFileSync(join(resolve(dataDir), LOCK_FILE), 'utf8');
+  } catch {
+    return null;
+  }
+  const [pid, start] = text.trim().split(' ');
+  return holderAlive(Number(pid), start) ? Number(pid) : null;
+}
+
 /**
  * Nothing in PGlite stops two processes from opening one directory (which corrupts it), so we
  * keep a lock file holding our pid and start time. A lock left by a dead process (or one whose

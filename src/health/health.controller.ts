@@ -3,6 +3,7 @@ import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { StorageGuard } from '../database/storage-guard.service.js';
+import { BackupsService } from '../backups/backups.service.js';
 import { EMBEDDER } from '../llm/embedder.js';
 import type { Embedder } from '../llm/embedder.js';
 
@@ -15,7 +16,25 @@ export class HealthController {
     private readonly config: AppConfig,
     @Inject(EMBEDDER) private readonly embedder: Embedder,
     private readonly storage: StorageGuard,
+    private readonly backups: BackupsService,
   ) {}
+
+  /**
+   * The embedded database's scheduled backups: when the newest good one was made and how old it
+   * is (null before the first). A server is backed up with its own tools, which it reports.
+   */
+  private async backupState() {
+    if (!this.config.embedded) return {};
+    const schedule = this.config.env.BACKUP_SCHEDULE;
+    const last = await this.backups.lastGood();
+    return {
+      backup: {
+        schedule,
+        lastGoodAt: last?.at.toISOString() ?? null,
+        ageSeconds: last ? Math.max(0, Math.round((Date.now() - last.at.getTime()) / 1000)) : null,
+      },
+    };
+  }
 
   /** Whether writes are taken (the embedded database refuses them on a nearly full disk). */
   private storageState() {
@@ -57,6 +76,7 @@ export class HealthController {
         status: 'ok',
         database: { status: 'up', latencyMs: Date.now() - started },
         storage: this.storageState(),
+        ...(await this.backupState()),
         embeddings: this.embeddings(),
       };
     } catch (err) {
@@ -67,6 +87,7 @@ export class HealthController {
         status: 'unavailable',
         database: { status: 'down' },
         storage: this.storageState(),
+        ...(await this.backupState()),
         embeddings: this.embeddings(),
       };
     } finally {

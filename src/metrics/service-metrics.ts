@@ -31,6 +31,7 @@ export class ServiceMetrics {
   private readonly modelTokens: Counter<'task' | 'model' | 'kind'>;
   private readonly modelSeconds: Histogram<'task'>;
   private reader: (() => Promise<DatabaseSnapshot>) | null = null;
+  private backupReader: (() => Promise<Date | null>) | null = null;
   private snapshot: { at: number; value: Promise<DatabaseSnapshot> } | null = null;
 
   constructor(private readonly options: { defaultMetrics: boolean; databaseRefreshMs: number }) {
@@ -117,7 +118,24 @@ export class ServiceMetrics {
         }
       },
     });
+    const backupReader = () => this.backupReader;
+    const lastBackup = () => this.backupReader?.() ?? Promise.resolve(null);
+    new Gauge({
+      name: 'keepsake_backup_age_seconds',
+      help: 'Age of the newest whole scheduled backup in BACKUP_DIR (embedded database): +Inf before the first, so that an alert on its age fires then too.',
+      registers,
+      async collect() {
+        if (!backupReader()) return;
+        const at = await lastBackup();
+        this.set(at ? Math.max(0, (Date.now() - at.getTime()) / 1000) : Infinity);
+      },
+    });
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Where the backup gauge reads the newest good backup's time from (the embedded database's). */
+  readBackupWith(reader: () => Promise<Date | null>): void {
+    this.backupReader = reader;
   }
 
   /** Where the database-backed gauges read from (set once the database is up). */

