@@ -3,7 +3,13 @@ import { ArchivesService } from '../../src/archives/archives.service.js';
 import { DataSource } from 'typeorm';
 import { joinLegacy } from '../support/membership.js';
 import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
-import { ARCHIVE_FIELDS, ArchiveView, exportArchive, jsonLines, unzipAll } from '../support/archives.js';
+import {
+  ARCHIVE_FIELDS,
+  ArchiveView,
+  exportArchive,
+  jsonLines,
+  unzipAll,
+} from '../support/archives.js';
 
 /**
  * A legacy archive holds exactly what its member may see: two members, every kind of item
@@ -77,10 +83,22 @@ describe('legacy archives: what a member may see, and nothing else', () => {
         { l: legacyId, t: title, c: content, v: visibility },
         as,
       );
-    await story(`The ${w.privateStory} story`, `Up in the ${w.privateStory} he hid letters.`, 'PRIVATE');
-    await story(`The ${w.sharedStory} story`, `By the ${w.sharedStory} we picked apples.`, 'SHARED');
+    await story(
+      `The ${w.privateStory} story`,
+      `Up in the ${w.privateStory} he hid letters.`,
+      'PRIVATE',
+    );
+    await story(
+      `The ${w.sharedStory} story`,
+      `By the ${w.sharedStory} we picked apples.`,
+      'SHARED',
+    );
     const form = new FormData();
-    form.append('file', new Blob([`Notes about the ${w.sharedDocument} he kept.`]), `${w.sharedDocument}.txt`);
+    form.append(
+      'file',
+      new Blob([`Notes about the ${w.sharedDocument} he kept.`]),
+      `${w.sharedDocument}.txt`,
+    );
     form.append('visibility', 'SHARED');
     const uploaded = await fetch(`${base}/legacies/${legacyId}/documents`, {
       method: 'POST',
@@ -117,8 +135,16 @@ describe('legacy archives: what a member may see, and nothing else', () => {
           legacyId,
           title: 'Old letters',
           messages: [
-            { role: 'USER', occurredAt: '2025-10-07T18:00:00Z', content: `The ${w.period} was lit every night.` },
-            { role: 'USER', occurredAt: '2025-10-08T18:00:00Z', content: `We carried the ${w.period} to the pier.` },
+            {
+              role: 'USER',
+              occurredAt: '2025-10-07T18:00:00Z',
+              content: `The ${w.period} was lit every night.`,
+            },
+            {
+              role: 'USER',
+              occurredAt: '2025-10-08T18:00:00Z',
+              content: `We carried the ${w.period} to the pier.`,
+            },
           ],
         },
       },
@@ -142,7 +168,10 @@ describe('legacy archives: what a member may see, and nothing else', () => {
     t = await startTestApp({ AGENT_REPLY: 'off', JOBS_WORKER: 'false', JOBS_SCHEDULER: 'false' });
     jobs = t.app.get(JobsService);
     base = t.url.replace(/\/graphql$/, '');
-    users.olivia = await t.user('archive-olivia', { email: 'olivia@archives.example.com', name: 'Olivia' });
+    users.olivia = await t.user('archive-olivia', {
+      email: 'olivia@archives.example.com',
+      name: 'Olivia',
+    });
     users.max = await t.user('archive-max', { email: 'max@archives.example.com', name: 'Max' });
     legacyId = (
       await ok<{ createLegacy: { id: string } }>(
@@ -178,7 +207,7 @@ describe('legacy archives: what a member may see, and nothing else', () => {
       users.max,
     );
     await jobs.drain();
-  });
+  }, 300_000);
   afterAll(() => t?.close());
 
   /** Every file of the archive as text (binary files included, as their bytes read). */
@@ -210,10 +239,17 @@ describe('legacy archives: what a member may see, and nothing else', () => {
       expect(manifest).toMatchObject({
         format: 'keepsake.legacy-archive',
         version: 1,
-        legacy: { id: legacyId, name: 'Grandpa Joe', description: 'He fixed every bicycle in the village.' },
+        legacy: {
+          id: legacyId,
+          name: 'Grandpa Joe',
+          description: 'He fixed every bicycle in the village.',
+        },
       });
       const facts = jsonLines(files, 'data/facts.jsonl');
-      const stories = jsonLines<{ file: string; pages: { text: string }[] }>(files, 'data/stories.jsonl');
+      const stories = jsonLines<{ file: string; pages: { text: string }[] }>(
+        files,
+        'data/stories.jsonl',
+      );
       const turns = jsonLines<{ withheld: boolean; turnIndex: number }>(files, 'data/turns.jsonl');
       expect(manifest.parts.facts.count).toBe(facts.length);
       expect(facts).toHaveLength(3);
@@ -222,11 +258,17 @@ describe('legacy archives: what a member may see, and nothing else', () => {
       expect(jsonLines(files, 'data/memories.jsonl')).toHaveLength(1);
       expect(jsonLines(files, 'data/period-summaries.jsonl')).toHaveLength(1);
       expect(turns.filter((x) => x.withheld)).toHaveLength(who === 'max' ? 1 : 0);
-      expect(archive.counts).toMatchObject({ facts: 3, stories: 5, memories: 1, periodSummaries: 1 });
+      expect(archive.counts).toMatchObject({
+        facts: 3,
+        stories: 5,
+        memories: 1,
+        periodSummaries: 1,
+      });
       // The people named: display names only.
-      expect(manifest.people.map((p: { displayName: string }) => p.displayName).sort()).toEqual(
-        ['Max', 'Olivia'],
-      );
+      expect(manifest.people.map((p: { displayName: string }) => p.displayName).sort()).toEqual([
+        'Max',
+        'Olivia',
+      ]);
       expect(text).not.toContain('@archives.example.com');
 
       // index.html links every story's original and every conversation's page.
@@ -267,9 +309,15 @@ describe('legacy archives: what a member may see, and nothing else', () => {
     const archives = t.app.get(ArchivesService);
     await archives.runExport(first.id);
     const ds = t.app.get(DataSource);
-    const once = await ds.query('SELECT status, size_bytes, updated_at FROM legacy_archives WHERE id = $1', [first.id]);
+    const once = await ds.query(
+      'SELECT status, size_bytes, updated_at FROM legacy_archives WHERE id = $1',
+      [first.id],
+    );
     await archives.runExport(first.id);
-    const twice = await ds.query('SELECT status, size_bytes, updated_at FROM legacy_archives WHERE id = $1', [first.id]);
+    const twice = await ds.query(
+      'SELECT status, size_bytes, updated_at FROM legacy_archives WHERE id = $1',
+      [first.id],
+    );
     expect(once[0].status).toBe('COMPLETED');
     expect(twice).toEqual(once);
     await jobs.drain();

@@ -27,7 +27,10 @@ export async function unzipAll(zip: Buffer): Promise<Map<string, Buffer>> {
 }
 
 /** The lines of a JSON Lines part of an archive, parsed. */
-export function jsonLines<T = Record<string, unknown>>(files: Map<string, Buffer>, path: string): T[] {
+export function jsonLines<T = Record<string, unknown>>(
+  files: Map<string, Buffer>,
+  path: string,
+): T[] {
   const text = files.get(path)?.toString('utf8') ?? '';
   return text
     .split('\n')
@@ -100,7 +103,11 @@ export async function uploadArchive(
 }
 
 /** Uploads and imports a ZIP, runs the jobs; the finished import. */
-export async function importArchive(t: TestApp, as: TestUser, zip: Uint8Array): Promise<ArchiveView> {
+export async function importArchive(
+  t: TestApp,
+  as: TestUser,
+  zip: Uint8Array,
+): Promise<ArchiveView> {
   const uploaded = await uploadArchive(t, as, zip);
   if (uploaded.status !== 201) throw new Error(`upload: ${JSON.stringify(uploaded.body)}`);
   const res = await t.gql<{ importLegacyArchive: ArchiveView }>(
