@@ -31,6 +31,7 @@ import {
   ArchivePart,
   INDEX_PATH,
   iso,
+  safeFileName,
   MANIFEST_PATH,
   PART_PATHS,
   PARTS,
@@ -84,18 +85,6 @@ async function* pages<T>(
     if (!page.pageInfo.hasNextPage || !page.pageInfo.endCursor) return;
     after = page.pageInfo.endCursor;
   }
-}
-
-/** A file name safe inside a ZIP and on any disk: no folders, no control characters. */
-export function safeFileName(name: string, fallback: string): string {
-  const cleaned = name
-    .normalize('NFC')
-    // eslint-disable-next-line no-control-regex -- control characters are what it removes
-    .replace(/[\u0000-\u001f\u007f/\\:*?"<>|]/g, '_')
-    .replace(/^\.+/, '')
-    .trim()
-    .slice(0, 120);
-  return cleaned || fallback;
 }
 
 const EXTENSIONS: Record<StoryFormat, string> = {

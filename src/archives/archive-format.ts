@@ -163,6 +163,18 @@ export interface ArchivedPeriodSummary {
 export const iso = (d: Date | string | null | undefined): string | null =>
   d == null ? null : (d instanceof Date ? d : new Date(d)).toISOString();
 
+/** A file name safe inside a ZIP and on any disk: no folders, no control characters. */
+export function safeFileName(name: string, fallback: string): string {
+  const cleaned = name
+    .normalize('NFC')
+    // eslint-disable-next-line no-control-regex -- control characters are what it removes
+    .replace(/[\u0000-\u001f\u007f/\\:*?"<>|]/g, '_')
+    .replace(/^\.+/, '')
+    .trim()
+    .slice(0, 120);
+  return cleaned || fallback;
+}
+
 // ---- reading -----------------------------------------------------------------------------
 
 /** A problem with the line `line` (1-based) of `path`, said so. */
