@@ -78,14 +78,32 @@ function rssSampler() {
     { eval: true, workerData: peak.buffer },
   );
   worker.unref();
+  // This thread's own JS heap and buffers, sampled on its event loop: what the service holds,
+  // apart from the embedded database's thread (its WebAssembly memory counts in RSS only).
+  let heapPeak = 0;
+  const heap = () => {
+    const m = process.memoryUsage();
+    heapPeak = Math.max(heapPeak, m.heapUsed + m.external);
+  };
+  const heapTimer = setInterval(heap, RSS_SAMPLE_MS);
+  heapTimer.unref();
   return {
     reset(): number {
       const rss = process.memoryUsage.rss();
       Atomics.store(peak, 0, Math.round(rss / 1024));
+      heapPeak = 0;
+      heap();
       return rss;
     },
     peak: () => Math.max(Atomics.load(peak, 0) * 1024, process.memoryUsage.rss()),
-    stop: () => worker.terminate(),
+    heapPeak: () => {
+      heap();
+      return heapPeak;
+    },
+    stop: () => {
+      clearInterval(heapTimer);
+      return worker.terminate();
+    },
   };
 }
 
@@ -212,6 +230,7 @@ async function main(): Promise<void> {
         'ZIP MB/s': (Number(mb(bytes())) / seconds).toFixed(1),
         'peak RSS MB': mb(peak),
         'RSS rise MB': mb(Math.max(0, peak - before)),
+        'peak heap+buffers MB': mb(rss.heapPeak()),
       });
       return result;
     };
