@@ -9,21 +9,21 @@
  * (files of 2.5 MB of incompressible bytes, as scans are, each with 20 pages of text), 100
  * facts and 100 memories. Then, each timed: the export job (the ZIP written and put in the
  * store), its download over HTTP, its upload over HTTP (checked whole), and the import job (the
- * new legacy whole; its indexing, which the usual jobs do afterwards, is not counted). For each:
+ * new legacy whole; its indexing, which the usual jobs do afterwards, is not counted); the
+ * download and the upload are made by another process (curl). For each:
  * seconds, MB/s of the ZIP, the process's peak RSS (sampled every 50 ms by a thread of its own)
  * and its rise over the RSS before the step: bounded memory shows as a rise that does not grow
  * with the archive. --keep leaves the data directory (or server database) for a look.
  */
-import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { randomBytes } from 'node:crypto';
-import { openAsBlob } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { DataSource } from 'typeorm';
 import { createApp } from '../src/bootstrap.js';
 import { ArchivesService } from '../src/archives/archives.service.js';
@@ -43,6 +43,7 @@ const TURNS_PER_CONVERSATION = 500;
 const DOCUMENT_BYTES = 2.5 * 1024 * 1024;
 const PAGES_PER_DOCUMENT = 20;
 const RSS_SAMPLE_MS = 50;
+const execFileAsync = promisify(execFile);
 
 const WORDS = `garden tomatoes greenhouse lighthouse harbour letters attic recipe bicycle
   workshop sunday market orchard fishing boat church choir wedding winter summer school
@@ -258,9 +259,17 @@ async function main(): Promise<void> {
     await measure(
       'download (HTTP)',
       async () => {
-        const res = await fetch(`${base}/archives/${exportId}/file`, { headers: auth });
-        if (res.status !== 200) throw new Error(`download ${res.status}`);
-        await pipeline(Readable.fromWeb(res.body as never), createWriteStream(zipPath));
+        const { stdout } = await execFileAsync('curl', [
+          '-sS',
+          '-o',
+          zipPath,
+          '-w',
+          '%{http_code}',
+          '-H',
+          `authorization: ${auth.authorization}`,
+          `${base}/archives/${exportId}/file`,
+        ]);
+        if (stdout.trim() !== '200') throw new Error(`download ${stdout}`);
       },
       () => statSync(zipPath).size,
     );
@@ -270,12 +279,20 @@ async function main(): Promise<void> {
     await measure(
       'upload (HTTP, checked)',
       async () => {
-        const form = new FormData();
-        form.append('file', await openAsBlob(zipPath), 'archive.zip');
-        const res = await fetch(`${base}/archives`, { method: 'POST', headers: auth, body: form });
-        const body = (await res.json()) as { id?: string };
-        if (res.status !== 201) throw new Error(`upload ${res.status} ${JSON.stringify(body)}`);
-        uploadId = body.id!;
+        // Sent by curl, another process: this one's memory is the service's alone.
+        const { stdout } = await execFileAsync('curl', [
+          '-sS',
+          '-w',
+          '\n%{http_code}',
+          '-H',
+          `authorization: ${auth.authorization}`,
+          '-F',
+          `file=@${zipPath};type=application/zip`,
+          `${base}/archives`,
+        ]);
+        const [body, status] = stdout.trim().split('\n');
+        if (status !== '201') throw new Error(`upload ${status} ${body}`);
+        uploadId = (JSON.parse(body) as { id: string }).id;
       },
       () => zipBytes,
     );
