@@ -123,6 +123,7 @@ export class ArchiveExportService {
    */
   async write(
     viewer: UserEntity,
+    archiveId: string,
     legacyId: string,
     progress: (p: ExportProgress) => Promise<void>,
   ): Promise<{ path: string; counts: ArchiveCounts; fileName: string }> {
@@ -148,7 +149,8 @@ export class ArchiveExportService {
       await progress({ stage, counts: { ...counts } });
     };
 
-    const zipPath = await this.store.scratchFile('.zip');
+    // Named after the archive: a run cut short leaves a file the next run writes over.
+    const zipPath = await this.store.scratchFile(`.zip`, `export-${archiveId}`);
     const spools = new Map<ArchivePart | 'index', Spool>();
     const spool = async (name: ArchivePart | 'index') => {
       const s = new Spool(await this.store.scratchFile(`.${name}`));

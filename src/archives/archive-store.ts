@@ -56,10 +56,10 @@ export class ArchiveStore implements OnApplicationBootstrap {
     }
   }
 
-  /** A fresh path in the scratch directory. */
-  async scratchFile(suffix: string): Promise<string> {
+  /** A path in the scratch directory: fresh, or `name`'s. */
+  async scratchFile(suffix: string, name: string = randomUUID()): Promise<string> {
     await mkdir(this.scratch, { recursive: true });
-    return join(this.scratch, `${randomUUID()}${suffix}`);
+    return join(this.scratch, `${name}${suffix}`);
   }
 
   private pathOf(id: string): string {

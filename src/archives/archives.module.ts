@@ -66,8 +66,16 @@ export class ArchivesModule implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.jobs.register<{ archiveId: string }>(ARCHIVE_EXPORT_JOB, (p) =>
-      this.archives.runExport(p.archiveId),
+    this.jobs.register<{ archiveId: string }>(
+      ARCHIVE_EXPORT_JOB,
+      (p) => this.archives.runExport(p.archiveId),
+      {
+        onFinalFailure: (p, err) =>
+          this.archives.failExport(
+            p.archiveId,
+            `The archive could not be written: ${err instanceof Error ? err.message : String(err)}`,
+          ),
+      },
     );
     this.jobs.register<{ archiveId: string }>(
       ARCHIVE_IMPORT_JOB,

@@ -272,7 +272,7 @@ export class ArchivesService {
     await this.repo.setStatus(undefined, archive.id, ArchiveStatus.RUNNING, { stage: 'facts' });
     await this.publish(archive);
     try {
-      const written = await this.exporter.write(user, archive.legacyId!, async (p) => {
+      const written = await this.exporter.write(user, archive.id, archive.legacyId!, async (p) => {
         await this.repo.setProgress(undefined, archive.id, {
           stage: p.stage,
           done: EXPORT_STAGES.indexOf(p.stage),
@@ -351,6 +351,13 @@ export class ArchivesService {
       reader?.close();
       await local.release();
     }
+  }
+
+  /** An export whose job ran out of attempts (the disk full, say): said so, not left running. */
+  async failExport(archiveId: string, reason: string): Promise<void> {
+    const archive = await this.repo.findById(archiveId);
+    if (!archive || FINISHED.has(archive.status)) return;
+    await this.fail(archive, 'EXPORT_FAILED', reason);
   }
 
   /** An import that failed for good: its half-made legacy goes, so nothing is left half. */
