@@ -209,7 +209,10 @@ export class ArchivesService {
       });
       try {
         const stored = await this.store.put(archive.id, path);
-        await this.repo.setStatus(undefined, archive.id, ArchiveStatus.UPLOADED, stored);
+        await this.repo.setStatus(undefined, archive.id, ArchiveStatus.UPLOADED, {
+          ...stored,
+          counts: countsOf(archive),
+        });
       } catch (err) {
         await this.dataSource.query('DELETE FROM legacy_archives WHERE id = $1', [archive.id]);
         throw err;
@@ -336,7 +339,6 @@ export class ArchivesService {
       await this.repo.setStatus(undefined, archive.id, ArchiveStatus.COMPLETED, {
         stage: null,
         finished: true,
-        counts: countsOf(current),
       });
       await this.store.delete(archive.id, archive.storedIn);
       await this.publish(archive);
