@@ -35,6 +35,7 @@ import { SignalsModule } from './signals/signals.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import { ProfilesModule } from './profiles/profiles.module.js';
+import { ArchivesModule } from './archives/archives.module.js';
 
 @Module({})
 export class AppModule {
@@ -68,6 +69,7 @@ export class AppModule {
         PeriodsModule,
         StoriesModule,
         ProfilesModule,
+        ArchivesModule,
         SearchModule,
         ContextQueriesModule,
         AuditModule,

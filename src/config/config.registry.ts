@@ -19,6 +19,7 @@ import { storiesVariables } from '../stories/stories.config.js';
 import { signalsVariables } from '../signals/signals.config.js';
 import { metricsVariables } from '../metrics/metrics.config.js';
 import { profilesVariables } from '../profiles/profiles.config.js';
+import { archivesVariables } from '../archives/archives.config.js';
 import { serverVariables } from './config.schema.js';
 
 /** Every module's variables, in README order. Add a module's declarations here. */
@@ -37,6 +38,7 @@ export const ALL_VARIABLES = {
   ...summariesVariables,
   ...periodsVariables,
   ...storiesVariables,
+  ...archivesVariables,
   ...profilesVariables,
   ...factsVariables,
   ...memoriesVariables,

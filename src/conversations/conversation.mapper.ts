@@ -1,4 +1,5 @@
 import type { ConversationView } from './conversation-access.service.js';
+import type { ParticipantRow } from './conversation-participant.repository.js';
 import type { ConversationModel } from './models/conversation.model.js';
 
 /** What the resolvers carry beside the GraphQL fields: the viewer's participation. */
@@ -25,4 +26,18 @@ export function toConversationModel(view: ConversationView): ConversationModelWi
     createdAt: view.createdAt,
     viewerLeftAt: view.viewer.leftAt,
   };
+}
+
+/**
+ * Who takes part, as a viewer sees it: for one who left (`viewerLeftAt`), the participants as
+ * they stood then.
+ */
+export function participantsAsSeen(
+  rows: ParticipantRow[],
+  viewerLeftAt: Date | null,
+): ParticipantRow[] {
+  if (!viewerLeftAt) return rows;
+  return rows
+    .filter((r) => r.joinedAt <= viewerLeftAt)
+    .map((r) => (r.leftAt && r.leftAt > viewerLeftAt ? { ...r, leftAt: null } : r));
 }

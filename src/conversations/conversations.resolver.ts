@@ -23,7 +23,7 @@ import { ConversationEntity } from './conversation.entity.js';
 import type { MessageEntity } from './message.entity.js';
 import { asReadBy } from './withheld-reply.js';
 import type { ConversationModelWithViewer } from './conversation.mapper.js';
-import { toConversationModel } from './conversation.mapper.js';
+import { participantsAsSeen, toConversationModel } from './conversation.mapper.js';
 import { CONVERSATION_PARTICIPANTS } from './conversation.loaders.js';
 import { ConversationsService } from './conversations.service.js';
 import {
@@ -224,10 +224,6 @@ export class ConversationsResolver {
     @RequestLoaders() loaders: Loaders,
   ) {
     const rows = await loaders.get(CONVERSATION_PARTICIPANTS, this.service).load(conversation.id);
-    const until = conversation.viewerLeftAt;
-    if (!until) return rows;
-    return rows
-      .filter((r) => r.joinedAt <= until)
-      .map((r) => (r.leftAt && r.leftAt > until ? { ...r, leftAt: null } : r));
+    return participantsAsSeen(rows, conversation.viewerLeftAt);
   }
 }

@@ -427,6 +427,72 @@ export class ConversationsService {
     return { conversation: (await this.conversations.findById(conversation.id))!, count: stored };
   }
 
+  /**
+   * A conversation brought in by a legacy archive's import, inside its transaction: imported
+   * (searched and summarized, no memories taken from it), its importer its one participant.
+   * Not counted against CONVERSATIONS_PER_USER_PER_DAY: the archive's import is one act,
+   * counted as such by its own limit.
+   */
+  async createArchived(
+    manager: EntityManager,
+    user: UserEntity,
+    legacyId: string,
+    title: string | null,
+  ): Promise<ConversationEntity> {
+    const created = await this.conversations.create(manager, {
+      legacyId,
+      userId: user.id,
+      title: this.title(title),
+      imported: true,
+    });
+    await this.access.addAll(manager, created.id, [user.id], user.id, () => user.rememberByDefault);
+    return created;
+  }
+
+  /**
+   * Appends an archive's turns to a conversation made by createArchived, inside the import's
+   * transaction, in order, as importConversation stores its turns (the same checks, the same
+   * in-transaction hooks). Returns the event for the after-commit hooks (runArchivedAfterCommit).
+   */
+  async appendArchived(
+    manager: EntityManager,
+    conversation: ConversationEntity,
+    turns: (ImportedTurn & { placeholder?: boolean })[],
+  ): Promise<{ conversation: ConversationEntity; messages: MessageEntity[]; imported: true }> {
+    const start = await this.conversations.reserveTurns(manager, conversation.id, turns.length);
+    const rows: NewMessage[] = turns.map((t, i) => {
+      const content = this.content(t.content, `messages.${i}.content`);
+      return {
+        conversationId: conversation.id,
+        legacyId: conversation.legacyId,
+        userId: conversation.userId,
+        turnIndex: start + i,
+        role: t.role,
+        content,
+        tokenCount: countTokens(content),
+        metadata: this.metadata(t.metadata, `messages.${i}.metadata`),
+        clientMessageId: null,
+        occurredAt: t.occurredAt ?? null,
+        placeholder: t.placeholder ?? false,
+      };
+    });
+    await this.messages.insertMany(manager, rows);
+    const times = rows.map((r) => (r.occurredAt ?? new Date()).getTime());
+    const span = { from: new Date(Math.min(...times)), to: new Date(Math.max(...times)) };
+    const event = { conversation, messages: [], imported: true as const, span };
+    await this.events.runInTransaction(event, manager);
+    return event;
+  }
+
+  /** After an archive's turns committed: what importConversation runs after its own. */
+  async runArchivedAfterCommit(event: {
+    conversation: ConversationEntity;
+    messages: MessageEntity[];
+    imported: boolean;
+  }): Promise<void> {
+    await this.afterStored(event);
+  }
+
   private async afterStored(event: {
     conversation: ConversationEntity;
     messages: MessageEntity[];

@@ -88,13 +88,15 @@ export class MessageRepository {
     await run(
       manager,
       sql`INSERT INTO messages (conversation_id, legacy_id, user_id, turn_index, role, content,
-                             token_count, metadata, client_message_id, occurred_at)
+                             token_count, metadata, client_message_id, occurred_at, placeholder)
        SELECT t.conversation_id, t.legacy_id, t.user_id, t.turn_index, t.role, t.content,
-              t.token_count, t.metadata, t.client_message_id, COALESCE(t.occurred_at, now())
+              t.token_count, t.metadata, t.client_message_id, COALESCE(t.occurred_at, now()),
+              t.placeholder
          FROM unnest(${col('conversationId')}::uuid[], ${col('legacyId')}::uuid[], ${col('userId')}::uuid[], ${col('turnIndex')}::int[], ${col('role')}::text[], ${col('content')}::text[],
-                     ${col('tokenCount')}::int[], ${messages.map((m) => JSON.stringify(m.metadata))}::jsonb[], ${col('clientMessageId')}::text[], ${col('occurredAt')}::timestamptz[])
+                     ${col('tokenCount')}::int[], ${messages.map((m) => JSON.stringify(m.metadata))}::jsonb[], ${col('clientMessageId')}::text[], ${col('occurredAt')}::timestamptz[],
+                     ${messages.map((m) => m.placeholder ?? false)}::boolean[])
            AS t(conversation_id, legacy_id, user_id, turn_index, role, content, token_count,
-                metadata, client_message_id, occurred_at)`,
+                metadata, client_message_id, occurred_at, placeholder)`,
     );
     return messages.length;
   }

@@ -21,6 +21,7 @@ import { PeriodSummaryEntity } from '../periods/period-summary.entity.js';
 import { StoryEntity } from '../stories/story.entity.js';
 import { ProfileEntity } from '../profiles/profile.entity.js';
 import { ProfileEntryEntity } from '../profiles/profile-entry.entity.js';
+import { LegacyArchiveEntity } from '../archives/archive.entity.js';
 
 /** Every entity, listed explicitly: globs do not work under ES modules and Jest. */
 export const ENTITIES = [
@@ -47,4 +48,5 @@ export const ENTITIES = [
   StoryEntity,
   ProfileEntity,
   ProfileEntryEntity,
+  LegacyArchiveEntity,
 ];

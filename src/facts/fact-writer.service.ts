@@ -258,6 +258,66 @@ export class FactWriterService {
     return fact;
   }
 
+  /**
+   * Facts brought in by a legacy archive's import, inside its transaction: written as by hand
+   * by the importer (a restatement of one they have raises its count, as addFact does), with
+   * the visibility and dates they had in the archive. Returns the events to publish after commit.
+   */
+  async applyArchived(
+    manager: EntityManager,
+    source: { legacyId: string; legacyName: string; authorId: string },
+    facts: {
+      content: string;
+      category: FactCategory;
+      confidence: number;
+      visibility: FactVisibility;
+      validFrom: Date;
+      createdAt: Date;
+    }[],
+    prepared: PreparedVectors,
+  ): Promise<FactEvent[]> {
+    const events: FactEvent[] = [];
+    if (facts.length === 0) return events;
+    const pool = await this.reconciler.open(manager, source);
+    for (const [i, fact] of facts.entries()) {
+      const applied = await this.reconciler.apply(manager, pool, prepared, events, {
+        content: validFactContent(fact.content),
+        category: fact.category,
+        confidence: fact.confidence,
+        visibility: fact.visibility,
+        source: {
+          kind: FactSourceKind.MANUAL,
+          conversationId: null,
+          chunkId: null,
+          rangeStart: null,
+          rangeEnd: null,
+          messageIds: [],
+          addedBy: source.authorId,
+          occurredAt: fact.createdAt,
+        },
+        validFrom: fact.validFrom,
+        vectorIndex: i,
+        manual: true,
+        actorId: source.authorId,
+      });
+      if (
+        applied &&
+        !applied.created &&
+        fact.visibility === FactVisibility.SHARED &&
+        applied.fact.visibility === FactVisibility.PRIVATE
+      ) {
+        await this.sharing.change(
+          manager,
+          applied.fact,
+          FactVisibility.SHARED,
+          source.authorId,
+          events,
+        );
+      }
+    }
+    return events;
+  }
+
   /** Publishes events after their transaction committed (FactEventsService.publish). */
   publish(events: FactEvent[]): Promise<void> {
     return this.events.publish(events);

@@ -160,12 +160,19 @@ export class LegaciesService {
   }
 
   async create(user: UserEntity, fields: Partial<LegacyFields> & { name: string }) {
-    checkDates(fields.bornOn, fields.diedOn);
-    const legacy = await this.dataSource.transaction(async (m) => {
-      await this.assertMayOwnAnother(m, user.id);
-      return this.legacies.create(m, fields, user.id);
-    });
+    const legacy = await this.dataSource.transaction((m) => this.createIn(m, user, fields));
     return { legacy, role: LegacyRole.OWNER };
+  }
+
+  /** createLegacy inside the caller's transaction (a legacy archive's import makes one). */
+  async createIn(
+    m: EntityManager,
+    user: UserEntity,
+    fields: Partial<LegacyFields> & { name: string },
+  ): Promise<LegacyEntity> {
+    checkDates(fields.bornOn, fields.diedOn);
+    await this.assertMayOwnAnother(m, user.id);
+    return this.legacies.create(m, fields, user.id);
   }
 
   /** MAX_LEGACIES_PER_USER, counted under a per-user lock held until the transaction ends. */

@@ -39,7 +39,11 @@ import { filterMap } from '../graphql/session-bound.js';
 import { EventBus, topics } from '../pubsub/event-bus.js';
 import { PeriodSummaryEntity } from './period-summary.entity.js';
 import { PeriodSummaryErrorCode, PeriodSummaryException } from './period-summary.exception.js';
-import { BackfillProgressRow, PeriodSummaryRepository } from './period-summary.repository.js';
+import {
+  BackfillProgressRow,
+  PeriodSummaryFields,
+  PeriodSummaryRepository,
+} from './period-summary.repository.js';
 
 const DAY_MS = 86_400_000;
 
@@ -113,6 +117,38 @@ export class PeriodSummariesService {
     private readonly bus: EventBus,
     private readonly config: AppConfig,
   ) {}
+
+  /**
+   * Summaries brought in by a legacy archive's import, inside its transaction: the importer's,
+   * as the archive holds them, with the conversations they were built from pointing at the
+   * imported ones. Built from conversations that came in with them, they are left as they are
+   * (no fingerprint to compare: only summarizePeriod rebuilds one); their vectors come from the
+   * embedding sweeper, or from the importer's own embedding right after.
+   */
+  async importArchived(
+    manager: EntityManager,
+    userId: string,
+    legacyId: string,
+    rows: Omit<
+      PeriodSummaryFields,
+      'userId' | 'legacyId' | 'sourceChunkIds' | 'sourcePeriodIds' | 'sourceFingerprint'
+    >[],
+  ): Promise<PeriodSummaryEntity[]> {
+    const stored: PeriodSummaryEntity[] = [];
+    for (const row of rows) {
+      stored.push(
+        await this.repo.upsert(manager, {
+          ...row,
+          userId,
+          legacyId,
+          sourceChunkIds: [],
+          sourcePeriodIds: [],
+          sourceFingerprint: '',
+        }),
+      );
+    }
+    return stored;
+  }
 
   async list(
     user: UserEntity,

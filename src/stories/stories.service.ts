@@ -229,6 +229,61 @@ export class StoriesService {
     return stored;
   }
 
+  /**
+   * A story brought in by a legacy archive's import, inside its transaction: the importer's,
+   * with its original file and its text as the archive holds them, indexed again by the usual
+   * job. Its room is checked (MEMBER_STORAGE_MAX_BYTES); the daily count is not (the import is
+   * one act, counted by its own limit). Publish with `publish` once the transaction committed.
+   */
+  async storeArchived(
+    m: EntityManager,
+    user: UserEntity,
+    legacyId: string,
+    story: {
+      title: string;
+      kind: StoryKind;
+      format: StoryFormat;
+      visibility: StoryVisibility;
+      pages: StoryPage[];
+      fileName: string | null;
+      occurredAt: Date | null;
+    },
+    bytes: Uint8Array,
+  ): Promise<StoryEntity> {
+    if (bytes.byteLength > this.config.env.DOCUMENT_MAX_BYTES) {
+      throw new StoryException(
+        StoryErrorCode.UNREADABLE_DOCUMENT,
+        `The file of "${story.title}" is larger than DOCUMENT_MAX_BYTES.`,
+        'file',
+      );
+    }
+    const chars = story.pages.reduce((n, p) => n + p.text.length, 0);
+    if (chars > this.config.env.DOCUMENT_MAX_CHARS) {
+      throw new StoryException(
+        StoryErrorCode.UNREADABLE_DOCUMENT,
+        `The text of "${story.title}" is longer than DOCUMENT_MAX_CHARS.`,
+        'file',
+      );
+    }
+    await this.assertRoom(m, user, legacyId, bytes.byteLength);
+    const row = await this.repo.insert(m, {
+      legacyId,
+      authorId: user.id,
+      title: this.title(story.title),
+      kind: story.kind,
+      format: story.format,
+      visibility: story.visibility,
+      pages: story.pages,
+      sizeBytes: bytes.byteLength,
+      fileName: story.fileName,
+      mimeType: MIME_TYPES[story.format],
+      occurredAt: story.occurredAt,
+    });
+    await this.repo.saveFile(m, row.id, bytes);
+    await this.jobs.enqueue(STORY_INDEX_JOB, row.id, { storyId: row.id }, { manager: m });
+    return row;
+  }
+
   async list(
     user: UserEntity,
     legacyId: string,

@@ -19,7 +19,7 @@ export function restApi(graphqlPath: string, token: string): RestApi {
   return { token, url: (path) => new URL(path, graphql).href };
 }
 
-function authorization(api: RestApi): Record<string, string> {
+export function authorization(api: RestApi): Record<string, string> {
   return api.token ? { authorization: `Bearer ${api.token}` } : {};
 }
 
@@ -30,7 +30,7 @@ export function useRest(): RestApi {
 }
 
 /** The message of an error answer of these routes ({ errors: [{ message }] }), or a fallback. */
-function problem(body: string, status: number): string {
+export function problem(body: string, status: number): string {
   try {
     const parsed = JSON.parse(body) as { errors?: { message?: string }[] };
     const message = parsed.errors?.[0]?.message;

@@ -1,6 +1,7 @@
-import { useState, type FormEvent } from 'react';
+import { useCallback, useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Link, useLocation } from 'wouter';
+import { ImportArchiveForm } from '../components/legacy-archive';
 import { ErrorNote } from '../components/status';
 import { graphql } from '../gql';
 import { label, when } from '../lib/format';
@@ -65,6 +66,7 @@ export function HomePage() {
   const [, navigate] = useLocation();
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
+  const refreshList = useCallback(() => refetch({ requestPolicy: 'network-only' }), [refetch]);
 
   async function create(event: FormEvent) {
     event.preventDefault();
@@ -171,6 +173,8 @@ export function HomePage() {
           </button>
         </form>
       </section>
+
+      <ImportArchiveForm onImported={refreshList} />
     </main>
   );
 }

@@ -1,6 +1,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { useLocation, useParams } from 'wouter';
+import { DownloadArchive } from '../components/legacy-archive';
 import { LegacyNav } from '../components/legacy-nav';
 import { ErrorNote, StatusNote } from '../components/status';
 import { graphql } from '../gql';
@@ -226,6 +227,8 @@ export function LegacyPage() {
           }}
         />
       )}
+
+      <DownloadArchive legacyId={legacyId} />
 
       <section className="card" aria-labelledby="leave-heading">
         <h2 id="leave-heading">Leave</h2>

@@ -1,0 +1,56 @@
+import {
+  byteSize,
+  cron,
+  defineVariables,
+  duration,
+  integer,
+  oneOf,
+  text,
+} from '../config/config-spec.js';
+
+export const archivesVariables = defineVariables({
+  ARCHIVE_STORE: {
+    description:
+      'Where finished legacy archives and uploaded ones wait to be downloaded or imported: directory (ARCHIVE_DIR), database (in chunks, in the table legacy_archive_chunks: any instance serves any archive), or auto: directory on the embedded database, database on a server, where another instance may serve the download.',
+    default: 'auto',
+    parse: oneOf('auto', 'directory', 'database'),
+  },
+  ARCHIVE_DIR: {
+    description:
+      'Directory of legacy archives with ARCHIVE_STORE=directory (on a server with several instances, one they all share), and of the files being written or uploaded; unset: DATA_DIR/archives.',
+    parse: text,
+  },
+  ARCHIVE_KEEP: {
+    description:
+      'How long a finished archive can be downloaded, and an uploaded one imported, before it is deleted (an hourly task).',
+    default: '3d',
+    parse: duration('10m', '90d'),
+  },
+  ARCHIVE_CLEANUP_CRON: {
+    description: 'When expired archives are deleted.',
+    default: '17 * * * *',
+    parse: cron,
+  },
+  ARCHIVE_IMPORT_MAX_BYTES: {
+    description:
+      'Largest archive that can be uploaded for importLegacyArchive (the ZIP as sent, 2 GB by default).',
+    default: '2gb',
+    parse: byteSize,
+  },
+  ARCHIVE_IMPORT_MAX_UNZIPPED_BYTES: {
+    description:
+      'Most bytes an uploaded archive may unpack to, its entries together: one that declares more is refused unopened, and an entry that unpacks to more than it declared is refused as it is read.',
+    default: '4gb',
+    parse: byteSize,
+  },
+  ARCHIVE_IMPORT_MAX_ENTRIES: {
+    description: 'Most files an uploaded archive may hold.',
+    default: '200000',
+    parse: integer(10, 10_000_000),
+  },
+  ARCHIVES_PER_DAY: {
+    description: 'Archives one member may ask for or upload per rolling 24 hours.',
+    default: '20',
+    parse: integer(1, 10_000),
+  },
+});
