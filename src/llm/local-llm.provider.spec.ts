@@ -115,7 +115,7 @@ describe('LocalLanguageModel (offline heuristics)', () => {
         model: 'local:heuristic',
         attempts: 1,
         ok: true,
-        promptVersion: 'extract-memories/1',
+        promptVersion: 'extract-memories/2',
       });
       expect(recorder.calls).toEqual([result.call]);
     });
