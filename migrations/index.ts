@@ -36,6 +36,7 @@ import { StandingInstructions1764101700000 } from './1764101700000-StandingInstr
 import { MessagesReadersImmutable1764101800000 } from './1764101800000-MessagesReadersImmutable.js';
 import { FactSupersederFamilyView1764101900000 } from './1764101900000-FactSupersederFamilyView.js';
 import { FactRestatedFamilyConfidence1764102000000 } from './1764102000000-FactRestatedFamilyConfidence.js';
+import { SummarySetAsides1764102380000 } from './1764102380000-SummarySetAsides.js';
 
 /**
  * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
@@ -80,4 +81,5 @@ export const MIGRATIONS = [
   MessagesReadersImmutable1764101800000,
   FactSupersederFamilyView1764101900000,
   FactRestatedFamilyConfidence1764102000000,
+  SummarySetAsides1764102380000,
 ];

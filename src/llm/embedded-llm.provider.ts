@@ -56,6 +56,10 @@ export interface EmbeddedModelOptions {
   threads: number;
   contextSize: number;
   replyMaxTokens: number;
+  /** Structured tasks' token caps, when not TASK_MAX_TOKENS's (tests, measurements). */
+  taskMaxTokens?: Partial<Record<Exclude<LlmTask, 'reply'>, number>>;
+  /** Told of every request handed to the model, in the order handed (tests, measurements). */
+  onRequest?: (request: { lane: 'reply' | 'task'; body: Record<string, unknown> }) => void;
   workerUrl?: URL;
 }
 
@@ -282,7 +286,7 @@ export class EmbeddedLanguageModel implements LanguageModel {
     const started = performance.now();
     const meter = new UsageMeter();
     const grammar = toGrammarSchema(schema);
-    const maxTokens = TASK_MAX_TOKENS[task];
+    const maxTokens = this.options.taskMaxTokens?.[task] ?? TASK_MAX_TOKENS[task];
     let refused: ModelOutputError | undefined;
     for (let n = 1; ; n++) {
       const plan: AttemptPlan = attemptPlan(n, refused);
@@ -438,6 +442,7 @@ export class EmbeddedLanguageModel implements LanguageModel {
       const next = this.lanes.reply.shift() ?? this.lanes.task.shift();
       if (next) {
         this.inFlight = next;
+        this.options.onRequest?.({ lane: next.lane, body: { ...next.body } });
         worker.postMessage({ type: 'run', id: next.id, ...next.body });
       }
     }

@@ -62,7 +62,7 @@ export function support(
 }
 
 /** A memory needs at least this share of its words from the user's own turn. */
-export const MEMORY_SUPPORT = 0.6;
+export const MEMORY_SUPPORT = 0.5;
 /** A fact needs at least this share of its words (the name aside) from a member's turn. */
 export const FACT_SUPPORT = 0.5;
 /** A summary needs at least this share of its words from the span it sums up. */
@@ -80,20 +80,16 @@ const SUMMARY_FRAME = new Set([
 ]);
 
 /**
- * Whether a text is one of the prompts' examples (or mostly made of one) rather than something
- * said: the examples are written so that none can be mistaken for a conversation, and this
- * catches a model that copies one anyway.
+ * Whether a text copies one of the prompts' examples rather than saying something said: the
+ * examples are patterns whose every detail is a <PLACEHOLDER> (PROMPT_EXAMPLES), so a copy
+ * carries one, which nothing a family says does.
  */
 export function echoesPromptExample(text: string): boolean {
-  if (/[[\]{}<>]/.test(text) && /\b[A-Z]{3,}\b/.test(text)) return true;
-  const words = new Set(stems(text, new Set()));
-  if (words.size === 0) return false;
-  return PROMPT_EXAMPLES.some((example) => {
-    const own = [...new Set(stems(example, new Set()))];
-    if (own.length === 0) return false;
-    const shared = own.filter((w) => words.has(w)).length;
-    return shared / Math.min(own.length, words.size) >= 0.6;
-  });
+  return /<[A-Z][A-Z' ]{2,}>/.test(text) || PROMPT_EXAMPLES.some((e) => same(e, text));
+}
+
+function same(a: string, b: string): boolean {
+  return a.trim().toLowerCase() === b.trim().toLowerCase();
 }
 
 /** Why a memory proposed for one exchange is not the user's to keep, or null when it is. */

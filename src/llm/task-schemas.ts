@@ -137,7 +137,14 @@ function parseAgainst<T>(
 ): Parsed<T> {
   const excerpt = raw.slice(0, 300);
   const json = parseJsonText(raw);
-  if (!json.ok) return { ok: false, reason: 'not JSON', problems: [json.error], excerpt };
+  if (!json.ok) {
+    return {
+      ok: false,
+      reason: 'not JSON',
+      problems: [`the answer is not JSON (${json.error})`],
+      excerpt,
+    };
+  }
   const problems = validateJson(schema, json.value);
   if (problems.length > 0) return { ok: false, reason: 'schema violation', problems, excerpt };
   const extra = extraChecks(json.value as T);

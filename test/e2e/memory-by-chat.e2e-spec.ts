@@ -132,7 +132,7 @@ describe('Memory by chat (offline: commands recognised by patterns)', () => {
   it('answers an ordinary sentence with "remember" as any other turn', async () => {
     const conversationId = await startConversation(t, alice, legacyId, true);
     const sent = await say(t, alice, conversationId, 'I remember the beach at Nazaré.');
-    expect(sent.reply.content).toMatch(/no language model is configured/i);
+    expect(sent.reply.content).toMatch(/running without a language model/i);
     expect(sent.reply.generation.memoryActions).toEqual([]);
   });
 
