@@ -4,6 +4,9 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { EMBEDDER } from '../llm/embedder.js';
 import type { Embedder } from '../llm/embedder.js';
+import { EmbeddedLanguageModel } from '../llm/embedded-llm.provider.js';
+import { LANGUAGE_MODEL } from '../llm/language-model.js';
+import type { LanguageModel } from '../llm/language-model.js';
 
 @Controller('health')
 export class HealthController {
@@ -13,7 +16,27 @@ export class HealthController {
     private readonly dataSource: DataSource,
     private readonly config: AppConfig,
     @Inject(EMBEDDER) private readonly embedder: Embedder,
+    @Inject(LANGUAGE_MODEL) private readonly llm: LanguageModel,
   ) {}
+
+  /**
+   * The language model in use; an embedded one also says, once loaded, its context, threads
+   * and the memory it holds.
+   */
+  private languageModel() {
+    const info = this.llm instanceof EmbeddedLanguageModel ? this.llm.info : null;
+    return {
+      model: this.llm.modelId,
+      generates: this.llm.generates,
+      ...(info
+        ? {
+            contextSize: info.contextSize,
+            threads: info.threads,
+            memoryMb: Math.round(info.memoryBytes / 1e6),
+          }
+        : {}),
+    };
+  }
 
   /** The encoder in use, and why it is not the configured one when a fetched model is missing. */
   private embeddings() {
@@ -48,6 +71,7 @@ export class HealthController {
         status: 'ok',
         database: { status: 'up', latencyMs: Date.now() - started },
         embeddings: this.embeddings(),
+        llm: this.languageModel(),
       };
     } catch (err) {
       // The reason goes to the log: a database error names hosts, roles and tables.
@@ -57,6 +81,7 @@ export class HealthController {
         status: 'unavailable',
         database: { status: 'down' },
         embeddings: this.embeddings(),
+        llm: this.languageModel(),
       };
     } finally {
       clearTimeout(timer);

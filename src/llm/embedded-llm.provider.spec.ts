@@ -6,6 +6,7 @@ import {
   EmbeddedModelOptions,
   toGrammarSchema,
 } from './embedded-llm.provider.js';
+import { summaryProblem } from './grounding.js';
 import { ModelOutputError } from './model.errors.js';
 import { MEMORIES_SCHEMA, TURNS_SUMMARY_SCHEMA } from './task-schemas.js';
 
@@ -14,7 +15,8 @@ import { MEMORIES_SCHEMA, TURNS_SUMMARY_SCHEMA } from './task-schemas.js';
  * package carries (weak on purpose: it is what the path must survive). Prompts are short and
  * token caps small, so the file runs in well under a minute on one thread.
  */
-jest.setTimeout(120_000);
+// Generous: a loaded machine has made one short model call take 40 s; a quiet one takes 2 to 4.
+jest.setTimeout(600_000);
 
 describe('EmbeddedLanguageModel (SmolLM2-135M, in a worker)', () => {
   let recorder: MemoryUsageRecorder;
@@ -118,6 +120,52 @@ describe('EmbeddedLanguageModel (SmolLM2-135M, in a worker)', () => {
     }
   });
 
+  it('summarizes a span under its grammar or refuses it: no turn outside it, no example, no junk', async () => {
+    const short = create({ taskMaxTokens: { summarizeTurns: 160 } });
+    const turns = [
+      'Grandpa Joe worked at the steel mill in Pittsburgh for forty years.',
+      'What did he do at the mill?',
+      'He ran the big crane, and he was proud of it.',
+      'Every Sunday he took us fishing at the lake.',
+    ].map((content, i) => ({
+      turnIndex: 40 + i,
+      role: (i % 2 === 1 && i < 2 ? 'ASSISTANT' : 'USER') as 'USER' | 'ASSISTANT',
+      content,
+      occurredAt: new Date(Date.UTC(2024, 4, 1, 10, i)),
+    }));
+    try {
+      const result = await short
+        .summarizeTurns({ legacyName: 'Grandpa Joe', turns })
+        .catch((e: unknown) => e);
+      const grammar = requests[0].body.schema as {
+        properties: { facts: { items: { properties: { sourceTurnIndexes: { items: unknown } } } } };
+      };
+      // The grammar can only name the span's turns.
+      expect(grammar.properties.facts.items.properties.sourceTurnIndexes.items).toEqual({
+        enum: [40, 41, 42, 43],
+      });
+      if (result instanceof ModelOutputError) {
+        // Refused after asking three times, differently: nothing half-used.
+        expect(requests).toHaveLength(3);
+        return;
+      }
+      const summary = result as Awaited<ReturnType<EmbeddedLanguageModel['summarizeTurns']>>;
+      expect(
+        summaryProblem(
+          summary.summary,
+          turns.map((t) => t.content),
+        ),
+      ).toBeNull();
+      for (const fact of summary.facts) {
+        expect(fact.content).toMatch(/Joe/);
+        expect(fact.content).not.toMatch(/<[A-Z]|\b(I|my|we)\b/);
+        expect(fact.sourceTurnIndexes.every((n) => n >= 40 && n <= 43)).toBe(true);
+      }
+    } finally {
+      await short.close();
+    }
+  });
+
   it('streams a reply, marks one cut at its token cap, and never stalls the event loop', async () => {
     const deltas: string[] = [];
     let worst = 0;
@@ -149,17 +197,19 @@ describe('EmbeddedLanguageModel (SmolLM2-135M, in a worker)', () => {
 
   it('stops a reply nobody waits for, and serves replies before background tasks', async () => {
     const controller = new AbortController();
-    const slow = create({ replyMaxTokens: 200 });
+    const slow = create({ replyMaxTokens: 200, taskMaxTokens: { rewriteQuery: 40 } });
     try {
       await slow.warmUp();
       const order: string[] = [];
       const task1 = slow
-        .extractMemories({ userTurn: 'I grew up in Cork.' })
+        .rewriteQuery({ question: 'Where did he grow up?', legacyName: 'Joe' })
+        .catch(() => null)
         .then(() => order.push('task 1'));
       // Once it runs, a second task and a reply wait: the reply is served first.
       while (requests.length === 0) await new Promise((r) => setTimeout(r, 10));
       const task2 = slow
-        .extractMemories({ userTurn: 'I love gardening.' })
+        .rewriteQuery({ question: 'What did he grow?', legacyName: 'Joe' })
+        .catch(() => null)
         .then(() => order.push('task 2'));
       const reply = slow
         .reply(
@@ -175,8 +225,9 @@ describe('EmbeddedLanguageModel (SmolLM2-135M, in a worker)', () => {
           return r;
         });
       const [, , answered] = await Promise.all([task1, task2, reply]);
-      // The reply came after the task already running, before the one still waiting.
-      expect(order).toEqual(['task 1', 'reply', 'task 2']);
+      // The reply went to the model after the task already running, before the one waiting.
+      expect(requests.slice(0, 3).map((r) => r.lane)).toEqual(['task', 'reply', 'task']);
+      expect(order).toContain('reply');
       expect(answered.finishReason).toBe('cancelled');
       expect(answered.usage.completionTokens).toBeLessThan(200);
     } finally {

@@ -105,6 +105,9 @@ type WorkerMessage =
   | ({ type: 'done'; id: number } & WorkerAnswer)
   | { type: 'error'; id: number; message: string };
 
+/** How long a closing worker may take to free the model before it is terminated. */
+const CLOSE_WAIT_MS = 15_000;
+
 /** Tokens kept free besides the answer: the chat template's own, and the tokenizers' gap. */
 const CONTEXT_MARGIN = 96;
 /** Our tokenizer (GPT's) and a small model's disagree: budgets leave a quarter spare. */
@@ -197,10 +200,20 @@ export class EmbeddedLanguageModel implements LanguageModel {
     return this.info!;
   }
 
+  /**
+   * Stops the model: what waits is failed, what runs is stopped, and the worker frees the model
+   * and ends itself (terminating it while llama.cpp runs would abort the process); terminated
+   * only if it has not ended after CLOSE_WAIT_MS.
+   */
   async close(): Promise<void> {
     const worker = this.worker;
     this.reset(this.unavailable('the embedded model was closed', 'reply'));
-    if (worker) await worker.terminate();
+    if (!worker) return;
+    const ended = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    worker.postMessage({ type: 'close' });
+    const timer = setTimeout(() => void worker.terminate(), CLOSE_WAIT_MS);
+    await ended;
+    clearTimeout(timer);
   }
 
   summarizeTurns(input: SummarizeTurnsInput): Promise<WithCall<TurnsSummary>> {

@@ -106,5 +106,15 @@ parentPort.on('message', (message) => {
     running.get(message.id)?.abort();
     return;
   }
+  if (message.type === 'close') {
+    // Stopped from inside: terminating a thread while llama.cpp runs aborts the whole process.
+    for (const controller of running.values()) controller.abort();
+    queue = queue
+      .then(() => loaded)
+      .then(() => llama?.dispose())
+      .catch(() => undefined)
+      .then(() => parentPort.close());
+    return;
+  }
   queue = queue.then(() => loaded).then(() => run(message));
 });

@@ -19,6 +19,7 @@ describe('GET /health/ready', () => {
       status: 'unavailable',
       database: { status: 'down' },
       embeddings: { model: 'local:use-lite-512' },
+      llm: { model: 'local:heuristic', generates: false },
     });
   });
 });

@@ -133,7 +133,8 @@ export class MessageGenerationModel {
 
   @Field(() => String, {
     nullable: true,
-    description: 'MODEL_UNAVAILABLE, MODEL_OUTPUT_INVALID or INTERNAL on an error turn.',
+    description:
+      'MODEL_UNAVAILABLE, MODEL_OUTPUT_INVALID, CANCELLED (nobody waited for the reply) or INTERNAL on an error turn.',
   })
   errorCode: string | null;
 
