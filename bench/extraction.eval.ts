@@ -36,6 +36,7 @@ import { MemoryExtractionService } from '../src/memories/memory-extraction.servi
 import { readDataset, toImportedMessage } from '../src/search/eval/locomo.js';
 import type { LocomoTurn } from '../src/search/eval/locomo.js';
 import { StoryFactsService } from '../src/stories/story-facts.service.js';
+import { SummariesService } from '../src/summaries/summaries.service.js';
 import { bestOf, mean, rougeL, tokenF1 } from './extraction-scores.js';
 import { BENCH_LIMITS, JWT_SECRET, table, token } from './support.js';
 
@@ -162,12 +163,11 @@ async function runOne(
     await ds.query(`UPDATE conversation_participants SET remember = true`);
     // Summaries (and their facts), then a summary of whatever is left below the threshold.
     await jobs.drain({ timeoutMs: 24 * 3600_000, horizonMs: 0 });
-    for (const id of conversationOf.values()) {
-      await gql('mutation($c: ID!) { summarizeNow(conversationId: $c) { unsummarizedTurns } }', {
-        c: id,
-      });
-    }
+    // summarizeNow's pass, queued rather than asked over HTTP: a slow model takes minutes.
+    const summaries = app.get(SummariesService);
+    for (const id of conversationOf.values()) await summaries.enqueue(id, { force: true });
     await jobs.drain({ timeoutMs: 24 * 3600_000, horizonMs: 0 });
+    console.log(`  summarized in ${((performance.now() - started) / 1000).toFixed(0)} s`);
     // Memories from every exchange: imports are extracted only by the backfill.
     const backfill = new BackfillRunner(
       app.get(StoryFactsService),
@@ -189,6 +189,9 @@ async function runOne(
       );
     }
     await jobs.drain({ timeoutMs: 24 * 3600_000, horizonMs: 0 });
+    console.log(
+      `  memories and weeks done in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+    );
 
     const row: Row = {
       model: model.modelId,
@@ -358,31 +361,35 @@ async function main(): Promise<void> {
     try {
       console.log(`running ${llm === 'heuristics' || llm === 'packaged' ? llm : basename(llm)}…`);
       rows.push(await runOne(llm, dataDir, convs, annotations, picked));
+      // Each model's row as soon as it is done: a slow model's run takes long.
+      console.log(render(rows.slice(-1)));
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }
+  console.log(render(rows));
+  for (const r of rows) console.log(`${r.model}: seconds per task: ${r.perTask}`);
+}
+
+function render(rows: Row[]): string {
   const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
   const f = (x: number) => x.toFixed(3);
-  console.log(
-    table(
-      rows.map((r) => ({
-        model: r.model,
-        'obs F1': f(r.f1),
-        'obs ≥0.5': pct(r.matched),
-        'obs cos': f(r.cos),
-        'items (precision ≥0.5)': `${r.items} (${pct(r.precision)})`,
-        'chunks R-L': f(r.chunks),
-        'weeks R-L': f(r.weeks),
-        ...Object.fromEntries(
-          [1, 2, 3, 4].map((c) => [`answers c${c}`, r.answers[c] ? f(mean(r.answers[c])) : '-']),
-        ),
-        'tokens/s': r.tokensPerSecond.toFixed(1),
-        'run s': r.seconds.toFixed(0),
-      })),
-    ),
+  return table(
+    rows.map((r) => ({
+      model: r.model,
+      'obs F1': f(r.f1),
+      'obs ≥0.5': pct(r.matched),
+      'obs cos': f(r.cos),
+      'items (precision ≥0.5)': `${r.items} (${pct(r.precision)})`,
+      'chunks R-L': f(r.chunks),
+      'weeks R-L': f(r.weeks),
+      ...Object.fromEntries(
+        [1, 2, 3, 4].map((c) => [`answers c${c}`, r.answers[c] ? f(mean(r.answers[c])) : '-']),
+      ),
+      'tokens/s': r.tokensPerSecond.toFixed(1),
+      'run s': r.seconds.toFixed(0),
+    })),
   );
-  for (const r of rows) console.log(`${r.model}: seconds per task: ${r.perTask}`);
 }
 
 await main();

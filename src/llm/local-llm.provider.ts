@@ -203,7 +203,8 @@ export function localReplyText(input: ReplyInput): string {
       s.lines.map((l) => l.replace(/^([-*•]|\d+[.)])\s+/, '').replace(/^\[[^\]]*\]\s*/, '')),
     )
     .filter((item) => item.length > 0 && (!last || item.trim() !== last.content.trim()));
-  const to = last?.speaker ? `${last.speaker}, ` : '';
+  // Addressed by name when the conversation names its speakers ("A member" names no one).
+  const to = last?.speaker && last.speaker !== 'A member' ? `${last.speaker}, ` : '';
   const said = last?.content.trim() ?? '';
   const lines: string[] = [];
   if (QUESTION.test(said)) {

@@ -1,7 +1,9 @@
 import { jest } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { JobsService } from '../../src/jobs/jobs.service.js';
+import { EmbeddedLanguageModel } from '../../src/llm/embedded-llm.provider.js';
 import { memoryProblem } from '../../src/llm/grounding.js';
+import { LANGUAGE_MODEL } from '../../src/llm/language-model.js';
 import { PROMPT_EXAMPLES } from '../../src/llm/prompts.js';
 import { createLegacy, ok, signIn, startConversation } from '../integration/memories-fixtures.js';
 import { PACKAGED_MODEL, packagedModelPath } from '../support/packaged-model.js';
@@ -41,23 +43,16 @@ describe('LLM=embedded (SmolLM2-135M in the service)', () => {
   afterAll(() => t?.close());
 
   it('names the model in /health/ready, with its context, threads and memory', async () => {
-    // Loaded while the service started; asked again until the worker says it is ready.
-    for (let i = 0; i < 100; i++) {
-      const res = await fetch(t.url.replace('/graphql', '/health/ready'));
-      const body = (await res.json()) as { llm: Record<string, unknown> };
-      if (body.llm.memoryMb !== undefined) {
-        expect(body.llm).toEqual({
-          model: `embedded:${PACKAGED_MODEL.name}-${PACKAGED_MODEL.file.sha256.slice(0, 8)}`,
-          generates: true,
-          contextSize: 2048,
-          threads: 1,
-          memoryMb: expect.any(Number),
-        });
-        return;
-      }
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    throw new Error('the embedded model never said it was loaded');
+    // Loaded while the service started: wait for it, then ask.
+    await (t.app.get(LANGUAGE_MODEL) as EmbeddedLanguageModel).warmUp();
+    const res = await fetch(t.url.replace('/graphql', '/health/ready'));
+    expect(((await res.json()) as { llm: unknown }).llm).toEqual({
+      model: `embedded:${PACKAGED_MODEL.name}-${PACKAGED_MODEL.file.sha256.slice(0, 8)}`,
+      generates: true,
+      contextSize: 2048,
+      threads: 1,
+      memoryMb: expect.any(Number),
+    });
   });
 
   it('streams a reply over graphql-ws, marks it cut at its cap, and carries out a memory command', async () => {
@@ -145,7 +140,7 @@ describe('LLM=embedded (SmolLM2-135M in the service)', () => {
         ),
       );
     }
-    await t.app.get(JobsService).drain({ timeoutMs: 240_000, horizonMs: 0 });
+    await t.app.get(JobsService).drain({ timeoutMs: 540_000, horizonMs: 0 });
     const stored = await ds.query<{ content: string; said: string }[]>(
       `SELECT m.content, s.content AS said FROM memories m JOIN messages s ON s.id = m.source_message_id
         WHERE m.conversation_id = $1`,

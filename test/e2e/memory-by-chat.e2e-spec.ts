@@ -292,6 +292,24 @@ describe('Memory by chat (a language model calling the memory tools)', () => {
     });
   });
 
+  it('carries out a save the model answered without calling its tool', async () => {
+    const conversationId = await startConversation(t, carol, legacyId, true);
+    // What both real models did in issue 38: a friendly answer, no tool call.
+    fake.enqueue('chat', reply.content("Green is a lovely colour! I'll remember that."));
+    const sent = await say(t, carol, conversationId, 'Remember that my favourite colour is green.');
+    expect(fake.requestsFor('chat')[0].body.tools).toBeDefined();
+    const [action] = sent.reply.generation.memoryActions;
+    expect(action.action).toBe('SAVED');
+    expect((await memory(t, carol, action.memoryIds[0])).content).toMatch(
+      /favourite colour is green/,
+    );
+    // The model's words, then what was done.
+    expect(sent.reply.content.startsWith("Green is a lovely colour! I'll remember that.")).toBe(
+      true,
+    );
+    expect(sent.reply.content.split('\n\n').length).toBeGreaterThan(1);
+  });
+
   it('forgets by ids and looks up through the tools, on the user’s own memories only', async () => {
     const conversationId = await startConversation(t, carol, legacyId, true);
     const mine = await rememberThis(t, carol, 'I grew up in Leeds.', { legacyId });

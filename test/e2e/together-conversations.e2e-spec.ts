@@ -275,7 +275,7 @@ describe('together conversations', () => {
     const anaList = await ok<{
       conversations: { nodes: { id: string; messages: { nodes: { content: string }[] } }[] };
     }>(
-      'query($l: ID!) { conversations(legacyId: $l, first: 5) { nodes { id messages(last: 1) { nodes { content } } } } }',
+      'query($l: ID!) { conversations(legacyId: $l, first: 5) { nodes { id messages(last: 2) { nodes { content } } } } }',
       { l: legacyId },
       ana,
     );
