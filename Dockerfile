@@ -3,8 +3,9 @@
 
 FROM node:20-bookworm-slim AS build
 # onnxruntime-node's install script would fetch CUDA libraries from outside npm: the CPU ones
-# inside the package are all the service uses (npm 11 reads package.json's allowScripts too).
-ENV ONNXRUNTIME_NODE_INSTALL=skip
+# inside the package are all the service uses (npm 11 reads package.json's allowScripts too);
+# node-llama-cpp's would look for a llama.cpp build to download: its npm packages carry the CPU ones.
+ENV ONNXRUNTIME_NODE_INSTALL=skip NODE_LLAMA_CPP_SKIP_DOWNLOAD=true
 WORKDIR /app
 COPY package.json package-lock.json ./
 # Not `npm ci`: the registry serves only the Linux builds of Jest's optional native resolver, so
@@ -19,7 +20,7 @@ COPY web ./web
 RUN npm run build
 
 FROM node:20-bookworm-slim AS runtime
-ENV NODE_ENV=production PORT=3000 DATA_DIR=/data MODELS_DIR=/app/models ONNXRUNTIME_NODE_INSTALL=skip
+ENV NODE_ENV=production PORT=3000 DATA_DIR=/data MODELS_DIR=/app/models ONNXRUNTIME_NODE_INSTALL=skip NODE_LLAMA_CPP_SKIP_DOWNLOAD=true
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force

@@ -37,6 +37,7 @@ import { MessagesReadersImmutable1764101800000 } from './1764101800000-MessagesR
 import { FactSupersederFamilyView1764101900000 } from './1764101900000-FactSupersederFamilyView.js';
 import { FactRestatedFamilyConfidence1764102000000 } from './1764102000000-FactRestatedFamilyConfidence.js';
 import { LegacyArchives1764102100000 } from './1764102100000-LegacyArchives.js';
+import { SummarySetAsides1764102380000 } from './1764102380000-SummarySetAsides.js';
 
 /**
  * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
@@ -82,4 +83,5 @@ export const MIGRATIONS = [
   FactSupersederFamilyView1764101900000,
   FactRestatedFamilyConfidence1764102000000,
   LegacyArchives1764102100000,
+  SummarySetAsides1764102380000,
 ];

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
 import { ContextAssemblerService } from '../context/context-assembler.service.js';
@@ -15,6 +16,7 @@ import type { LanguageModel, Reply, ReplyInput, WithCall } from '../llm/language
 import { ModelErrorCode, ModelOutputError, ModelUnavailableError } from '../llm/model.errors.js';
 import { parseMemoryIntent } from '../memories/memory-intent.js';
 import { EventBus, topics } from '../pubsub/event-bus.js';
+import { InProcessEventBus } from '../pubsub/in-process-event-bus.js';
 import { isForgotComplaint } from '../signals/forgot-complaint.js';
 import { inMemoryHoldout } from '../signals/memory-holdout.js';
 import { referencesAnyMemory } from '../signals/memory-reference.js';
@@ -22,6 +24,7 @@ import { ContextItemRef, MemoryActionRecord } from './assistant-reply.entity.js'
 import { AssistantReplyRepository } from './assistant-reply.repository.js';
 import { ChatMemoryService, CommandReply, MemoryToolSession } from './chat-memory.service.js';
 import { failedText, languageOf } from './memory-reply-text.js';
+import { ReplyListeners } from './reply-listeners.js';
 
 /** Told to the model in a conversation several members hold together. */
 const TOGETHER_NOTE =
@@ -47,6 +50,19 @@ export interface ReplyDelta {
 /** What the reply's code says of a delta; the stream adds where it belongs and who reads it. */
 type DeltaPiece = Pick<ReplyDelta, 'text' | 'done' | 'messageId' | 'isError'>;
 
+/** Ends a reply the model did not finish (its token cap, or nobody waited for it any more). */
+export const CUT_MARK = ' […]';
+
+/** A reply stopped before it said anything because nobody waited for it any more. */
+class ReplyCancelled extends Error {
+  constructor() {
+    super('nobody was listening: the reply was stopped before it began');
+  }
+}
+
+/** How often a reply whose asker left checks whether anyone still listens. */
+const LISTENING_CHECK_MS = 500;
+
 export const REPLY_ERROR_TEXT =
   "I'm sorry, I couldn't reach the language model just now, so I can't answer this message. " +
   'Your message is saved; please try again in a moment.';
@@ -57,6 +73,7 @@ export function replyClientMessageId(userMessageId: string): string {
 }
 
 function errorCodeOf(err: unknown): string {
+  if (err instanceof ReplyCancelled) return 'CANCELLED';
   if (err instanceof ModelUnavailableError) return ModelErrorCode.MODEL_UNAVAILABLE;
   if (err instanceof ModelOutputError) return ModelErrorCode.MODEL_OUTPUT_INVALID;
   return 'INTERNAL';
@@ -82,12 +99,14 @@ export class AgentReplyService {
     private readonly users: UsersService,
     private readonly config: AppConfig,
     @Inject(LANGUAGE_MODEL) private readonly llm: LanguageModel,
+    private readonly listeners: ReplyListeners,
   ) {}
 
   async replyTo(
     user: UserEntity,
     conversation: ConversationView,
     userMessage: MessageEntity,
+    options: { request?: IncomingMessage } = {},
   ): Promise<MessageEntity | null> {
     const clientMessageId = replyClientMessageId(userMessage.id);
     const stored = await this.conversations.findByClientMessageId(conversation.id, clientMessageId);
@@ -146,6 +165,8 @@ export class AgentReplyService {
     let context: AssembledContext | null = null;
     let reply: WithCall<Reply> | null = null;
     let failure: unknown = null;
+    let command: CommandReply | null = null;
+    const stop = this.stopWhenNobodyListens(conversation.id, options.request);
     try {
       context = await this.assemble(user, conversation, userMessage);
       reply = await this.llm.reply(
@@ -155,17 +176,32 @@ export class AgentReplyService {
             : context.system,
           messages: await this.recentTurns(context, conversation),
           tools: session?.tools,
+          signal: stop.signal,
         },
         (text) => {
           if (text) emit({ text, done: false, messageId: null, isError: false });
         },
       );
       if (reply.text.trim() === '') {
+        if (reply.finishReason === 'cancelled') throw new ReplyCancelled();
         throw new ModelOutputError('The model returned an empty reply.', {
           task: 'reply',
           model: reply.model,
           attempts: 1,
         });
+      }
+      // A reply the model did not finish says so where everyone reads it.
+      if (reply.finishReason === 'length' || reply.finishReason === 'cancelled') {
+        reply = { ...reply, text: `${reply.text.trimEnd()}${CUT_MARK}` };
+        emit({ text: CUT_MARK, done: false, messageId: null, isError: false });
+      }
+      // A memory command the model was offered tools for but did not carry out (small models
+      // often answer "I'll remember that" without calling memory_save): done by its pattern.
+      command = await this.commandTheModelSkipped(chatTurn, session, userMessage.content);
+      if (command) {
+        const said = `\n\n${command.text}`;
+        reply = { ...reply, text: `${reply.text}${said}` };
+        emit({ text: said, done: false, messageId: null, isError: false });
       }
     } catch (err) {
       failure = err;
@@ -177,6 +213,7 @@ export class AgentReplyService {
       });
     }
 
+    stop.dispose();
     const items: ContextItemRef[] =
       context?.sections.flatMap((s) =>
         s.items.map((i) => ({
@@ -215,7 +252,7 @@ export class AgentReplyService {
           contextTokens: context?.tokenCount ?? 0,
           contextTruncated: context?.truncated ?? false,
           // Kept on an error turn too: a tool may have saved or forgotten before the failure.
-          memoryActions: session?.actions ?? [],
+          memoryActions: [...(session?.actions ?? []), ...(command?.actions ?? [])],
           latencyMs: Math.round(performance.now() - started),
           memoryHoldout: context?.memoryHoldout ?? false,
           memoriesOffered: memories.length,
@@ -235,6 +272,61 @@ export class AgentReplyService {
     emit({ text: '', done: true, messageId: message.id, isError: !ok });
     await published;
     return message;
+  }
+
+  /**
+   * An AbortSignal for the reply, aborted when nobody waits for it any more: the HTTP request
+   * that asked is gone and no one in this process listens to the conversation's reply stream.
+   * With events carried between instances (EVENT_BUS=postgres) a listener may be elsewhere, so
+   * there a reply always runs to its end.
+   */
+  private stopWhenNobodyListens(
+    conversationId: string,
+    request?: IncomingMessage,
+  ): { signal: AbortSignal; dispose: () => void } {
+    const controller = new AbortController();
+    const response = (request as (IncomingMessage & { res?: ServerResponse }) | undefined)?.res;
+    if (!response || !(this.bus instanceof InProcessEventBus)) {
+      return { signal: controller.signal, dispose: () => undefined };
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const check = () => {
+      if (this.listeners.has(conversationId)) return;
+      controller.abort();
+      clearInterval(timer);
+    };
+    const onClose = () => {
+      if (response.writableFinished) return;
+      check();
+      if (!controller.signal.aborted) timer = setInterval(check, LISTENING_CHECK_MS);
+    };
+    response.once('close', onClose);
+    return {
+      signal: controller.signal,
+      dispose: () => {
+        clearInterval(timer);
+        response.off('close', onClose);
+      },
+    };
+  }
+
+  /**
+   * The save or forget the member asked for in this message, carried out by its pattern when
+   * the model had the memory tools and called none of them; null otherwise (no command, the
+   * model did it, or a look-up, which the model's reply answers).
+   */
+  private async commandTheModelSkipped(
+    turn: Parameters<ChatMemoryService['runIntent']>[0],
+    session: MemoryToolSession | null,
+    content: string,
+  ): Promise<CommandReply | null> {
+    if (!session || session.actions.length > 0) return null;
+    const intent = parseMemoryIntent(content);
+    if (!intent || intent.kind === 'LOOKUP') return null;
+    return this.chatMemory.runIntent(turn, intent).catch((err: unknown) => {
+      this.logger.error({ msg: 'memory command failed', error: (err as Error).message });
+      return null;
+    });
   }
 
   /**

@@ -7,6 +7,7 @@ import { LegaciesModule } from '../legacies/legacies.module.js';
 import { MemoriesModule } from '../memories/memories.module.js';
 import { SearchModule } from '../search/search.module.js';
 import { AgentReplyService } from './agent-reply.service.js';
+import { ReplyListeners } from './reply-listeners.js';
 import { AgentResolver, MessageGenerationResolver } from './agent.resolver.js';
 import { AgentService } from './agent.service.js';
 import { AssistantReplyRepository } from './assistant-reply.repository.js';
@@ -30,6 +31,7 @@ import { ChatMemoryService } from './chat-memory.service.js';
     AssistantReplyRepository,
     ChatMemoryService,
     AgentReplyService,
+    ReplyListeners,
     AgentService,
     AgentResolver,
     MessageGenerationResolver,

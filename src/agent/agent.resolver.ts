@@ -29,6 +29,7 @@ import { SendMessageInput } from './dto/send-message.input.js';
 import { MessageGenerationModel, ReplyDeltaModel } from './models/reply.model.js';
 import { SendMessagePayload } from './models/send-message.model.js';
 import { MESSAGE_GENERATION } from './agent.loaders.js';
+import { ReplyListeners, releasing } from './reply-listeners.js';
 
 @Resolver(() => MessageModel)
 @UseGuards(GqlAuthGuard)
@@ -54,6 +55,7 @@ export class MessageGenerationResolver {
     if (!reply) return null;
     return {
       ...reply,
+      cutOff: reply.finishReason === 'length' || reply.finishReason === 'cancelled',
       memoryActions: (reply.memoryActions ?? []).map((a) => ({
         ...a,
         restorableUntil: a.restorableUntil ? new Date(a.restorableUntil) : null,
@@ -76,13 +78,18 @@ export class AgentResolver {
     private readonly agent: AgentService,
     private readonly conversations: ConversationsService,
     private readonly bus: EventBus,
+    private readonly listeners: ReplyListeners,
   ) {}
 
   @Mutation(() => SendMessagePayload, {
     description: "Stores your turn and, unless AGENT_REPLY=off, the agent's streamed reply.",
   })
-  sendMessage(@CurrentUser() user: UserEntity, @Args('input') input: SendMessageInput) {
-    return this.agent.send(user, input);
+  sendMessage(
+    @CurrentUser() user: UserEntity,
+    @Args('input') input: SendMessageInput,
+    @Context() context: RequestContext,
+  ) {
+    return this.agent.send(user, input, context.req);
   }
 
   @Mutation(() => MessageModel, {
@@ -113,9 +120,11 @@ export class AgentResolver {
       (delta) => Promise.resolve(deltaFor(delta, user.id)),
     );
     // A reply streams many deltas: one access check a second, and at once on a revocation.
-    return boundToSession(this.bus, context, deltas, {
+    const bound = boundToSession(this.bus, context, deltas, {
       ...this.conversations.subscriptionBounds(user, conversation),
       trustPassedCheckMs: 1000,
     });
+    // Counted while it lasts: a reply nobody listens to any more may stop (AgentReplyService).
+    return releasing(bound, this.listeners.watch(conversationId));
   }
 }

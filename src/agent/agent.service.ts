@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { Injectable } from '@nestjs/common';
 import {
   CommonException,
@@ -35,6 +36,8 @@ export class AgentService {
   async send(
     user: UserEntity,
     input: SendMessageInput,
+    /** The HTTP request that asked, if any: a reply nobody waits for may stop. */
+    request?: IncomingMessage,
   ): Promise<{ message: MessageEntity; reply: MessageEntity | null }> {
     const conversation = await this.conversations.getParticipating(user, input.conversationId);
     const replying = this.config.env.AGENT_REPLY === 'on';
@@ -46,7 +49,9 @@ export class AgentService {
       content: input.content,
       clientMessageId: input.clientMessageId,
     });
-    const reply = replying ? await this.replies.replyTo(user, conversation, message) : null;
+    const reply = replying
+      ? await this.replies.replyTo(user, conversation, message, { request })
+      : null;
     return { message, reply };
   }
 

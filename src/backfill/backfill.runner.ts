@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { JobDeferred } from '../jobs/jobs.exception.js';
+import { ModelOutputError } from '../llm/model.errors.js';
 import type { MemoryExtractionService } from '../memories/memory-extraction.service.js';
 import type { StoryFactsService } from '../stories/story-facts.service.js';
 
@@ -25,9 +26,20 @@ export interface BackfillProgress {
 }
 
 export interface BackfillSummary {
-  storyPassages: { pending: number; read: number; factsFound: number };
-  exchanges: { pending: number; extracted: number; skipped: number; memoriesSaved: number };
+  storyPassages: { pending: number; read: number; factsFound: number; storiesFailed: number };
+  exchanges: {
+    pending: number;
+    extracted: number;
+    skipped: number;
+    memoriesSaved: number;
+    /** Exchanges the model could not extract: gone past, tried again by a later run. */
+    failed: number;
+  };
+  /** What failed, the first FAILURES_LISTED of it: where, and why. */
+  failures: { kind: 'story' | 'exchange'; id: string; error: string }[];
 }
+
+const FAILURES_LISTED = 50;
 
 const EXCHANGES_PAGE = 200;
 /**
@@ -56,8 +68,9 @@ export class BackfillRunner {
     progress: BackfillProgress,
   ): Promise<BackfillSummary> {
     const summary: BackfillSummary = {
-      storyPassages: { pending: 0, read: 0, factsFound: 0 },
-      exchanges: { pending: 0, extracted: 0, skipped: 0, memoriesSaved: 0 },
+      storyPassages: { pending: 0, read: 0, factsFound: 0, storiesFailed: 0 },
+      exchanges: { pending: 0, extracted: 0, skipped: 0, memoriesSaved: 0, failed: 0 },
+      failures: [],
     };
     if (options.facts) await this.facts(scope, options, progress, summary);
     if (options.memories) await this.exchanges(scope, options, progress, summary);
@@ -83,7 +96,11 @@ export class BackfillRunner {
           { storyId: story.id, shareLikeStory: options.shareLikeStory },
           { onProgress: (read) => progress.advance('facts', read) },
         ),
-      );
+      ).catch((err: unknown) => this.failed(err, summary, progress, 'story', story.id));
+      if (!done) {
+        summary.storyPassages.storiesFailed++;
+        continue;
+      }
       summary.storyPassages.read += done.passagesRead;
       summary.storyPassages.factsFound += done.factsFound;
     }
@@ -116,8 +133,12 @@ export class BackfillRunner {
             userMessageId: exchange.userMessageId,
             assistantMessageId: exchange.assistantMessageId,
           }),
+        ).catch((err: unknown) =>
+          this.failed(err, summary, progress, 'exchange', exchange.userMessageId),
         );
-        if (typeof outcome === 'object') {
+        if (outcome === null) {
+          summary.exchanges.failed++;
+        } else if (typeof outcome === 'object') {
           summary.exchanges.extracted++;
           summary.exchanges.memoriesSaved += outcome.saved;
         } else {
@@ -128,6 +149,26 @@ export class BackfillRunner {
       if (page.length < EXCHANGES_PAGE) return;
       after = page[page.length - 1];
     }
+  }
+
+  /**
+   * A unit the model could not do (its answer refused after every attempt) is gone past and
+   * reported: one bad answer must not stop the rest, and a later run tries it again. Anything
+   * else (the database, an outage that outlasted the wait) stops the run.
+   */
+  private failed(
+    err: unknown,
+    summary: BackfillSummary,
+    progress: BackfillProgress,
+    kind: 'story' | 'exchange',
+    id: string,
+  ): null {
+    if (!(err instanceof ModelOutputError)) throw err;
+    const error = err.message.slice(0, 300);
+    if (summary.failures.length < FAILURES_LISTED) summary.failures.push({ kind, id, error });
+    progress.note(`${kind} ${id} failed and was gone past: ${error}`);
+    if (kind === 'exchange') progress.advance('memories', 1);
+    return null;
   }
 
   /** Runs a step, waiting out rate limits and (a while) model outages, as the job queue would. */

@@ -6,6 +6,9 @@ import { StorageGuard } from '../database/storage-guard.service.js';
 import { BackupsService } from '../backups/backups.service.js';
 import { EMBEDDER } from '../llm/embedder.js';
 import type { Embedder } from '../llm/embedder.js';
+import { EmbeddedLanguageModel } from '../llm/embedded-llm.provider.js';
+import { LANGUAGE_MODEL } from '../llm/language-model.js';
+import type { LanguageModel } from '../llm/language-model.js';
 
 @Controller('health')
 export class HealthController {
@@ -17,6 +20,7 @@ export class HealthController {
     @Inject(EMBEDDER) private readonly embedder: Embedder,
     private readonly storage: StorageGuard,
     private readonly backups: BackupsService,
+    @Inject(LANGUAGE_MODEL) private readonly llm: LanguageModel,
   ) {}
 
   /**
@@ -40,6 +44,25 @@ export class HealthController {
   private storageState() {
     const { full, freeBytes } = this.storage.current;
     return { status: full ? 'full' : 'ok', ...(freeBytes !== null ? { freeBytes } : {}) };
+  }
+
+  /**
+   * The language model in use; an embedded one also says, once loaded, its context, threads
+   * and the memory it holds.
+   */
+  private languageModel() {
+    const info = this.llm instanceof EmbeddedLanguageModel ? this.llm.info : null;
+    return {
+      model: this.llm.modelId,
+      generates: this.llm.generates,
+      ...(info
+        ? {
+            contextSize: info.contextSize,
+            threads: info.threads,
+            memoryMb: Math.round(info.memoryBytes / 1e6),
+          }
+        : {}),
+    };
   }
 
   /** The encoder in use, and why it is not the configured one when a fetched model is missing. */
@@ -78,6 +101,7 @@ export class HealthController {
         storage: this.storageState(),
         ...(await this.backupState()),
         embeddings: this.embeddings(),
+        llm: this.languageModel(),
       };
     } catch (err) {
       // The reason goes to the log: a database error names hosts, roles and tables.
@@ -89,6 +113,7 @@ export class HealthController {
         storage: this.storageState(),
         ...(await this.backupState()),
         embeddings: this.embeddings(),
+        llm: this.languageModel(),
       };
     } finally {
       clearTimeout(timer);

@@ -62,6 +62,28 @@ export class JobRepository {
   }
 
   /**
+   * Writes a job already FAILED, with its error, for work set aside rather than tried again
+   * (a summary range the model cannot do): an operator sees it in failedJobs and retryJob
+   * runs it. Nothing is written if a job of that key is pending or failed already.
+   */
+  async insertFailed(
+    job: Omit<NewJob, 'runAt'>,
+    error: string,
+    manager?: EntityManager,
+  ): Promise<boolean> {
+    const rows: unknown[] = await run(
+      this.m(manager),
+      sql`INSERT INTO jobs (type, key, payload, max_attempts, attempts, status, last_error, finished_at)
+       SELECT ${job.type}, ${job.key}, ${JSON.stringify(job.payload)}, ${job.maxAttempts}, 0,
+              'FAILED', ${error.slice(0, 2000)}, now()
+        WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE type = ${job.type} AND key = ${job.key}
+                                              AND status IN ('PENDING', 'RUNNING', 'FAILED'))
+       RETURNING id`,
+    );
+    return rows.length > 0;
+  }
+
+  /**
    * Claims due PENDING jobs. SKIP LOCKED lets several workers claim without waiting on each other.
    * A job whose worker died is not claimed here: `requeueInterrupted` hands it back first.
    */

@@ -118,6 +118,24 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
     return added;
   }
 
+  /**
+   * Records work that is set aside as a FAILED job (see JobRepository.insertFailed): listed in
+   * failedJobs with `error`, run by the registered handler when an operator retries it.
+   */
+  recordFailed(
+    type: string,
+    key: string,
+    payload: Record<string, unknown>,
+    error: string,
+    options: { manager?: EntityManager; maxAttempts?: number } = {},
+  ): Promise<boolean> {
+    return this.jobs.insertFailed(
+      { type, key, payload, maxAttempts: options.maxAttempts ?? this.config.env.JOBS_MAX_ATTEMPTS },
+      error,
+      options.manager,
+    );
+  }
+
   onApplicationBootstrap(): void {
     if (this.config.env.JOBS_WORKER) this.schedule(0);
   }

@@ -24,10 +24,15 @@ export type JsonSchema =
       minLength?: number;
       maxLength?: number;
     }
-  | { type: 'number' | 'integer'; description?: string; minimum?: number; maximum?: number }
+  | {
+      type: 'number' | 'integer';
+      description?: string;
+      minimum?: number;
+      maximum?: number;
+      /** The only values allowed (a span's turn numbers). */
+      enum?: readonly number[];
+    }
   | { type: 'boolean'; description?: string };
-
-const LIMIT_KEYWORDS = ['minItems', 'maxItems', 'minLength', 'maxLength', 'minimum', 'maximum'];
 
 /** Every problem found, as `path: problem`; empty when the value conforms. */
 export function validateJson(schema: JsonSchema, value: unknown, path = '$'): string[] {
@@ -82,6 +87,9 @@ export function validateJson(schema: JsonSchema, value: unknown, path = '$'): st
       if (schema.type === 'integer' && !Number.isInteger(value)) {
         return [`${path}: expected an integer`];
       }
+      if (schema.enum && !schema.enum.includes(value)) {
+        return [`${path}: expected one of ${schema.enum.join(', ')}`];
+      }
       if (schema.minimum !== undefined && value < schema.minimum) {
         return [`${path}: expected >= ${schema.minimum}`];
       }
@@ -96,20 +104,32 @@ export function validateJson(schema: JsonSchema, value: unknown, path = '$'): st
 }
 
 /**
- * The schema as sent to a server: without the numeric and length limits, which strict
- * structured-output implementations have not all supported (OpenAI rejected them at first,
- * llama.cpp grammars ignore some). The validator still enforces them on the answer.
+ * The schema as sent to a server, whole: every limit the validator enforces (item counts,
+ * lengths, numeric ranges) goes with it, so a server that turns the schema into a grammar
+ * (llama.cpp, vLLM) stops a confidence of 1.8 or a list that repeats past its cap while it is
+ * generated rather than after. A server that refuses the schema is switched to json_object
+ * mode (OpenAiLanguageModel), where the validator alone enforces them.
  */
 export function toWireSchema(schema: JsonSchema): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
+}
+
+const LIMIT_KEYWORDS = ['minItems', 'maxItems', 'minLength', 'maxLength', 'minimum', 'maximum'];
+
+/**
+ * The schema without its numeric and length limits, for a server whose structured output
+ * refuses them (OpenAI's strict mode once did): the validator still enforces them.
+ */
+export function withoutLimits(schema: JsonSchema): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(schema)) {
     if (LIMIT_KEYWORDS.includes(key)) continue;
     if (key === 'properties') {
       out[key] = Object.fromEntries(
-        Object.entries(value as Record<string, JsonSchema>).map(([k, v]) => [k, toWireSchema(v)]),
+        Object.entries(value as Record<string, JsonSchema>).map(([k, v]) => [k, withoutLimits(v)]),
       );
     } else if (key === 'items') {
-      out[key] = toWireSchema(value as JsonSchema);
+      out[key] = withoutLimits(value as JsonSchema);
     } else {
       out[key] = value;
     }

@@ -162,13 +162,18 @@ export interface ReplyInput {
   messages: { role: ChatRole; content: string; speaker?: string }[];
   /** Offered to a model that can call tools; models that cannot ignore them. */
   tools?: ReplyTools;
+  /**
+   * Aborted when nobody waits for the reply any more: a model that can stop does, and answers
+   * with what it had (finishReason `cancelled`).
+   */
+  signal?: AbortSignal;
 }
 
 export interface Reply {
   text: string;
   model: string;
   usage: { promptTokens: number; completionTokens: number };
-  /** `stop`, `length` (cut at the token limit), ... as reported by the server. */
+  /** `stop`, `length` (cut at the token limit), `cancelled`, ... as reported by the server. */
   finishReason: string;
 }
 
@@ -180,7 +185,7 @@ export type WithCall<T> = T & { call: ModelCall };
  * does not conform raises ModelOutputError, an unreachable model ModelUnavailableError.
  */
 export interface LanguageModel {
-  /** `local:heuristic` or `openai:<model>`. */
+  /** `local:heuristic`, `embedded:<model>-<pin>` or `openai:<model>`. */
   readonly modelId: string;
   /** False for the offline heuristics: their replies are notices, not answers. */
   readonly generates: boolean;

@@ -7,6 +7,7 @@ import {
   text,
 } from '../config/config-spec.js';
 
+import { INSTRUCT_MODEL_NAMES } from './instruct-models.js';
 import { USE_LITE_DIMENSIONS } from './local-embedder.provider.js';
 import { LOCAL_MODEL_NAMES, sentenceModel } from './sentence-models.js';
 
@@ -82,9 +83,37 @@ export const llmVariables = defineVariables({
   },
   LLM: {
     description:
-      'Language model for summaries, extraction and replies: local (deterministic heuristics, no generation) or openai (any OpenAI-compatible /v1/chat/completions endpoint).',
+      'Language model for summaries, extraction and replies: local (labelled heuristics, no generation), embedded (a GGUF instruct model run inside the service: EMBEDDED_LLM_MODEL) or openai (any OpenAI-compatible /v1/chat/completions endpoint). See Models, offline by default for what each gives and costs.',
     default: 'local',
-    parse: oneOf('local', 'openai'),
+    parse: oneOf('local', 'embedded', 'openai'),
+  },
+  EMBEDDED_LLM_MODEL: {
+    description: `The instruct model LLM=embedded runs, from MODELS_DIR (\`npm run models:fetch -- --llm NAME\` puts it there): ${INSTRUCT_MODEL_NAMES.join(', ')}.`,
+    default: 'smollm2-135m',
+    parse: oneOf(...INSTRUCT_MODEL_NAMES),
+  },
+  EMBEDDED_LLM_MODEL_PATH: {
+    description:
+      'A GGUF file LLM=embedded runs instead of EMBEDDED_LLM_MODEL from the cache (an air-gapped copy, or any other instruct model); its SHA-256 is read at boot and named in the model id.',
+    parse: text,
+  },
+  EMBEDDED_LLM_THREADS: {
+    description:
+      'CPU threads the embedded model generates with. 1 by default: on a 2-core machine with the database and the encoder beside it, 2 threads made SmolLM2-135M ten times slower (120 tokens in 31 s against 2.6 s), llama.cpp’s threads waiting on each other; raise it on a machine with cores to spare.',
+    default: '1',
+    parse: integer(1, 64),
+  },
+  EMBEDDED_LLM_CONTEXT_SIZE: {
+    description:
+      'Context window of the embedded model, in tokens (prompt and answer together); more costs memory (see the model table).',
+    default: '4096',
+    parse: integer(512, 131_072),
+  },
+  LLM_REPLY_MAX_TOKENS: {
+    description:
+      'Most tokens one reply may have (sent as max_tokens); a reply cut there is stored marked as cut (Message.generation.cutOff). Structured tasks have caps of their own.',
+    default: '512',
+    parse: integer(16, 32_000),
   },
   LLM_BASE_URL: {
     description:

@@ -11,13 +11,25 @@ import {
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { ScheduledTasksService } from '../jobs/scheduled-tasks.service.js';
+import { existsSync } from 'node:fs';
+import { basename } from 'node:path';
 import { DatabaseUsageRecorder } from './database-usage.recorder.js';
+import { EmbeddedLanguageModel } from './embedded-llm.provider.js';
+import { ggufFolder, verifiedGguf } from './gguf-files.js';
+import { INSTRUCT_MODELS, instructModel } from './instruct-models.js';
 import { EMBEDDER } from './embedder.js';
 import type { Embedder } from './embedder.js';
-import { LANGUAGE_MODEL, LanguageModel } from './language-model.js';
+import { LANGUAGE_MODEL } from './language-model.js';
+import type { LanguageModel } from './language-model.js';
 import { LocalEmbedder } from './local-embedder.provider.js';
 import { LocalLanguageModel } from './local-llm.provider.js';
-import { cacheFolder, defaultModelsDir, folderProblems, verifiedFiles } from './model-files.js';
+import {
+  cacheFolder,
+  defaultModelsDir,
+  folderProblems,
+  sha256File,
+  verifiedFiles,
+} from './model-files.js';
 import { sentenceModel } from './sentence-models.js';
 import { LoggingUsageRecorder, MODEL_USAGE_RECORDER } from './model-usage.js';
 import type { ModelUsageRecorder } from './model-usage.js';
@@ -91,13 +103,58 @@ export async function createEmbedder(
   );
 }
 
+/**
+ * The GGUF file LLM=embedded runs: EMBEDDED_LLM_MODEL_PATH as it is (its SHA-256 read now and
+ * named in the model id), or EMBEDDED_LLM_MODEL from the MODELS_DIR cache, checked against its
+ * pin. A model that is not there stops the boot with what to run: LLM=embedded was asked for.
+ */
+export async function embeddedModelFile(
+  env: LlmEnv,
+): Promise<{ path: string; modelId: string; label: string }> {
+  if (env.EMBEDDED_LLM_MODEL_PATH) {
+    const path = env.EMBEDDED_LLM_MODEL_PATH;
+    if (!existsSync(path)) throw new Error(`EMBEDDED_LLM_MODEL_PATH: ${path} does not exist`);
+    const sha = await sha256File(path);
+    const known = Object.values(INSTRUCT_MODELS).find((m) => m.file.sha256 === sha);
+    const name = known?.name ?? basename(path).replace(/\.gguf$/i, '');
+    return { path, modelId: `embedded:${name}-${sha.slice(0, 8)}`, label: known?.label ?? name };
+  }
+  const model = instructModel(env.EMBEDDED_LLM_MODEL)!;
+  const modelsDir = env.MODELS_DIR ?? defaultModelsDir();
+  const path = await verifiedGguf(ggufFolder(modelsDir, model), model);
+  if (!path) {
+    throw new Error(
+      `LLM=embedded: ${model.name} is not in ${modelsDir}; run \`npm run models:fetch -- --llm ${model.name}\` or set EMBEDDED_LLM_MODEL_PATH`,
+    );
+  }
+  return {
+    path,
+    modelId: `embedded:${model.name}-${model.file.sha256.slice(0, 8)}`,
+    label: model.label,
+  };
+}
+
 /** The language model LLM selects. Usable without Nest (benchmarks, scripts). */
-export function createLanguageModel(
+export async function createLanguageModel(
   config: AppConfig,
   recorder: ModelUsageRecorder,
-): LanguageModel {
+): Promise<LanguageModel> {
   const env = config.env;
   if (env.LLM === 'local') return new LocalLanguageModel(recorder);
+  if (env.LLM === 'embedded') {
+    const file = await embeddedModelFile(env);
+    return new EmbeddedLanguageModel(
+      {
+        modelPath: file.path,
+        modelId: file.modelId,
+        label: file.label,
+        threads: env.EMBEDDED_LLM_THREADS,
+        contextSize: env.EMBEDDED_LLM_CONTEXT_SIZE,
+        replyMaxTokens: env.LLM_REPLY_MAX_TOKENS,
+      },
+      recorder,
+    );
+  }
   assertValid(env);
   return new OpenAiLanguageModel(
     {
@@ -107,6 +164,7 @@ export function createLanguageModel(
       structuredOutput: env.LLM_STRUCTURED_OUTPUT,
       timeoutMs: env.MODEL_TIMEOUT_MS,
       retry: retryPolicy(env),
+      replyMaxTokens: env.LLM_REPLY_MAX_TOKENS,
     },
     recorder,
   );
@@ -116,12 +174,18 @@ export function createLanguageModel(
 class LlmLifecycle implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   constructor(
     @Inject(EMBEDDER) private readonly embedder: Embedder,
+    @Inject(LANGUAGE_MODEL) private readonly llm: LanguageModel,
     @Inject(MODEL_USAGE_RECORDER) private readonly recorder: ModelUsageRecorder,
     private readonly config: AppConfig,
     @Optional() private readonly tasks?: ScheduledTasksService,
   ) {}
 
   onModuleInit(): void {
+    // Loaded while the service starts, so the first reply does not wait for it (and a file
+    // that is no model says so in the log at once); a failure leaves later calls to try again.
+    if (this.llm instanceof EmbeddedLanguageModel) {
+      this.llm.warmUp().catch((err: Error) => new Logger('Llm').error(err.message));
+    }
     const recorder = this.recorder;
     if (!(recorder instanceof DatabaseUsageRecorder) || !this.tasks) return;
     this.tasks.register('model-calls-prune', '29 3 * * *', async () => {
@@ -137,6 +201,7 @@ class LlmLifecycle implements OnModuleInit, BeforeApplicationShutdown, OnApplica
 
   async onApplicationShutdown(): Promise<void> {
     await this.embedder.close?.();
+    if (this.llm instanceof EmbeddedLanguageModel) await this.llm.close();
   }
 }
 

@@ -115,7 +115,7 @@ describe('LocalLanguageModel (offline heuristics)', () => {
         model: 'local:heuristic',
         attempts: 1,
         ok: true,
-        promptVersion: 'extract-memories/1',
+        promptVersion: 'extract-memories/2',
       });
       expect(recorder.calls).toEqual([result.call]);
     });
@@ -221,44 +221,57 @@ describe('LocalLanguageModel (offline heuristics)', () => {
     const input = {
       // The layout of src/context's assembler: persona, then "## Title" and one item per line.
       system:
-        'You are Keepsake, helping the user remember Joe.\n\n## What the family has shared about Joe\nJoe was a carpenter.\nJoe loved fishing.\n\n## What you remember about the person you are talking with\n- The user lives in Leeds.',
+        'You are Keepsake, helping the user remember Joe.\n\n## What the family has shared about Joe\n- [occupation, shared] Joe was a carpenter.\nJoe loved fishing.\n\n## What you remember about the person you are talking with\n- The user lives in Leeds.',
       messages: [{ role: 'USER' as const, content: 'What did Dad do for a living?' }],
     };
 
-    it('says plainly that nothing was generated, and lists what was retrieved', async () => {
+    it('answers a question with what was retrieved, in a few plain lines, and says what it is', async () => {
       const result = await llm.reply(input);
-      expect(result.text.startsWith(NO_MODEL_NOTICE)).toBe(true);
-      expect(result.text).toContain(
-        'What the family has shared about Joe:\n- Joe was a carpenter.\n- Joe loved fishing.',
+      expect(result.text).toBe(
+        [
+          'Here is what Keepsake has that may help:',
+          '- Joe was a carpenter.',
+          '- Joe loved fishing.',
+          '- The user lives in Leeds.',
+          '',
+          NO_MODEL_NOTICE,
+        ].join('\n'),
       );
-      expect(result.text).toContain(
-        'What you remember about the person you are talking with:\n- The user lives in Leeds.',
-      );
-      expect(result.text).not.toContain('helping the user remember');
-      expect(result.text).toContain('- You: What did Dad do for a living?');
+      expect(result.text).not.toMatch(/no language model is configured|Recent turns/i);
       expect(result.model).toBe('local:heuristic');
       expect(result.usage.promptTokens).toBeGreaterThan(0);
       expect(result.usage.completionTokens).toBeGreaterThan(0);
     });
 
-    it("names each speaker's turns when the conversation says who spoke", async () => {
+    it('thanks the member for what they tell, bringing back something said before', async () => {
+      const result = await llm.reply({
+        ...input,
+        messages: [{ role: 'USER', content: 'He built our kitchen table.' }],
+      });
+      expect(result.text.split('\n').slice(0, 2)).toEqual([
+        'Thank you for telling me. I have kept it with the rest.',
+        'It brings back something said before: “Joe was a carpenter.”',
+      ]);
+    });
+
+    it('addresses the writer by name when the conversation says who spoke, and quotes no turn', async () => {
       const result = await llm.reply({
         ...input,
         messages: [
           { role: 'USER', content: 'Dad built boats.', speaker: 'Ana' },
           { role: 'ASSISTANT', content: 'Noted.' },
-          { role: 'USER', content: 'And sheds.', speaker: 'Ben' },
+          { role: 'USER', content: 'Did he build sheds too?', speaker: 'Ben' },
         ],
       });
-      expect(result.text).toContain(
-        '- Ana: Dad built boats.\n- Assistant: Noted.\n- Ben: And sheds.',
-      );
-      expect(result.text).not.toContain('- You:');
+      expect(result.text.startsWith('Ben, here is what Keepsake has that may help:')).toBe(true);
+      expect(result.text).not.toMatch(/Dad built boats|Ana/);
     });
 
     it('does not pass the persona off as something retrieved', async () => {
       const result = await llm.reply({ ...input, system: 'You are Keepsake, remembering Joe.' });
-      expect(result.text).toContain('Nothing has been retrieved for this message yet.');
+      expect(result.text).toContain(
+        'Nothing you or your family have told Keepsake answers that yet.',
+      );
       expect(result.text).not.toContain('remembering Joe');
     });
 

@@ -25,14 +25,11 @@ import { countTokens } from './tokenizer.js';
 
 export const LOCAL_LLM_MODEL_ID = 'local:heuristic';
 
-export const NO_MODEL_NOTICE =
-  'No language model is configured, so this is not a generated answer. Here is what Keepsake has for this conversation:';
-
 /**
  * The offline default (LLM=local). Not a language model: deterministic HEURISTICS, named as
  * such in `modelId`. Summaries are extractive (the most central sentences, verbatim), facts and
- * memories come from sentence patterns with modest confidences, and replies say plainly that
- * nothing was generated, then list what Keepsake retrieved.
+ * memories come from sentence patterns over the member's own words with modest confidences, and
+ * replies are a few plain sentences built from what was retrieved, saying what they are.
  */
 export class LocalLanguageModel implements LanguageModel {
   readonly modelId = LOCAL_LLM_MODEL_ID;
@@ -179,30 +176,57 @@ const clip = (text: string, max: number) =>
   text.length <= max ? text : `${text.slice(0, max - 1).trimEnd()}…`;
 
 /**
- * The honest offline reply: no generation, only what the prompt would have given a model. Each
- * line of a headed section is one retrieved item; text before the first heading (the persona)
- * is not retrieved material and is left out unless there are no headings at all.
+ * What the offline reply says of itself, once, at its end: it was put together from what was
+ * said, not written by a model.
+ */
+export const NO_MODEL_NOTICE =
+  '(Keepsake is running without a language model, so this reply is put together from what has been said, not written for you.)';
+
+/** Items of a retrieved section worth repeating back: the facts, memories, stories and turns. */
+const MAX_ITEMS_QUESTION = 3;
+
+const QUESTION =
+  /\?\s*$|^(?:who|what|when|where|why|how|which|did|do|does|was|were|is|are|can|could|would|will|have|has)\b/i;
+
+/**
+ * The honest offline reply (LLM=local): no generation, but a few plain sentences a family can
+ * read. A question is answered with what Keepsake has that bears on it (the retrieved items the
+ * prompt would have given a model, most relevant first); anything else is thanked for and, when
+ * something said before comes close, that is brought back. It ends by saying what it is.
  */
 export function localReplyText(input: ReplyInput): string {
-  const lines: string[] = [NO_MODEL_NOTICE, ''];
+  const last = [...input.messages].reverse().find((m) => m.role === 'USER');
   // The text before the first heading is the persona: instructions, not something retrieved.
-  const sections = sectionsOf(input.system).filter((s) => s.headed);
-  if (sections.length === 0) lines.push('Nothing has been retrieved for this message yet.');
-  for (const section of sections) {
-    const items = section.lines.map((l) => l.replace(/^([-*•]|\d+[.)])\s+/, ''));
-    lines.push(`${section.title}:`);
-    for (const item of items.slice(0, 5)) lines.push(`- ${clip(item, 200)}`);
-    if (items.length > 5) lines.push(`- … and ${items.length - 5} more`);
-  }
-  const recent = input.messages.slice(-4);
-  if (recent.length > 0) {
-    lines.push('', 'Recent turns:');
-    for (const m of recent) {
-      const who = m.role === 'USER' ? (m.speaker ?? 'You') : 'Assistant';
-      lines.push(`- ${who}: ${clip(m.content.replace(/\s+/g, ' '), 160)}`);
+  const items = sectionsOf(input.system)
+    .filter((s) => s.headed)
+    .flatMap((s) =>
+      s.lines.map((l) => l.replace(/^([-*•]|\d+[.)])\s+/, '').replace(/^\[[^\]]*\]\s*/, '')),
+    )
+    .filter((item) => item.length > 0 && (!last || item.trim() !== last.content.trim()));
+  // Addressed by name when the conversation names its speakers ("A member" names no one).
+  const to = last?.speaker && last.speaker !== 'A member' ? `${last.speaker}, ` : '';
+  const said = last?.content.trim() ?? '';
+  const lines: string[] = [];
+  if (QUESTION.test(said)) {
+    if (items.length === 0) {
+      lines.push(
+        `${capitalize(`${to}nothing you or your family have told Keepsake answers that yet.`)} If you tell me, I will keep it.`,
+      );
+    } else {
+      lines.push(capitalize(`${to}here is what Keepsake has that may help:`));
+      for (const item of items.slice(0, MAX_ITEMS_QUESTION)) lines.push(`- ${clip(item, 220)}`);
     }
+  } else {
+    lines.push(capitalize(`${to}thank you for telling me. I have kept it with the rest.`));
+    if (items.length > 0)
+      lines.push(`It brings back something said before: “${clip(items[0], 220)}”`);
   }
+  lines.push('', NO_MODEL_NOTICE);
   return lines.join('\n');
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 /** Splits at line breaks into about `parts` pieces that concatenate back to `text`. */

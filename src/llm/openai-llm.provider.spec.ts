@@ -35,7 +35,8 @@ const span: SummarizeTurnsInput = {
 };
 
 const validSummary = {
-  summary: 'The user remembered their father. The tone was warm.',
+  summary:
+    'The user remembered their dad, a carpenter who built the kitchen table. The tone was warm.',
   structured: { facts: [], preferences: [], decisions: [], todos: [], entities: ['Joe Miller'] },
   facts: [
     {
@@ -106,6 +107,7 @@ describe('OpenAiLanguageModel against the fake server', () => {
         structuredOutput: 'json_schema',
         timeoutMs: 2000,
         retry,
+        replyMaxTokens: 512,
         ...overrides,
       },
       recorder,
@@ -154,40 +156,77 @@ describe('OpenAiLanguageModel against the fake server', () => {
     const llm = model();
     const first = await llm.extractMemories({ userTurn: 'I live in Porto.' });
     expect(first.memories[0]).toMatchObject({ type: 'FACT' });
-    expect(first.call.attempts).toBe(2);
+    // The whole schema, then its structure alone, then json_object.
+    expect(first.call.attempts).toBe(3);
     expect(llm.structuredOutputMode).toBe('json_object');
 
     const second = await llm.summarizeTurns(span);
     expect(second.call.attempts).toBe(1);
-    const formats = fake.requestsFor('chat').map((r) => r.body.response_format?.type);
-    expect(formats).toEqual(['json_schema', 'json_object', 'json_object']);
+    const requests = fake.requestsFor('chat');
+    const formats = requests.map((r) => r.body.response_format?.type);
+    expect(formats).toEqual(['json_schema', 'json_schema', 'json_object', 'json_object']);
+    const schemas = requests.slice(0, 2).map((r) => JSON.stringify(r.body.response_format));
+    expect(schemas[0]).toContain('"maxItems":3');
+    expect(schemas[1]).not.toMatch(/maxItems|minimum|maxLength/);
     // Without a schema on the wire, the prompt carries it.
-    const system = fake.requestsFor('chat')[2].body.messages?.[0].content ?? '';
+    const system = requests[3].body.messages?.[0].content ?? '';
     expect(system).toContain('JSON Schema');
   });
 
-  it('rejects output that is not JSON, without retrying', async () => {
-    fake.enqueue('chat', reply.content('Sure! Here are the memories: none.'));
+  it('asks again, differently, after output that is not JSON, then gives up', async () => {
+    const bad = reply.content('Sure! Here are the memories: none.', {
+      usage: { prompt_tokens: 500, completion_tokens: 9 },
+    });
+    fake.enqueue('chat', bad, bad, bad);
     const err = await model()
       .extractMemories({ userTurn: 'I live in Porto.' })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModelOutputError);
-    expect((err as ModelOutputError).attempts).toBe(1);
+    expect((err as ModelOutputError).attempts).toBe(3);
     expect((err as ModelOutputError).message).toMatch(/not JSON/);
-    expect(fake.requestsFor('chat')).toHaveLength(1);
-    expect(recorder.last).toMatchObject({ ok: false, attempts: 1 });
+    const sent = fake.requestsFor('chat').map((r) => r.body as Record<string, unknown>);
+    expect(sent).toHaveLength(3);
+    // Every request carries its token cap; each retry another temperature and seed, and what
+    // was wrong with the answer before it.
+    expect(sent.map((b) => b.max_tokens)).toEqual([400, 400, 400]);
+    expect(sent.map((b) => b.temperature)).toEqual([undefined, 0.5, 0.9]);
+    expect(new Set(sent.map((b) => b.seed)).size).toBe(3);
+    const lastUser = (b: Record<string, unknown>) =>
+      (b.messages as { content: string }[]).at(-1)!.content;
+    expect(lastUser(sent[0])).not.toMatch(/refused/);
+    expect(lastUser(sent[1])).toMatch(/previous answer was refused: .*JSON/);
+    // Refused answers cost tokens too: all three are recorded.
+    expect(recorder.last).toMatchObject({
+      ok: false,
+      attempts: 3,
+      promptTokens: 1500,
+      completionTokens: 27,
+      usageEstimated: false,
+    });
+  });
+
+  it('keeps the answer of a repair that succeeds, recording what the refused one cost', async () => {
+    fake.enqueue(
+      'chat',
+      reply.content('{"memories": [', { usage: { prompt_tokens: 400, completion_tokens: 400 } }),
+    );
+    const result = await model().extractMemories({ userTurn: 'I live in Porto.' });
+    expect(result.memories).toEqual([
+      { content: 'I live in Porto.', type: 'FACT', confidence: 0.74 },
+    ]);
+    expect(result.call.attempts).toBe(2);
+    expect(result.call.promptTokens).toBeGreaterThan(400);
+    expect(result.call.completionTokens).toBeGreaterThan(400);
   });
 
   it('rejects JSON that violates the schema, never using part of it', async () => {
-    fake.enqueue(
-      'chat',
-      reply.object({
-        memories: [
-          { content: 'The user lives in Porto.', type: 'FACT', confidence: 0.9 },
-          { content: 'The user is sad.', type: 'MOOD', confidence: 1.4 },
-        ],
-      }),
-    );
+    const bad = reply.object({
+      memories: [
+        { content: 'The user lives in Porto.', type: 'FACT', confidence: 0.9 },
+        { content: 'The user is sad.', type: 'MOOD', confidence: 1.4 },
+      ],
+    });
+    fake.enqueue('chat', bad, bad, bad);
     const err = (await model()
       .extractMemories({ userTurn: 'I live in Porto.' })
       .catch((e: unknown) => e)) as ModelOutputError;
@@ -199,13 +238,11 @@ describe('OpenAiLanguageModel against the fake server', () => {
   });
 
   it('rejects facts citing turns outside the span', async () => {
-    fake.enqueue(
-      'chat',
-      reply.object({
-        ...validSummary,
-        facts: [{ ...validSummary.facts[0], sourceTurnIndexes: [3, 9] }],
-      }),
-    );
+    const bad = reply.object({
+      ...validSummary,
+      facts: [{ ...validSummary.facts[0], sourceTurnIndexes: [3, 9] }],
+    });
+    fake.enqueue('chat', bad, bad, bad);
     const err = (await model()
       .summarizeTurns(span)
       .catch((e: unknown) => e)) as ModelOutputError;
@@ -221,7 +258,8 @@ describe('OpenAiLanguageModel against the fake server', () => {
   });
 
   it('treats a JSON answer cut at the token limit as invalid', async () => {
-    fake.enqueue('chat', reply.content('{"memories": [', { finishReason: 'length' }));
+    const cut = reply.content('{"memories": [', { finishReason: 'length' });
+    fake.enqueue('chat', cut, cut, cut);
     await expect(model().extractMemories({ userTurn: 'I live in Porto.' })).rejects.toThrow(
       /token limit/,
     );
@@ -326,7 +364,7 @@ describe('OpenAiLanguageModel against the fake server', () => {
         model: 'openai:fake-llm',
         attempts: 1,
         ok: true,
-        promptVersion: 'summarize-period/1',
+        promptVersion: 'summarize-period/2',
       });
       expect(recorder.calls).toEqual([call]);
     });
@@ -380,20 +418,21 @@ describe('OpenAiLanguageModel against the fake server', () => {
 
     it('rejects an answer missing a field or with a wrong type, never using part of it', async () => {
       const { places: _places, ...missing } = validPeriod;
-      fake.enqueue('chat', reply.object({ ...missing, keyThemes: 'the lake' }));
+      const bad = reply.object({ ...missing, keyThemes: 'the lake' });
+      fake.enqueue('chat', bad, bad, bad);
       const err = (await model()
         .summarizePeriod(month)
         .catch((e: unknown) => e)) as ModelOutputError;
       expect(err).toBeInstanceOf(ModelOutputError);
       expect(err.task).toBe('summarizePeriod');
       expect(err.problems).toEqual(['$.places: missing', '$.keyThemes: expected an array']);
-      // Like the other tasks, an invalid answer is not retried: the caller decides when to try again.
-      expect(fake.requestsFor('chat')).toHaveLength(1);
+      // Like the other tasks, an invalid answer is asked again twice, differently, then refused.
+      expect(fake.requestsFor('chat')).toHaveLength(3);
       expect(recorder.last).toMatchObject({
         task: 'summarizePeriod',
         ok: false,
-        attempts: 1,
-        promptVersion: 'summarize-period/1',
+        attempts: 3,
+        promptVersion: 'summarize-period/2',
       });
     });
 
@@ -408,9 +447,9 @@ describe('OpenAiLanguageModel against the fake server', () => {
       fake.rejectJsonSchema = true;
       const llm = model();
       const result = await llm.summarizePeriod(month);
-      expect(result.call.attempts).toBe(2);
+      expect(result.call.attempts).toBe(3);
       expect(llm.structuredOutputMode).toBe('json_object');
-      const [, resent] = fake.requestsFor('chat');
+      const [, , resent] = fake.requestsFor('chat');
       expect(resent.body.response_format?.type).toBe('json_object');
       expect(resent.body.messages?.[0].content).toContain('"recurringPatterns"');
     });

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import OpenAI, { APIError } from 'openai';
-import { JsonSchema, toWireSchema } from './json-schema-lite.js';
+import { JsonSchema, toWireSchema, withoutLimits } from './json-schema-lite.js';
 import {
   ExtractMemoriesInput,
   ExtractedMemories,
@@ -47,15 +47,23 @@ import {
 } from './prompts.js';
 import { RetriesExhausted, withRetries } from './retry.js';
 import {
+  AttemptPlan,
+  OUTPUT_ATTEMPTS,
+  TASK_MAX_TOKENS,
+  UsageMeter,
+  attemptPlan,
+  withRepair,
+} from './task-attempts.js';
+import {
   MEMORIES_SCHEMA,
   PERIOD_SUMMARY_SCHEMA,
   QUERY_REWRITE_SCHEMA,
   Parsed,
-  TURNS_SUMMARY_SCHEMA,
   parseMemories,
   parsePeriodSummary,
   parseQueryRewrite,
   parseTurnsSummary,
+  turnsSummarySchema,
 } from './task-schemas.js';
 import { countTokens } from './tokenizer.js';
 
@@ -64,9 +72,12 @@ export type StructuredOutputMode = 'json_schema' | 'json_object';
 export interface OpenAiLanguageModelOptions extends OpenAiEndpointOptions {
   model: string;
   structuredOutput: StructuredOutputMode;
+  /** `max_tokens` of a reply (LLM_REPLY_MAX_TOKENS); structured tasks have their own caps. */
+  replyMaxTokens: number;
 }
 
-type Usage = { promptTokens: number; completionTokens: number; estimated: boolean };
+/** Optional request parameters a server may refuse; each refused one is dropped for good. */
+type SamplingParam = 'temperature' | 'seed' | 'max_tokens' | 'max_completion_tokens';
 type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
 /** Per-message overhead of the chat format, for estimates when the server reports no usage. */
@@ -84,7 +95,10 @@ export class OpenAiLanguageModel implements LanguageModel {
   private readonly logger = new Logger('OpenAiLanguageModel');
   private readonly client: OpenAI;
   private mode: StructuredOutputMode;
+  /** False once a server refused the schema's limits (it then gets the structure alone). */
+  private schemaLimits = true;
   private toolsRejected = false;
+  private readonly refusedParams = new Set<SamplingParam>();
 
   constructor(
     private readonly options: OpenAiLanguageModelOptions,
@@ -111,7 +125,7 @@ export class OpenAiLanguageModel implements LanguageModel {
       'summarizeTurns',
       summarizeTurnsPrompt(input),
       SCHEMA_NAME.summarizeTurns,
-      TURNS_SUMMARY_SCHEMA,
+      turnsSummarySchema(input),
       (raw) => parseTurnsSummary(raw, input),
     );
   }
@@ -122,7 +136,7 @@ export class OpenAiLanguageModel implements LanguageModel {
       extractMemoriesPrompt(input),
       SCHEMA_NAME.extractMemories,
       MEMORIES_SCHEMA,
-      parseMemories,
+      (raw) => parseMemories(raw, input),
     );
   }
 
@@ -165,9 +179,11 @@ export class OpenAiLanguageModel implements LanguageModel {
     for (let round = 0; ; round++) {
       // After the last round of calls the model is asked to answer without tools.
       const tools = offered && round < MAX_TOOL_ROUNDS ? offered : undefined;
-      const { value, call } = await this.run('reply', (ctx) =>
+      const { value, call } = await this.run('reply', 1, (ctx) =>
         this.withoutToolsIfRejected(tools, ctx, (t) =>
-          onDelta ? this.streamOnce(messages, onDelta, ctx, t) : this.completeOnce(messages, t),
+          onDelta
+            ? this.streamOnce(messages, onDelta, ctx, t)
+            : this.completeOnce(messages, ctx, t),
         ),
       );
       text += value.text;
@@ -216,9 +232,11 @@ export class OpenAiLanguageModel implements LanguageModel {
     schema: JsonSchema,
     parse: (raw: string) => Parsed<T>,
   ): Promise<WithCall<T>> {
-    const { value, call } = await this.run(task, async (ctx) => {
-      const completion = await this.createStructured(prompt, schemaName, schema, ctx.countRequest);
+    const { value, call } = await this.run(task, OUTPUT_ATTEMPTS, async (ctx, plan) => {
+      const asked = withRepair(prompt, plan);
+      const completion = await this.createStructured(task, asked, schemaName, schema, ctx, plan);
       const { content, finishReason, usage } = readCompletion(completion);
+      ctx.spend(usage, { prompt: asked, content });
       const details = { task, model: this.modelId, attempts: ctx.requests() };
       const refusal = completion.choices[0]?.message?.refusal;
       if (refusal) {
@@ -228,7 +246,7 @@ export class OpenAiLanguageModel implements LanguageModel {
         throw new ModelOutputError(
           `${this.modelId} stopped at its token limit before finishing the JSON`,
           details,
-          [],
+          [`$: cut at ${TASK_MAX_TOKENS[task]} tokens: write a shorter answer, no item twice`],
           content.slice(0, 300),
         );
       }
@@ -241,19 +259,29 @@ export class OpenAiLanguageModel implements LanguageModel {
           parsed.excerpt,
         );
       }
-      return { value: parsed.value, usage, estimateFrom: { prompt, content } };
+      if (parsed.dropped?.length) {
+        this.logger.debug({ msg: 'model output items left out', task, dropped: parsed.dropped });
+      }
+      return parsed.value;
     });
     return { ...value, call };
   }
 
-  /** Sends a structured request, switching to json_object if the server rejects json_schema. */
+  /**
+   * Sends a structured request with the whole schema. A server that refuses it is asked again
+   * with the schema's structure alone (the validator still enforces the limits), and one that
+   * refuses json_schema altogether is switched to json_object, each for the rest of the process.
+   */
   private async createStructured(
+    task: Exclude<LlmTask, 'reply'>,
     prompt: ChatPrompt,
     schemaName: string,
     schema: JsonSchema,
-    countRequest: () => void,
+    ctx: AttemptContext,
+    plan: AttemptPlan,
   ): Promise<OpenAI.Chat.Completions.ChatCompletion> {
     const send = (mode: StructuredOutputMode) => {
+      const wire = this.schemaLimits ? toWireSchema(schema) : withoutLimits(schema);
       // json_object mode cannot carry the schema, so the prompt does.
       const system =
         mode === 'json_schema'
@@ -261,49 +289,93 @@ export class OpenAiLanguageModel implements LanguageModel {
           : `${prompt.system}\n\nThe JSON must conform to this JSON Schema:\n${JSON.stringify(toWireSchema(schema))}`;
       const response_format: OpenAI.Chat.Completions.ChatCompletionCreateParams['response_format'] =
         mode === 'json_schema'
-          ? {
-              type: 'json_schema',
-              json_schema: { name: schemaName, strict: true, schema: toWireSchema(schema) },
-            }
+          ? { type: 'json_schema', json_schema: { name: schemaName, strict: true, schema: wire } }
           : { type: 'json_object' };
-      return withDeadline(this.options.timeoutMs, (deadline) =>
-        this.client.chat.completions.create(
-          {
-            model: this.options.model,
-            messages: [
-              { role: 'system', content: system },
-              { role: 'user', content: prompt.user },
-            ],
-            response_format,
-          },
-          { signal: deadline.signal },
+      return this.withSampling(ctx, plan, TASK_MAX_TOKENS[task], (sampling) =>
+        withDeadline(this.options.timeoutMs, (deadline) =>
+          this.client.chat.completions.create(
+            {
+              model: this.options.model,
+              messages: [
+                { role: 'system', content: system },
+                { role: 'user', content: prompt.user },
+              ],
+              response_format,
+              ...sampling,
+            },
+            { signal: deadline.signal },
+          ),
         ),
       );
     };
-    const mode = this.mode;
-    try {
-      return await send(mode);
-    } catch (err) {
-      if (mode !== 'json_schema' || !rejectsJsonSchema(err)) throw err;
-      this.mode = 'json_object';
-      this.logger.warn(
-        `${this.modelId} rejected response_format json_schema (${describeError(err)}); using json_object from now on`,
-      );
-      countRequest();
-      return await send('json_object');
+    for (;;) {
+      const mode = this.mode;
+      try {
+        return await send(mode);
+      } catch (err) {
+        if (mode !== 'json_schema' || !rejectsJsonSchema(err)) throw err;
+        if (this.schemaLimits) {
+          this.schemaLimits = false;
+          this.logger.warn(
+            `${this.modelId} refused the JSON schema's limits (${describeError(err)}); sending its structure alone from now on`,
+          );
+        } else {
+          this.mode = 'json_object';
+          this.logger.warn(
+            `${this.modelId} rejected response_format json_schema (${describeError(err)}); using json_object from now on`,
+          );
+        }
+        ctx.countRequest();
+      }
+    }
+  }
+
+  /**
+   * The token cap, and on a repeated attempt the temperature and seed, as request parameters.
+   * A server that refuses one (400 or 422 naming it) is asked again without it, and never sent
+   * it again; `max_tokens` refused gives way to `max_completion_tokens` (OpenAI's newer models).
+   */
+  private async withSampling<T>(
+    ctx: AttemptContext,
+    plan: AttemptPlan | null,
+    maxTokens: number,
+    send: (params: Partial<Record<SamplingParam, number>>) => Promise<T>,
+  ): Promise<T> {
+    for (;;) {
+      const params: Partial<Record<SamplingParam, number>> = {};
+      const tokens = this.refusedParams.has('max_tokens') ? 'max_completion_tokens' : 'max_tokens';
+      if (!this.refusedParams.has(tokens)) params[tokens] = maxTokens;
+      if (plan?.temperature !== undefined && !this.refusedParams.has('temperature')) {
+        params.temperature = plan.temperature;
+      }
+      if (plan?.seed !== undefined && !this.refusedParams.has('seed')) params.seed = plan.seed;
+      try {
+        return await send(params);
+      } catch (err) {
+        const param = refusedParam(err, Object.keys(params) as SamplingParam[]);
+        if (!param) throw err;
+        this.refusedParams.add(param);
+        this.logger.warn(
+          `${this.modelId} refused the ${param} parameter (${describeError(err)}); not sending it from now on`,
+        );
+        ctx.countRequest();
+      }
     }
   }
 
   private async completeOnce(
     messages: ChatMessage[],
+    ctx: AttemptContext,
     tools?: OpenAI.Chat.Completions.ChatCompletionTool[],
-  ): Promise<AttemptOutput<ReplyText>> {
+  ): Promise<ReplyText> {
     // A copy: the conversation grows with tool results after this request is sent.
     const sent = [...messages];
-    const completion = await withDeadline(this.options.timeoutMs, (deadline) =>
-      this.client.chat.completions.create(
-        { model: this.options.model, messages: sent, ...(tools ? { tools } : {}) },
-        { signal: deadline.signal },
+    const completion = await this.withSampling(ctx, null, this.options.replyMaxTokens, (sampling) =>
+      withDeadline(this.options.timeoutMs, (deadline) =>
+        this.client.chat.completions.create(
+          { model: this.options.model, messages: sent, ...(tools ? { tools } : {}), ...sampling },
+          { signal: deadline.signal },
+        ),
       ),
     );
     const toolCalls = tools ? toolCallsOf(completion.choices?.[0]?.message) : [];
@@ -311,11 +383,8 @@ export class OpenAiLanguageModel implements LanguageModel {
       toolCalls.length > 0
         ? { ...readUsageOnly(completion), content: completion.choices[0].message.content ?? '' }
         : readCompletion(completion, true);
-    return {
-      value: { text: content, finishReason, toolCalls },
-      usage,
-      estimateFrom: { messages: sent, content },
-    };
+    ctx.spend(usage, { messages: sent, content });
+    return { text: content, finishReason, toolCalls };
   }
 
   private async streamOnce(
@@ -323,7 +392,7 @@ export class OpenAiLanguageModel implements LanguageModel {
     onDelta: (text: string) => void,
     ctx: AttemptContext,
     tools?: OpenAI.Chat.Completions.ChatCompletionTool[],
-  ): Promise<AttemptOutput<ReplyText>> {
+  ): Promise<ReplyText> {
     const sent = [...messages];
     const calls = new ToolCallAccumulator();
     let text = '';
@@ -331,15 +400,18 @@ export class OpenAiLanguageModel implements LanguageModel {
     let usage: OpenAI.CompletionUsage | undefined;
     try {
       await withDeadline(this.options.timeoutMs, async (deadline: AttemptDeadline) => {
-        const stream = await this.client.chat.completions.create(
-          {
-            model: this.options.model,
-            messages: sent,
-            stream: true,
-            stream_options: { include_usage: true },
-            ...(tools ? { tools } : {}),
-          },
-          { signal: deadline.signal },
+        const stream = await this.withSampling(ctx, null, this.options.replyMaxTokens, (sampling) =>
+          this.client.chat.completions.create(
+            {
+              model: this.options.model,
+              messages: sent,
+              stream: true,
+              stream_options: { include_usage: true },
+              ...(tools ? { tools } : {}),
+              ...sampling,
+            },
+            { signal: deadline.signal },
+          ),
         );
         for await (const chunk of stream) {
           deadline.touch();
@@ -360,6 +432,10 @@ export class OpenAiLanguageModel implements LanguageModel {
           throw new MalformedResponseError('the stream ended before the model finished');
       });
     } catch (err) {
+      // What the server generated before the break was spent all the same.
+      if (text.length > 0 || usage) {
+        ctx.spend(usage ? fromUsage(usage) : undefined, { messages: sent, content: text });
+      }
       // Text already handed to onDelta cannot be taken back, so a broken stream is not retried.
       if (text.length > 0) {
         throw new ModelUnavailableError(
@@ -369,60 +445,78 @@ export class OpenAiLanguageModel implements LanguageModel {
       }
       throw err;
     }
-    return {
-      value: { text, finishReason: finishReason ?? 'stop', toolCalls: calls.result },
-      usage: usage ? fromUsage(usage) : undefined,
-      estimateFrom: { messages: sent, content: text },
-    };
+    ctx.spend(usage ? fromUsage(usage) : undefined, { messages: sent, content: text });
+    return { text, finishReason: finishReason ?? 'stop', toolCalls: calls.result };
   }
 
-  /** Retries, usage accounting and recording shared by every task. */
+  /**
+   * Retries, repairs, usage accounting and recording shared by every task. Transport failures
+   * (429, 5xx, timeouts) are retried as they are; a refused answer (invalid, ungrounded, cut at
+   * the token cap) is asked again up to `outputAttempts` times, each time differently
+   * (task-attempts.ts). The call is recorded once with the usage of every request it made.
+   */
   private async run<T>(
     task: LlmTask,
-    attempt: (ctx: AttemptContext) => Promise<AttemptOutput<T>>,
+    outputAttempts: number,
+    attempt: (ctx: AttemptContext, plan: AttemptPlan) => Promise<T>,
   ): Promise<{ value: T; call: ModelCall }> {
     const started = performance.now();
+    const meter = new UsageMeter();
     let requests = 0;
     const ctx: AttemptContext = {
       requests: () => requests,
       countRequest: () => {
         requests++;
       },
+      spend: (usage, from) => {
+        if (usage) meter.add(usage);
+        else meter.add(estimateUsage(from), true);
+      },
     };
-    const record = (usage: Usage, error?: string): ModelCall => {
+    const record = (error?: string): ModelCall => {
       const call: ModelCall = {
         task,
         model: this.modelId,
-        promptTokens: usage.promptTokens,
-        completionTokens: usage.completionTokens,
+        promptTokens: meter.promptTokens,
+        completionTokens: meter.completionTokens,
         durationMs: Math.round(performance.now() - started),
         attempts: requests,
         ok: error === undefined,
         error,
         promptVersion: PROMPT_VERSION[task],
-        usageEstimated: usage.estimated,
+        usageEstimated: meter.estimated,
       };
       reportCall(this.recorder, call);
       return call;
     };
-    try {
-      const { value: output } = await withRetries(
-        this.options.retry,
-        () => {
-          requests++;
-          return attempt(ctx);
-        },
-        classifyOpenAiError,
-      );
-      const usage = output.usage
-        ? { ...output.usage, estimated: false }
-        : estimateUsage(output.estimateFrom);
-      return { value: output.value, call: record(usage) };
-    } catch (err) {
-      const error =
-        err instanceof RetriesExhausted ? toModelError(err, task, this.modelId, requests) : err;
-      record({ promptTokens: 0, completionTokens: 0, estimated: true }, describeError(error));
-      throw error;
+    let refused: ModelOutputError | undefined;
+    for (let n = 1; ; n++) {
+      const plan = attemptPlan(n, refused);
+      try {
+        const { value } = await withRetries(
+          this.options.retry,
+          () => {
+            requests++;
+            return attempt(ctx, plan);
+          },
+          classifyOpenAiError,
+        );
+        return { value, call: record() };
+      } catch (err) {
+        const error =
+          err instanceof RetriesExhausted ? toModelError(err, task, this.modelId, requests) : err;
+        if (error instanceof ModelOutputError && n < outputAttempts) {
+          this.logger.warn({
+            msg: 'model answer refused; asking again',
+            task,
+            error: error.message,
+          });
+          refused = error;
+          continue;
+        }
+        record(describeError(error));
+        throw error;
+      }
     }
   }
 }
@@ -430,8 +524,20 @@ export class OpenAiLanguageModel implements LanguageModel {
 interface AttemptContext {
   /** Requests made so far in this call. */
   requests: () => number;
-  /** Counts an extra request inside one attempt (the json_object resend). */
+  /** Counts an extra request inside one attempt (a resend without what the server refused). */
   countRequest: () => void;
+  /** Adds one answered request's usage, or its estimate when the server sent none. */
+  spend: (
+    usage: { promptTokens: number; completionTokens: number } | undefined,
+    from: UsageSource,
+  ) => void;
+}
+
+/** What to count with the tokenizer when the server reports no usage. */
+interface UsageSource {
+  prompt?: ChatPrompt;
+  messages?: ChatMessage[];
+  content: string;
 }
 
 interface ReplyText {
@@ -441,13 +547,6 @@ interface ReplyText {
   toolCalls: ToolCallOut[];
 }
 
-interface AttemptOutput<T> {
-  value: T;
-  usage?: { promptTokens: number; completionTokens: number };
-  /** What to count with the tokenizer when the server reports no usage. */
-  estimateFrom: { prompt?: ChatPrompt; messages?: ChatMessage[]; content: string };
-}
-
 function fromUsage(usage: OpenAI.CompletionUsage): {
   promptTokens: number;
   completionTokens: number;
@@ -455,12 +554,12 @@ function fromUsage(usage: OpenAI.CompletionUsage): {
   return { promptTokens: usage.prompt_tokens ?? 0, completionTokens: usage.completion_tokens ?? 0 };
 }
 
-function estimateUsage(from: AttemptOutput<unknown>['estimateFrom']): Usage {
+function estimateUsage(from: UsageSource): { promptTokens: number; completionTokens: number } {
   const texts = from.prompt
     ? [from.prompt.system, from.prompt.user]
     : (from.messages ?? []).map((m) => (typeof m.content === 'string' ? m.content : ''));
   const promptTokens = texts.reduce((n, t) => n + countTokens(t) + TOKENS_PER_MESSAGE, 0);
-  return { promptTokens, completionTokens: countTokens(from.content), estimated: true };
+  return { promptTokens, completionTokens: countTokens(from.content) };
 }
 
 /** The first choice's text, or MalformedResponseError when the body is not a chat completion. */
@@ -506,4 +605,15 @@ function rejectsJsonSchema(err: unknown): boolean {
     (err.status === 400 || err.status === 422) &&
     /response_format|json_schema|structured output|schema/i.test(describeError(err))
   );
+}
+
+/** The optional parameter a 400 or 422 names, among those sent, or null. */
+function refusedParam(err: unknown, sent: SamplingParam[]): SamplingParam | null {
+  if (!(err instanceof APIError) || (err.status !== 400 && err.status !== 422)) return null;
+  const named = (err as { param?: unknown }).param;
+  if (typeof named === 'string' && (sent as string[]).includes(named)) {
+    return named as SamplingParam;
+  }
+  const said = describeError(err);
+  return sent.find((p) => new RegExp(`\\b${p}\\b`).test(said)) ?? null;
 }

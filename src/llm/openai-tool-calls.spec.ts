@@ -41,6 +41,7 @@ describe('OpenAiLanguageModel replies with tools', () => {
         structuredOutput: 'json_schema',
         timeoutMs: 2000,
         retry: { maxRetries: 2, baseMs: 1, maxDelayMs: 5, maxRetryAfterMs: 10, random: () => 0.5 },
+        replyMaxTokens: 512,
       },
       recorder,
     );
@@ -69,7 +70,7 @@ describe('OpenAiLanguageModel replies with tools', () => {
     expect(result.text).toBe('Noted.');
     expect(executed).toEqual([{ name: 'note', args: '{"text":"likes tea"}' }]);
     const [first, second] = fake.requestsFor('chat');
-    // Limits are left out of what is sent, as for structured output.
+    // The whole schema is sent, limits included, as for structured output.
     expect(first.body.tools).toEqual([
       {
         type: 'function',
@@ -78,7 +79,7 @@ describe('OpenAiLanguageModel replies with tools', () => {
           description: 'Takes a note.',
           parameters: {
             type: 'object',
-            properties: { text: { type: 'string' } },
+            properties: { text: { type: 'string', maxLength: 50 } },
             required: ['text'],
             additionalProperties: false,
           },

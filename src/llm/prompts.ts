@@ -12,9 +12,9 @@ import { countTokens, truncateToTokens } from './tokenizer.js';
  * changes: it is recorded with each call, so output quality can be compared across versions.
  */
 export const PROMPT_VERSION = {
-  summarizeTurns: 'summarize-turns/1',
-  extractMemories: 'extract-memories/1',
-  summarizePeriod: 'summarize-period/1',
+  summarizeTurns: 'summarize-turns/2',
+  extractMemories: 'extract-memories/2',
+  summarizePeriod: 'summarize-period/2',
   rewriteQuery: 'rewrite-query/1',
   /** Replies use the caller's system prompt as is; the version covers the message layout. */
   reply: 'reply/1',
@@ -47,6 +47,19 @@ const DO_NOT_SAVE = `Never save:
 - anything only the assistant said, unless the user confirmed it.
 Medical or financial details (diagnoses, medication, treatment, debts, income, account numbers): leave them out, or if they matter to the story give them a confidence of 0.4 or less.`;
 
+/**
+ * The example sentences the prompts show, as patterns with <PLACEHOLDERS>: a model that copies
+ * one writes something no conversation said, which grounding.ts refuses (and a test checks
+ * that none is ever stored).
+ */
+export const PROMPT_EXAMPLES: readonly string[] = [
+  "<THE PERSON'S NAME> worked as a <JOB> for <NUMBER> years.",
+  "The user's <RELATIVE> lives in <PLACE>.",
+  'The user has a <RELATIVE> named <NAME>.',
+  'The user and their <RELATIVE> <NAME> <DO SOMETHING> every <DAY>.',
+  'The user keeps returning to <A HABIT OF THE PERSON>.',
+];
+
 export interface ChatPrompt {
   system: string;
   user: string;
@@ -69,9 +82,10 @@ Fields:
 
 ${DO_NOT_SAVE}
 
-Example. Turns: [turn 4] USER: "Dad was a carpenter for thirty years, he built our kitchen table. Anyway, you're a great listener." [turn 5] ASSISTANT: "That table must hold a lot of memories."
-Good fact: {"content": "${name} worked as a carpenter for thirty years.", "category": "OCCUPATION", "confidence": 0.95, "sourceTurnIndexes": [4]}
-Not a fact: "The assistant is a great listener." (an opinion about the assistant).`;
+Example, a pattern rather than a conversation (words in <ANGLE BRACKETS> stand for what the turns say; never copy them):
+Turns: [turn <N>] USER: "<THE PERSON> was a <JOB> for <NUMBER> years. Anyway, <A COMPLIMENT TO THE ASSISTANT>."
+Good fact: {"content": "<THE PERSON'S NAME> worked as a <JOB> for <NUMBER> years.", "category": "OCCUPATION", "confidence": 0.95, "sourceTurnIndexes": [<N>]}
+Not a fact: the compliment (an opinion about the assistant).`;
 
   const known = (input.existingFacts ?? []).map((f) => `- ${f}`).join('\n') || '(none)';
   const turns = input.turns
@@ -89,7 +103,7 @@ export function extractMemoriesPrompt(input: ExtractMemoriesInput): ChatPrompt {
 You pick out what is worth remembering about the USER from one exchange in Keepsake, so a later conversation can recall it. Reply with one JSON object and nothing else: {"memories": [...]}, 0 to 3 items.
 
 Each memory:
-- "content": one self-contained sentence about the user in the third person ("The user's sister Anna lives in Lisbon.").
+- "content": one self-contained sentence about the user in the third person ("The user's <RELATIVE> lives in <PLACE>.").
 - "type": FACT (lasting facts: work, home, family situation), EMOTION (how the user feels about something that matters), GOAL (what the user wants to do), PATTERN (what the user does regularly), RELATIONSHIP (people in the user's life), PREFERENCE (likes and dislikes).
 - "confidence": 0.9 or more when stated plainly and lasting; 0.7 to 0.85 when clear; below 0.7 when vague, momentary or inferred (those are usually discarded).
 
@@ -97,11 +111,11 @@ Only what the user said about themselves or their life. Never anything about the
 
 ${DO_NOT_SAVE}
 
-Examples:
-User: "You're honestly more helpful than my therapist, thanks!" -> {"memories": []}
-User: "Hang on, let me grab a coffee, back in 5." -> {"memories": []}
-User: "What year did the war end?" -> {"memories": []}
-User: "My sister Anna and I walk Dad's old route every Sunday." -> {"memories": [{"content": "The user has a sister named Anna.", "type": "RELATIONSHIP", "confidence": 0.9}, {"content": "The user and their sister Anna walk their late father's old route every Sunday.", "type": "PATTERN", "confidence": 0.85}]}`;
+Examples, patterns rather than conversations (words in <ANGLE BRACKETS> stand for what the user says; never copy them):
+User: "<A COMPLIMENT TO THE ASSISTANT>" -> {"memories": []}
+User: "<A PASSING ERRAND, BACK IN A MINUTE>" -> {"memories": []}
+User: "<A QUESTION>" -> {"memories": []}
+User: "My <RELATIVE> <NAME> and I <DO SOMETHING> every <DAY>." -> {"memories": [{"content": "The user has a <RELATIVE> named <NAME>.", "type": "RELATIONSHIP", "confidence": 0.9}, {"content": "The user and their <RELATIVE> <NAME> <DO SOMETHING> every <DAY>.", "type": "PATTERN", "confidence": 0.85}]}`;
 
   const known = (input.existingMemories ?? []).map((m) => `- ${m}`).join('\n') || '(none)';
   const assistant =
@@ -147,7 +161,7 @@ Fields:
 - "summary": 3 to 6 plain sentences on what the user talked about and remembered over the ${span}, and how it felt. Third person ("The user ...").
 - "emotionalTone": a short phrase for the overall tone ("warm and nostalgic", "grieving, with moments of humour").
 - "keyThemes": at most 8 short themes, the most present first.
-- "recurringPatterns": at most 5 short sentences on what came back across several conversations or weeks ("The user keeps returning to Sunday dinners at ${name}'s house."). One mention is not a pattern: an empty list is a fine answer.
+- "recurringPatterns": at most 5 short sentences on what came back across several conversations or weeks ("The user keeps returning to <A HABIT OF THE PERSON>.", with the sources' own words). One mention is not a pattern: an empty list is a fine answer.
 - "people": names of people who came up, at most 15.
 - "places": names of places that came up, at most 15.
 

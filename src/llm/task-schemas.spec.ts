@@ -1,4 +1,4 @@
-import { JsonSchema, toWireSchema, validateJson } from './json-schema-lite.js';
+import { JsonSchema, toWireSchema, validateJson, withoutLimits } from './json-schema-lite.js';
 import {
   MEMORIES_SCHEMA,
   PERIOD_SUMMARY_SCHEMA,
@@ -42,9 +42,14 @@ describe('validateJson', () => {
 });
 
 describe('toWireSchema', () => {
-  it('keeps structure and enums, drops numeric and length limits', () => {
+  it('sends the whole schema, limits included, so a grammar made from it enforces them', () => {
     const wire = JSON.stringify(toWireSchema(MEMORIES_SCHEMA));
-    expect(wire).not.toMatch(/maxItems|minimum|maximum|minLength|maxLength/);
+    expect(wire).toContain('"maxItems":3');
+    expect(wire).toContain('"minimum":0,"maximum":1');
+    expect(wire).toContain('"maxLength":500');
+    expect(JSON.stringify(withoutLimits(MEMORIES_SCHEMA))).not.toMatch(
+      /maxItems|minimum|maximum|minLength|maxLength/,
+    );
     expect(wire).toContain('"additionalProperties":false');
     expect(wire).toContain(
       '"enum":["FACT","EMOTION","GOAL","PATTERN","RELATIONSHIP","PREFERENCE"]',
@@ -62,9 +67,14 @@ describe('toWireSchema', () => {
 
 describe('parseMemories', () => {
   it('accepts bare JSON and one surrounding code fence, nothing else', () => {
-    expect(parseMemories('{"memories": []}')).toEqual({ ok: true, value: { memories: [] } });
-    expect(parseMemories('```json\n{"memories": []}\n```').ok).toBe(true);
-    expect(parseMemories('Here you go: {"memories": []}')).toMatchObject({
+    const input = { userTurn: 'Hello.' };
+    expect(parseMemories('{"memories": []}', input)).toEqual({
+      ok: true,
+      value: { memories: [] },
+      dropped: [],
+    });
+    expect(parseMemories('```json\n{"memories": []}\n```', input).ok).toBe(true);
+    expect(parseMemories('Here you go: {"memories": []}', input)).toMatchObject({
       ok: false,
       reason: 'not JSON',
     });
@@ -109,7 +119,7 @@ describe('parsePeriodSummary', () => {
       problems: ['$.places[0]: expected a string'],
     });
     expect(parse({ ...valid, summary: '  ' })).toMatchObject({
-      problems: ['$.summary: expected at least 1 characters'],
+      problems: ['$.summary: expected at least 20 characters'],
     });
     expect(
       parse({ ...valid, keyThemes: Array.from({ length: 9 }, (_, i) => `t${i}`) }),

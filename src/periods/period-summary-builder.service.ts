@@ -31,6 +31,7 @@ import {
 } from './period-calendar.js';
 import { PeriodSummaryEntity } from './period-summary.entity.js';
 import { PERIOD_KIND, PeriodSummaryRepository } from './period-summary.repository.js';
+import { splitNames } from '../llm/heuristics/names.js';
 
 export const PERIOD_JOB = 'periods:summarize';
 
@@ -65,33 +66,6 @@ export function periodJobKey(p: Omit<PeriodJobPayload, 'force'>): string {
 const TURNS_TEXT_CHARS = 6000;
 /** Turns the rolling summaries have not reached yet that a week reads: at most this many. */
 const WEEK_TURNS_LIMIT = 400;
-const LOCATIVE = /\b(?:in|at|to|from|near|visit(?:ed|ing)?|moved to|lived in|born in)\s+$/i;
-/** Names that are places by their last word. */
-const PLACE_WORD =
-  /\s(?:Road|Street|St|Lane|Avenue|Ave|Park|Hill|Bay|Beach|Lake|River|Square|Bridge|Church|Hospital|School|Station|Harbour|Harbor|Island|Valley|Mountains?|County|City|Town)$/;
-/** Days of the year, neither people nor places. */
-const OCCASIONS =
-  /^(?:Christmas(?: Day| Eve)?|Easter|Halloween|Bonfire Night|New Year(?:'s)?(?: Day| Eve)?|Thanksgiving|Hanukkah|Diwali|Eid|Passover|Boxing Day|Mother's Day|Father's Day)$/i;
-
-/**
- * Names from a conversation summary, split into places (named with Road, Park, Bay ..., or
- * after "in", "at", "visited" ...) and people; holidays are neither.
- */
-export function splitNames(
-  entities: string[],
-  text: string,
-): { people: string[]; places: string[] } {
-  const people: string[] = [];
-  const places: string[] = [];
-  for (const name of entities) {
-    if (OCCASIONS.test(name)) continue;
-    const at = text.indexOf(name);
-    const before = at > 0 ? text.slice(Math.max(0, at - 20), at) : '';
-    (LOCATIVE.test(before) || PLACE_WORD.test(` ${name}`) ? places : people).push(name);
-  }
-  return { people, places };
-}
-
 /** The row changed between reading the sources and writing: read them again. */
 class BuildConflict extends Error {}
 

@@ -90,7 +90,7 @@ export const searchVariables = defineVariables({
   },
   SEARCH_QUERY_REWRITE: {
     description:
-      'on (needs LLM=openai): recall asks the model for a short hypothetical answer to the question and, for a question that asks several things, one question per thing; the answer joins the question in the vector search, each sub-question is searched too and the results merged. One model call per recall (counted in MODEL_CALLS_PER_USER_PER_MINUTE); a slow, failing or spent model leaves the recall as it would be off.',
+      'on (needs LLM=openai or embedded): recall asks the model for a short hypothetical answer to the question and, for a question that asks several things, one question per thing; the answer joins the question in the vector search, each sub-question is searched too and the results merged. One model call per recall (counted in MODEL_CALLS_PER_USER_PER_MINUTE); a slow, failing or spent model leaves the recall as it would be off.',
     default: 'off',
     parse: oneOf('off', 'on'),
   },
@@ -251,7 +251,9 @@ export function searchSettings(env: SearchEnv): SearchSettings {
 
 /** SEARCH_QUERY_REWRITE needs a model that writes text. */
 export function validateSearchConfig(env: { SEARCH_QUERY_REWRITE: string; LLM: string }): string[] {
-  return env.SEARCH_QUERY_REWRITE === 'on' && env.LLM !== 'openai'
-    ? ['SEARCH_QUERY_REWRITE=on needs a language model (LLM=openai): offline there is none to ask']
+  return env.SEARCH_QUERY_REWRITE === 'on' && env.LLM === 'local'
+    ? [
+        'SEARCH_QUERY_REWRITE=on needs a language model (LLM=openai or embedded): the heuristics have none to ask',
+      ]
     : [];
 }

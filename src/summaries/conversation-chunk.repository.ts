@@ -15,6 +15,22 @@ const COLUMNS = sql`k.id, k.conversation_id AS "conversationId", k.legacy_id AS 
   k.last_occurred_at AS "lastOccurredAt", k.created_at AS "createdAt",
   ${coversAnsweredAloneSql('k')} AS "answeredAlone"`;
 
+/**
+ * The first turn of conversation `c` that no summary and no set-aside range covers: work goes
+ * on after a range the model could not summarize.
+ */
+const NEXT_START = sql`GREATEST(
+  COALESCE((SELECT max(k.range_end) + 1 FROM conversation_chunks k WHERE k.conversation_id = c.id), 0),
+  COALESCE((SELECT max(s.range_end) + 1 FROM summary_set_asides s WHERE s.conversation_id = c.id), 0))`;
+
+/** A range of turns set aside: the model could not summarize it (summary_set_asides). */
+export interface SetAsideRange {
+  conversationId: string;
+  rangeStart: number;
+  rangeEnd: number;
+  error: string;
+}
+
 /** How far a conversation is summarized. */
 export interface SummaryProgress {
   conversationId: string;
@@ -66,9 +82,7 @@ export class ConversationChunkRepository {
     const rows: SummaryProgress[] = await run(
       this.m(manager),
       sql`SELECT c.id AS "conversationId", c.legacy_id AS "legacyId", c.user_id AS "userId",
-              c.next_turn_index AS "turnCount",
-              COALESCE((SELECT max(k.range_end) + 1 FROM conversation_chunks k
-                         WHERE k.conversation_id = c.id), 0) AS "nextStart"
+              c.next_turn_index AS "turnCount", ${NEXT_START} AS "nextStart"
          FROM conversations c WHERE c.id = ${conversationId}`,
     );
     return rows[0] ? { ...rows[0], nextStart: Number(rows[0].nextStart) } : null;
@@ -79,8 +93,7 @@ export class ConversationChunkRepository {
     if (conversationIds.length === 0) return new Map();
     const rows: { id: string; pending: string }[] = await run(
       this.m(),
-      sql`SELECT c.id, c.next_turn_index - COALESCE((SELECT max(k.range_end) + 1
-                 FROM conversation_chunks k WHERE k.conversation_id = c.id), 0) AS pending
+      sql`SELECT c.id, c.next_turn_index - ${NEXT_START} AS pending
          FROM conversations c WHERE c.id = ANY(${conversationIds}::uuid[])`,
     );
     return new Map(rows.map((r) => [r.id, Number(r.pending)]));
@@ -124,9 +137,12 @@ export class ConversationChunkRepository {
          FROM messages m
         WHERE m.user_id = ${userId} AND m.legacy_id = ${legacyId} AND m.occurred_at >= ${from} AND m.occurred_at < ${to}
           AND NOT m.placeholder
-          AND m.turn_index > COALESCE(
-                (SELECT max(k.range_end) FROM conversation_chunks k
-                  WHERE k.conversation_id = m.conversation_id), -1)
+          AND (m.turn_index > COALESCE(
+                 (SELECT max(k.range_end) FROM conversation_chunks k
+                   WHERE k.conversation_id = m.conversation_id), -1)
+               OR EXISTS (SELECT 1 FROM summary_set_asides s
+                           WHERE s.conversation_id = m.conversation_id
+                             AND m.turn_index BETWEEN s.range_start AND s.range_end))
         ORDER BY m.occurred_at, m.turn_index
         LIMIT ${limit}`,
     );
@@ -186,13 +202,56 @@ export class ConversationChunkRepository {
     );
   }
 
+  /** Sets a range aside; false when it was already (another worker got there first). */
+  async setAside(manager: EntityManager, range: SetAsideRange): Promise<boolean> {
+    const rows: unknown[] = await run(
+      manager,
+      sql`INSERT INTO summary_set_asides (conversation_id, range_start, range_end, error)
+       VALUES (${range.conversationId}, ${range.rangeStart}, ${range.rangeEnd}, ${range.error.slice(0, 2000)})
+       ON CONFLICT DO NOTHING RETURNING range_start`,
+    );
+    return rows.length > 0;
+  }
+
+  /** The set-aside range starting at `rangeStart`, locked until the transaction ends. */
+  async setAsideForUpdate(
+    manager: EntityManager,
+    conversationId: string,
+    rangeStart: number,
+  ): Promise<SetAsideRange | null> {
+    const rows: SetAsideRange[] = await run(
+      manager,
+      sql`SELECT conversation_id AS "conversationId", range_start AS "rangeStart",
+              range_end AS "rangeEnd", error
+         FROM summary_set_asides
+        WHERE conversation_id = ${conversationId} AND range_start = ${rangeStart} FOR UPDATE`,
+    );
+    return rows[0] ?? null;
+  }
+
+  async clearSetAside(manager: EntityManager, conversationId: string, rangeStart: number) {
+    await run(
+      manager,
+      sql`DELETE FROM summary_set_asides WHERE conversation_id = ${conversationId} AND range_start = ${rangeStart}`,
+    );
+  }
+
+  /** A conversation's set-aside ranges, in order. */
+  setAsides(conversationId: string): Promise<SetAsideRange[]> {
+    return run(
+      this.m(),
+      sql`SELECT conversation_id AS "conversationId", range_start AS "rangeStart",
+              range_end AS "rangeEnd", error
+         FROM summary_set_asides WHERE conversation_id = ${conversationId} ORDER BY range_start`,
+    );
+  }
+
   /** Conversations holding more than `threshold` unsummarized turns, most behind first. */
   overThreshold(threshold: number, limit: number): Promise<{ id: string; pending: number }[]> {
     return run(
       this.m(),
       sql`SELECT id, pending FROM (
-         SELECT c.id, c.next_turn_index - COALESCE((SELECT max(k.range_end) + 1
-                  FROM conversation_chunks k WHERE k.conversation_id = c.id), 0) AS pending
+         SELECT c.id, c.next_turn_index - ${NEXT_START} AS pending
            FROM conversations c WHERE c.next_turn_index > ${threshold}) p
         WHERE pending > ${threshold} ORDER BY pending DESC, id LIMIT ${limit}`,
     );

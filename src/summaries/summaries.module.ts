@@ -15,7 +15,13 @@ import { ContextAssemblerService } from '../context/context-assembler.service.js
 import { SummariesContextProvider } from './summaries-context.provider.js';
 import { ConversationChunkRepository, SUMMARY_KIND } from './conversation-chunk.repository.js';
 import { ConversationSummariesResolver, SummariesResolver } from './summaries.resolver.js';
-import { SUMMARIZE_JOB, SummariesService, SummarizeJobPayload } from './summaries.service.js';
+import {
+  SET_ASIDE_JOB,
+  SUMMARIZE_JOB,
+  SetAsidePayload,
+  SummariesService,
+  SummarizeJobPayload,
+} from './summaries.service.js';
 
 /** Rolling summarization of conversations into chunks, with the facts found in them. */
 @Module({
@@ -60,6 +66,9 @@ export class SummariesModule implements OnModuleInit {
     });
     this.jobs.register<SummarizeJobPayload>(SUMMARIZE_JOB, (payload) =>
       this.summaries.runJob(payload),
+    );
+    this.jobs.register<SetAsidePayload>(SET_ASIDE_JOB, (payload) =>
+      this.summaries.summarizeSetAside(payload),
     );
     // Committed with the turn (or an import): the check cannot be lost between the two.
     this.turns.onStoredInTransaction(async (event, manager) => {

@@ -16,7 +16,7 @@ import { JobsService } from '../jobs/jobs.service.js';
 import { LegacyRepository } from '../legacies/legacy.repository.js';
 import { deferForOutage } from '../llm/model-outage.js';
 import { LANGUAGE_MODEL } from '../llm/language-model.js';
-import type { LanguageModel, TurnsSummary } from '../llm/language-model.js';
+import type { LanguageModel, TurnsSummary, WithCall } from '../llm/language-model.js';
 import { ModelOutputError, isModelError } from '../llm/model.errors.js';
 import { countTokens } from '../llm/tokenizer.js';
 import { ConversationChunkEntity } from './conversation-chunk.entity.js';
@@ -24,10 +24,33 @@ import {
   ChunkTurn,
   ConversationChunkRepository,
   SUMMARY_KIND,
+  SetAsideRange,
   SummaryProgress,
 } from './conversation-chunk.repository.js';
 
 export const SUMMARIZE_JOB = 'summaries:summarize';
+/** A range set aside (summary_set_asides): FAILED from the start, run when an operator retries it. */
+export const SET_ASIDE_JOB = 'summaries:set-aside';
+
+/** What summarizeNext answers for a range it set aside. */
+export const SET_ASIDE = 'set-aside';
+
+/** Halvings of a range the model fails before it is set aside. */
+const SHORTER_SPANS = 1;
+
+export interface SetAsidePayload {
+  conversationId: string;
+  rangeStart: number;
+  rangeEnd: number;
+}
+
+type PreparedChunk = {
+  summary: WithCall<TurnsSummary>;
+  content: string;
+  facts: ExtractedFact[];
+  chunkVectors: Awaited<ReturnType<EmbeddingService['embedForStorage']>>;
+  prepared: Awaited<ReturnType<FactWriterService['prepare']>>;
+};
 
 /**
  * Batches summarizeNow writes before answering (each is a model call); anything beyond goes on
@@ -154,7 +177,7 @@ export class SummariesService {
         // budget is theirs, and whether it is spent is not this caller's to learn.
         const chunk = await this.summarizeNext(conversation.id, true, user.id);
         if (!chunk) break;
-        created.push(chunk);
+        if (chunk !== SET_ASIDE) created.push(chunk);
       }
     } catch (err) {
       if (
@@ -207,8 +230,11 @@ export class SummariesService {
   }
 
   /**
-   * Summarizes the next range of the conversation, if one is due. Returns the chunk written, or
-   * null when nothing was due or another worker wrote this range first. Model and embedding
+   * Summarizes the next range of the conversation, if one is due. Returns the chunk written,
+   * SET_ASIDE when the model could not summarize it (the range is set aside and the
+   * conversation goes on after it), or null when nothing was due or another worker wrote this
+   * range first. A model the range fails is asked again on its first half (a shorter span is
+   * easier for a small model) before the range is set aside. Model outages and embedding
    * failures propagate, with nothing stored. The model call counts in `chargedTo`'s budget:
    * the conversation's starter's unless a participant asked for it (summarizeNow, inline or in
    * the job that continues it).
@@ -217,29 +243,138 @@ export class SummariesService {
     conversationId: string,
     force: boolean,
     chargedTo?: string,
-  ): Promise<ConversationChunkEntity | null> {
+  ): Promise<ConversationChunkEntity | typeof SET_ASIDE | null> {
     const progress = await this.chunks.progress(conversationId);
     if (!progress) return null;
-    const range = this.batchFor(progress, force);
+    let range = this.batchFor(progress, force);
     if (!range) return null;
+    const legacy = await this.legacies.findById(progress.legacyId);
+    if (!legacy) return null;
+    for (let halved = 0; ; halved++) {
+      const turns = await this.rangeTurns(conversationId, range);
+      // Notices (the offline one, a failed reply's) are covered by the range but never read: a
+      // range of notices alone waits for the next turns to be summarized with them.
+      if (!turns.some((t) => !t.placeholder)) return null;
+      const wait = await this.limits.backgroundModelCall(chargedTo ?? progress.userId);
+      if (wait > 0) throw new ModelBudgetSpent(wait);
+      let made: PreparedChunk;
+      try {
+        made = await this.prepareChunk(legacy.name, turns);
+      } catch (err) {
+        if (!(err instanceof ModelOutputError)) throw err;
+        if (halved < SHORTER_SPANS && range.end > range.start) {
+          const half = Math.ceil((range.end - range.start + 1) / 2);
+          this.logger.warn({
+            msg: 'summary refused; trying a shorter span',
+            conversationId,
+            range,
+            error: err.message,
+          });
+          range = { start: range.start, end: range.start + half - 1 };
+          continue;
+        }
+        return (await this.setAside(conversationId, range, err)) ? SET_ASIDE : null;
+      }
+      let events: FactEvent[] = [];
+      const target = range;
+      const chunk = await this.dataSource.transaction(async (m) => {
+        await this.chunks.lock(m, conversationId);
+        const current = await this.chunks.progress(conversationId, m);
+        if (!current || current.nextStart !== target.start) return null;
+        const written = await this.writeChunk(m, progress, legacy.name, target, turns, made);
+        events = written.events;
+        return written.chunk;
+      });
+      if (chunk) await this.facts.publish(events);
+      return chunk;
+    }
+  }
+
+  /**
+   * The job of a set-aside range, run when an operator retries it from failedJobs: the same
+   * range, summarized now, fills its place; a model that fails again leaves it set aside and
+   * the job failed.
+   */
+  async summarizeSetAside(payload: SetAsidePayload): Promise<void> {
+    const { conversationId, rangeStart, rangeEnd } = payload;
+    const progress = await this.chunks.progress(conversationId);
+    if (!progress) return;
+    const legacy = await this.legacies.findById(progress.legacyId);
+    if (!legacy) return;
+    const range = { start: rangeStart, end: rangeEnd };
+    const turns = await this.rangeTurns(conversationId, range);
+    const made = await this.prepareChunk(legacy.name, turns).catch((err: unknown) => {
+      throw this.asJobError(err);
+    });
+    let events: FactEvent[] = [];
+    await this.dataSource.transaction(async (m) => {
+      await this.chunks.lock(m, conversationId);
+      if (!(await this.chunks.setAsideForUpdate(m, conversationId, rangeStart))) return;
+      const written = await this.writeChunk(m, progress, legacy.name, range, turns, made);
+      await this.chunks.clearSetAside(m, conversationId, rangeStart);
+      events = written.events;
+    });
+    await this.facts.publish(events);
+  }
+
+  /**
+   * Sets a range aside, with a FAILED job an operator sees in failedJobs and can retry, in one
+   * transaction, unless the conversation moved on meanwhile. The next pass starts after it.
+   */
+  private async setAside(
+    conversationId: string,
+    range: { start: number; end: number },
+    err: ModelOutputError,
+  ): Promise<boolean> {
+    const error = `${err.message}`.slice(0, 2000);
+    const done = await this.dataSource.transaction(async (m) => {
+      await this.chunks.lock(m, conversationId);
+      const current = await this.chunks.progress(conversationId, m);
+      if (!current || current.nextStart !== range.start) return false;
+      await this.chunks.setAside(m, {
+        conversationId,
+        rangeStart: range.start,
+        rangeEnd: range.end,
+        error,
+      });
+      const payload: SetAsidePayload = {
+        conversationId,
+        rangeStart: range.start,
+        rangeEnd: range.end,
+      };
+      await this.jobs.recordFailed(
+        SET_ASIDE_JOB,
+        `${conversationId}:${range.start}`,
+        { ...payload },
+        `turns ${range.start}-${range.end} set aside: ${error}`,
+        { manager: m },
+      );
+      return true;
+    });
+    if (done) {
+      this.logger.warn({ msg: 'summary range set aside', conversationId, range, error });
+    }
+    return done;
+  }
+
+  private async rangeTurns(
+    conversationId: string,
+    range: { start: number; end: number },
+  ): Promise<ChunkTurn[]> {
     const turns = await this.chunks.turns(conversationId, range.start, range.end);
     if (turns.length !== range.end - range.start + 1) {
       throw new Error(
         `conversation ${conversationId} misses turns in ${range.start}..${range.end}`,
       );
     }
-    // Notices (the offline one, a failed reply's) are covered by the range but never read: a
-    // range of notices alone waits for the next turns to be summarized with them.
-    const said = turns.filter((t) => !t.placeholder);
-    if (said.length === 0) return null;
-    const legacy = await this.legacies.findById(progress.legacyId);
-    if (!legacy) return null;
-    const wait = await this.limits.backgroundModelCall(chargedTo ?? progress.userId);
-    if (wait > 0) throw new ModelBudgetSpent(wait);
+    return turns;
+  }
 
-    // The model call and the embeddings happen before the transaction, which stays short.
+  /** The model's summary of the turns, its facts and the vectors, before any transaction. */
+  private async prepareChunk(legacyName: string, turns: ChunkTurn[]): Promise<PreparedChunk> {
+    const said = turns.filter((t) => !t.placeholder);
     const summary = await this.llm.summarizeTurns({
-      legacyName: legacy.name,
+      legacyName,
       turns: said.map((t) => ({
         turnIndex: t.turnIndex,
         role: t.role,
@@ -267,49 +402,51 @@ export class SummariesService {
     ) {
       throw new EmbeddingsUnavailable();
     }
+    return { summary, content, facts, chunkVectors, prepared };
+  }
 
-    let events: FactEvent[] = [];
-    const chunk = await this.dataSource.transaction(async (m) => {
-      await this.chunks.lock(m, conversationId);
-      const current = await this.chunks.progress(conversationId, m);
-      if (!current || current.nextStart !== range.start) return null;
-      const stored = await this.chunks.insert(m, {
-        conversationId,
-        legacyId: progress.legacyId,
-        userId: progress.userId,
-        rangeStart: range.start,
-        rangeEnd: range.end,
-        content,
-        structured: summary.structured,
-        turnCount: turns.length,
-        tokenCount: countTokens(content),
-        model: summary.call.model,
-        promptVersion: summary.call.promptVersion ?? null,
-        firstOccurredAt: turns[0].occurredAt,
-        lastOccurredAt: turns[turns.length - 1].occurredAt,
-      });
-      if (!stored) return null;
-      await this.embeddings.store(
-        SUMMARY_KIND,
-        [{ id: stored.id, legacyId: stored.legacyId, userId: stored.userId }],
-        chunkVectors,
-        m,
-      );
-      events = await this.facts.applyExtracted(
-        m,
-        {
-          legacyId: progress.legacyId,
-          legacyName: legacy.name,
-          conversationId,
-          chunkId: stored.id,
-        },
-        facts,
-        prepared,
-      );
-      return stored;
+  private async writeChunk(
+    m: EntityManager,
+    progress: SummaryProgress,
+    legacyName: string,
+    range: { start: number; end: number },
+    turns: ChunkTurn[],
+    made: PreparedChunk,
+  ): Promise<{ chunk: ConversationChunkEntity | null; events: FactEvent[] }> {
+    const stored = await this.chunks.insert(m, {
+      conversationId: progress.conversationId,
+      legacyId: progress.legacyId,
+      userId: progress.userId,
+      rangeStart: range.start,
+      rangeEnd: range.end,
+      content: made.content,
+      structured: made.summary.structured,
+      turnCount: turns.length,
+      tokenCount: countTokens(made.content),
+      model: made.summary.call.model,
+      promptVersion: made.summary.call.promptVersion ?? null,
+      firstOccurredAt: turns[0].occurredAt,
+      lastOccurredAt: turns[turns.length - 1].occurredAt,
     });
-    if (chunk) await this.facts.publish(events);
-    return chunk;
+    if (!stored) return { chunk: null, events: [] };
+    await this.embeddings.store(
+      SUMMARY_KIND,
+      [{ id: stored.id, legacyId: stored.legacyId, userId: stored.userId }],
+      made.chunkVectors,
+      m,
+    );
+    const events = await this.facts.applyExtracted(
+      m,
+      {
+        legacyId: progress.legacyId,
+        legacyName,
+        conversationId: progress.conversationId,
+        chunkId: stored.id,
+      },
+      made.facts,
+      made.prepared,
+    );
+    return { chunk: stored, events };
   }
 
   /** The model's facts worth keeping, with the turns they came from. */
@@ -363,6 +500,11 @@ export class SummariesService {
 
   pendingTurns(conversationIds: readonly string[]): Promise<Map<string, number>> {
     return this.chunks.pendingTurns(conversationIds);
+  }
+
+  /** The conversation's ranges set aside, waiting for an operator's retry. */
+  setAsides(conversationId: string): Promise<SetAsideRange[]> {
+    return this.chunks.setAsides(conversationId);
   }
 
   /** Chunks by id, for retrieval by other modules; they scope them to the viewer. */

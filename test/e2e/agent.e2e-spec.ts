@@ -143,7 +143,7 @@ describe("The agent's reply (offline language model)", () => {
     expect(events.every((e) => e.replyToMessageId === sent.message.id)).toBe(true);
 
     // The offline model says plainly what it is.
-    expect(stored.content).toMatch(/no language model is configured/i);
+    expect(stored.content).toMatch(/running without a language model/i);
     expect(stored).toMatchObject({
       role: 'ASSISTANT',
       turnIndex: sent.message.turnIndex + 1,

@@ -24,6 +24,7 @@ describe('GET /health/ready', () => {
       // Scheduled backups are the embedded database's (off in the suite).
       ...(ON_SERVER ? {} : { backup: { schedule: null, lastGoodAt: null, ageSeconds: null } }),
       embeddings: { model: 'local:use-lite-512' },
+      llm: { model: 'local:heuristic', generates: false },
     });
   });
 });

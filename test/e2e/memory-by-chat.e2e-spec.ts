@@ -132,7 +132,7 @@ describe('Memory by chat (offline: commands recognised by patterns)', () => {
   it('answers an ordinary sentence with "remember" as any other turn', async () => {
     const conversationId = await startConversation(t, alice, legacyId, true);
     const sent = await say(t, alice, conversationId, 'I remember the beach at Nazaré.');
-    expect(sent.reply.content).toMatch(/no language model is configured/i);
+    expect(sent.reply.content).toMatch(/running without a language model/i);
     expect(sent.reply.generation.memoryActions).toEqual([]);
   });
 
@@ -290,6 +290,24 @@ describe('Memory by chat (a language model calling the memory tools)', () => {
       saved: true,
       memory: { id: saved.id, content: 'I love sailing.' },
     });
+  });
+
+  it('carries out a save the model answered without calling its tool', async () => {
+    const conversationId = await startConversation(t, carol, legacyId, true);
+    // What both real models did in issue 38: a friendly answer, no tool call.
+    fake.enqueue('chat', reply.content("Green is a lovely colour! I'll remember that."));
+    const sent = await say(t, carol, conversationId, 'Remember that my favourite colour is green.');
+    expect(fake.requestsFor('chat')[0].body.tools).toBeDefined();
+    const [action] = sent.reply.generation.memoryActions;
+    expect(action.action).toBe('SAVED');
+    expect((await memory(t, carol, action.memoryIds[0])).content).toMatch(
+      /favourite colour is green/,
+    );
+    // The model's words, then what was done.
+    expect(sent.reply.content.startsWith("Green is a lovely colour! I'll remember that.")).toBe(
+      true,
+    );
+    expect(sent.reply.content.split('\n\n').length).toBeGreaterThan(1);
   });
 
   it('forgets by ids and looks up through the tools, on the user’s own memories only', async () => {

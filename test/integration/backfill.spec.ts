@@ -4,6 +4,8 @@ import { JobsService } from '../../src/jobs/jobs.service.js';
 import { MemoryExtractionService } from '../../src/memories/memory-extraction.service.js';
 import { STORY_INDEX_JOB } from '../../src/stories/story-jobs.js';
 import { StoryFactsService } from '../../src/stories/story-facts.service.js';
+import { SCHEMA_NAME } from '../../src/llm/prompts.js';
+import { FakeOpenAiServer, reply } from '../support/fake-openai/fake-openai.server.js';
 import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
 
 /**
@@ -131,5 +133,101 @@ describe('backfill', () => {
     expect(summary.exchanges).toMatchObject({ pending: 1, extracted: 1 });
     const memories = await ds.query<{ content: string }[]>(`SELECT content FROM memories`);
     expect(memories.map((m) => m.content).join(' ')).toMatch(/Tom|Boston/);
+  });
+});
+
+/**
+ * A model that cannot extract one exchange: the backfill goes past it, reports it, and a later
+ * run tries it again (it used to stop there, and every run after started at the same exchange).
+ */
+describe('backfill past an exchange the model cannot do', () => {
+  let fake: FakeOpenAiServer;
+  let t: TestApp;
+  let runner: BackfillRunner;
+  let legacyId: string;
+  const notes: string[] = [];
+  const progress: BackfillProgress = {
+    total: () => undefined,
+    advance: () => undefined,
+    note: (message) => notes.push(message),
+  };
+  const options = {
+    facts: false,
+    memories: true,
+    dryRun: false,
+    includeImports: false,
+    shareLikeStory: false,
+  };
+
+  beforeAll(async () => {
+    fake = await FakeOpenAiServer.start();
+    // Extraction of the exchange that mentions the harbour always gets an answer it refuses.
+    fake.setHandler('chat', (r) =>
+      r.body.response_format?.json_schema?.name === SCHEMA_NAME.extractMemories &&
+      /harbour/.test(String(r.body.messages?.at(-1)?.content ?? ''))
+        ? reply.object({ memories: [{ content: 'x', type: 'MOOD', confidence: 3 }] })
+        : reply.auto(),
+    );
+    t = await startTestApp({
+      LLM: 'openai',
+      LLM_BASE_URL: fake.url,
+      LLM_MODEL: 'fake',
+      MODEL_MAX_RETRIES: '0',
+      AGENT_REPLY: 'off',
+      JOBS_WORKER: 'false',
+      JOBS_SCHEDULER: 'false',
+    });
+    runner = new BackfillRunner(t.app.get(StoryFactsService), t.app.get(MemoryExtractionService));
+    const user = await t.user('backfill-past');
+    const ok = async <T>(query: string, variables: Record<string, unknown> = {}) => {
+      const res = await t.gql<T>(query, variables, user);
+      expect(res.errors).toBeUndefined();
+      return res.data!;
+    };
+    legacyId = (
+      await ok<{ createLegacy: { id: string } }>(
+        'mutation { createLegacy(input: { name: "Rose" }) { id } }',
+      )
+    ).createLegacy.id;
+    const { startConversation } = await ok<{ startConversation: { id: string } }>(
+      'mutation($l: ID!) { startConversation(input: { legacyId: $l, remember: true }) { id } }',
+      { l: legacyId },
+    );
+    for (const [said, answer] of [
+      ['I grew up by the harbour in Cobh.', 'What was it like?'],
+      ['My brother Tom lives in Boston.', 'Do you see him often?'],
+    ]) {
+      await ok(
+        'mutation($c: ID!, $s: String!) { sendMessage(input: { conversationId: $c, content: $s }) { message { id } } }',
+        { c: startConversation.id, s: said },
+      );
+      await ok(
+        'mutation($c: ID!, $s: String!) { recordAssistantMessage(input: { conversationId: $c, content: $s }) { id } }',
+        { c: startConversation.id, s: answer },
+      );
+    }
+  });
+  afterAll(async () => {
+    await t?.close();
+    await fake?.close();
+  });
+
+  it('goes past it, reports it, and tries it again on the next run', async () => {
+    const first = await runner.run({ legacyId }, options, progress);
+    expect(first.exchanges).toMatchObject({ pending: 2, extracted: 1, failed: 1 });
+    expect(first.failures).toEqual([
+      { kind: 'exchange', id: expect.any(String), error: expect.stringMatching(/invalid/) },
+    ]);
+    expect(notes.join('\n')).toMatch(/failed and was gone past/);
+    const memories = await t.app
+      .get(DataSource)
+      .query<{ content: string }[]>(`SELECT content FROM memories`);
+    expect(memories.map((m) => m.content).join(' ')).toMatch(/Tom/);
+    expect(memories.map((m) => m.content).join(' ')).not.toMatch(/harbour|Cobh/);
+
+    // The next run finds only the exchange that failed, tries it, and reports it again.
+    const second = await runner.run({ legacyId }, options, progress);
+    expect(second.exchanges).toMatchObject({ pending: 1, extracted: 0, failed: 1 });
+    expect(second.failures[0].id).toBe(first.failures[0].id);
   });
 });

@@ -6,8 +6,11 @@ import { FactWriterService } from '../../src/facts/fact-writer.service.js';
 import { JobDeferred } from '../../src/jobs/jobs.exception.js';
 import { JobsService } from '../../src/jobs/jobs.service.js';
 import { ScheduledTasksService } from '../../src/jobs/scheduled-tasks.service.js';
-import { ModelOutputError } from '../../src/llm/model.errors.js';
-import { SUMMARIZE_JOB, SummariesService } from '../../src/summaries/summaries.service.js';
+import {
+  SET_ASIDE_JOB,
+  SUMMARIZE_JOB,
+  SummariesService,
+} from '../../src/summaries/summaries.service.js';
 import { SCHEMA_NAME } from '../../src/llm/prompts.js';
 import {
   FakeOpenAiServer,
@@ -235,65 +238,104 @@ describe('rolling summarization', () => {
     expect(await counts(id)).toEqual(before);
   });
 
-  it('stores nothing for malformed or schema-violating output and retries the same range', async () => {
-    const id = await imported(31);
-    fake.enqueue('chat', reply.content('Here is your summary: the user talked about Joe.'));
-    await expect(jobs.runHandler(SUMMARIZE_JOB, { conversationId: id })).rejects.toThrow(
-      ModelOutputError,
+  it('asks again differently, tries a shorter span, then sets the range aside and goes on', async () => {
+    const id = await imported(45, (i) => `Joe was a carpenter who built boats, said in turn ${i}.`);
+    // The model cannot summarize anything that holds turn 0; the rest it can.
+    let refuse = true;
+    const holdsTurn0 = (r: FakeRequest) =>
+      /\[turn 0\] /.test(String(r.body.messages?.at(-1)?.content ?? ''));
+    fake.setHandler('chat', (r) =>
+      isSummary(r) && refuse && holdsTurn0(r)
+        ? reply.content('Here is your summary: the user talked about Joe.')
+        : reply.auto(),
     );
-    fake.enqueue(
-      'chat',
-      reply.object({
-        summary: 'They talked about Joe.',
-        structured: { facts: [], preferences: [], decisions: [], todos: [], entities: [] },
-        facts: [
-          {
-            content: 'Joe loved fishing.',
-            category: 'HOBBIES',
-            confidence: 0.9,
-            sourceTurnIndexes: [0],
-          },
-        ],
-      }),
-    );
-    await expect(jobs.runHandler(SUMMARIZE_JOB, { conversationId: id })).rejects.toThrow(
-      ModelOutputError,
-    );
-    // A fact citing a turn outside the range is invalid too.
-    fake.enqueue(
-      'chat',
-      reply.object({
-        summary: 'They talked about Joe.',
-        structured: { facts: [], preferences: [], decisions: [], todos: [], entities: [] },
-        facts: [
-          {
-            content: 'Joe loved fishing.',
-            category: 'HOBBY',
-            confidence: 0.9,
-            sourceTurnIndexes: [25],
-          },
-        ],
-      }),
-    );
-    await expect(jobs.runHandler(SUMMARIZE_JOB, { conversationId: id })).rejects.toThrow(
-      ModelOutputError,
-    );
-    expect(await counts(id)).toMatchObject({ chunks: 0, facts: 0, sources: 0, vectors: 0 });
+    await jobs.runHandler(SUMMARIZE_JOB, { conversationId: id });
 
-    // As a queued job: the failure is retried with backoff and the range is summarized.
+    const asked = fake.requestsFor('chat').filter(isSummary);
+    const user = (r: FakeRequest) => String(r.body.messages?.at(-1)?.content ?? '');
+    // Turns 0-19 three times (each retry with another temperature and seed, and what was
+    // wrong), turns 0-9 three times, then 10-29 once.
+    expect(asked.map((r) => /\[turn 19\] /.test(user(r)))).toEqual([
+      true,
+      true,
+      true,
+      false,
+      false,
+      false,
+      true,
+    ]);
+    expect(asked.slice(0, 3).map((r) => (r.body as { temperature?: number }).temperature)).toEqual([
+      undefined,
+      0.5,
+      0.9,
+    ]);
+    expect(user(asked[1])).toMatch(/previous answer was refused: the answer is not JSON/);
+    expect(user(asked[3])).toMatch(/\[turn 9\] /);
+    expect(user(asked[3])).not.toMatch(/\[turn 10\] /);
+
+    // 0-9 is set aside, visibly; the conversation went on after it.
+    expect(await ranges(id)).toEqual([[10, 29]]);
+    expect(await summaries.setAsides(id)).toEqual([
+      expect.objectContaining({ conversationId: id, rangeStart: 0, rangeEnd: 9 }),
+    ]);
+    const admin = await t.user('summaries-operator', { admin: true });
+    const listed = await t.gql<{
+      failedJobs: { nodes: { id: string; type: string; lastError: string; payload: unknown }[] };
+    }>('{ failedJobs(first: 50) { nodes { id type lastError payload } } }', {}, admin);
+    const failed = listed.data!.failedJobs.nodes.find(
+      (n) => n.type === SET_ASIDE_JOB && JSON.stringify(n.payload).includes(id),
+    )!;
+    expect(failed.lastError).toMatch(/^turns 0-9 set aside: .*summarizeTurns output is invalid/);
+    expect(failed.payload).toEqual({ conversationId: id, rangeStart: 0, rangeEnd: 9 });
+    // A sweep does not bring the set-aside range back.
+    expect(await summaries.pendingTurns([id])).toEqual(new Map([[id, 15]]));
+
+    // The operator retries it once the model can: the range takes its place.
+    refuse = false;
+    const retried = await t.gql(
+      `mutation($id: ID!) { retryJob(id: $id) { status } }`,
+      { id: failed.id },
+      admin,
+    );
+    expect(retried.errors).toBeUndefined();
+    await jobs.drain();
+    expect(await ranges(id)).toEqual([
+      [0, 9],
+      [10, 29],
+    ]);
+    expect(await summaries.setAsides(id)).toEqual([]);
+    // Run twice, the job changes nothing.
+    await jobs.runHandler(SET_ASIDE_JOB, { conversationId: id, rangeStart: 0, rangeEnd: 9 });
+    expect(await ranges(id)).toEqual([
+      [0, 9],
+      [10, 29],
+    ]);
+  });
+
+  it('keeps the answer a repair request gets, after a refused one', async () => {
+    const id = await imported(31);
     scriptSummaries(reply.content('{"summary": '));
     await summaries.enqueue(id);
     await jobs.drain();
     expect(await ranges(id)).toEqual([[0, 19]]);
+    const asked = fake.requestsFor('chat').filter(isSummary);
+    expect(asked).toHaveLength(2);
+    expect(String(asked[1].body.messages?.at(-1)?.content)).toMatch(/previous answer was refused/);
     const [run] = await ds.query(
       `SELECT status, attempts FROM jobs WHERE type = $1 AND key = $2 ORDER BY created_at DESC LIMIT 1`,
       [SUMMARIZE_JOB, id],
     );
-    expect(run).toEqual({ status: 'SUCCEEDED', attempts: 2 });
+    expect(run).toEqual({ status: 'SUCCEEDED', attempts: 1 });
   });
 
   it("keeps only facts the member said: one citing only the agent's turns is dropped", async () => {
-    const id = await imported(31);
+    const id = await imported(31, (i) =>
+      i === 2
+        ? 'Joe played the banjo at church every Sunday.'
+        : i % 2 === 1
+          ? 'And Joe kept bees behind the barn, I suppose.'
+          : `Turn ${i}: Joe loved fishing.`,
+    );
     const fact = (content: string, sourceTurnIndexes: number[]) => ({
       content,
       category: 'HOBBY',
@@ -303,7 +345,7 @@ describe('rolling summarization', () => {
     fake.enqueue(
       'chat',
       reply.object({
-        summary: 'They talked about Joe and his hobbies.',
+        summary: 'They talked about Joe, his banjo at church and his bees behind the barn.',
         structured: { facts: [], preferences: [], decisions: [], todos: [], entities: [] },
         facts: [
           fact('Joe kept bees behind the barn.', [1, 3]),

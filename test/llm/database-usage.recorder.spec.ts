@@ -51,7 +51,7 @@ describe('DatabaseUsageRecorder', () => {
       ok: true,
       attempts: 1,
       usageEstimated: true,
-      promptVersion: 'extract-memories/1',
+      promptVersion: 'extract-memories/2',
       error: null,
     });
     expect(rows.find((r) => r.task === 'reply')).toMatchObject({

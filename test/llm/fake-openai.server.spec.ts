@@ -85,8 +85,10 @@ describe('FakeOpenAiServer', () => {
         },
       },
     });
-    const parsed = parseMemories(completion.choices[0].message.content ?? '');
-    expect(parsed).toEqual({
+    const parsed = parseMemories(completion.choices[0].message.content ?? '', {
+      userTurn: 'I want to plant a rose for her.',
+    });
+    expect(parsed).toMatchObject({
       ok: true,
       value: {
         memories: [{ content: 'I want to plant a rose for her.', type: 'GOAL', confidence: 0.72 }],

@@ -115,15 +115,26 @@ export class MessageGenerationModel {
   @Field(() => Int)
   completionTokens: number;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'Why the model stopped: stop (it finished), length (its token cap, LLM_REPLY_MAX_TOKENS), cancelled (nobody waited for the reply any more), tool_calls.',
+  })
   finishReason: string | null;
+
+  @Field({
+    description:
+      'True when the model did not finish the reply (finishReason length or cancelled): the reply is incomplete, and its text ends with " […]".',
+  })
+  cutOff: boolean;
 
   @Field()
   isError: boolean;
 
   @Field(() => String, {
     nullable: true,
-    description: 'MODEL_UNAVAILABLE, MODEL_OUTPUT_INVALID or INTERNAL on an error turn.',
+    description:
+      'MODEL_UNAVAILABLE, MODEL_OUTPUT_INVALID, CANCELLED (nobody waited for the reply) or INTERNAL on an error turn.',
   })
   errorCode: string | null;
 

@@ -142,10 +142,18 @@ async function main(): Promise<void> {
     console.log(
       [
         values['dry-run'] ? 'Dry run: nothing was changed.' : `Done in ${seconds} s.`,
-        `Story passages to read: ${p.pending}; read ${p.read}, ${p.factsFound} facts found.`,
-        `Exchanges to extract: ${e.pending}; extracted ${e.extracted} (${e.memoriesSaved} memories saved), skipped ${e.skipped}.`,
+        `Story passages to read: ${p.pending}; read ${p.read}, ${p.factsFound} facts found${p.storiesFailed > 0 ? `, ${p.storiesFailed} stories failed` : ''}.`,
+        `Exchanges to extract: ${e.pending}; extracted ${e.extracted} (${e.memoriesSaved} memories saved), skipped ${e.skipped}, failed ${e.failed}.`,
+        ...(p.storiesFailed + e.failed > 0
+          ? [
+              `The model could not do ${p.storiesFailed} stories and ${e.failed} exchanges (gone past; a later run tries them again):`,
+              ...summary.failures.map((f) => `  ${f.kind} ${f.id}: ${f.error}`),
+            ]
+          : []),
       ].join('\n'),
     );
+    // Done, but not all of it: a script that runs the backfill can tell.
+    if (p.storiesFailed + e.failed > 0) process.exitCode = 3;
   } finally {
     progress.stop();
     await app.close();

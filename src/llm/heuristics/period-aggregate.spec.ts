@@ -45,6 +45,36 @@ describe('summarizePeriodHeuristic (offline aggregate)', () => {
     expect(out.emotionalTone).toBe('mostly grief');
   });
 
+  it('names the people, places and events that came up, not the words said most', () => {
+    const out = summarizePeriodHeuristic({
+      legacyName: 'Grandpa Joe',
+      period: 'WEEK',
+      start: '2025-10-06',
+      end: '2025-10-12',
+      conversationCount: 1,
+      turnCount: 6,
+      sources: [
+        source({
+          kind: 'TURNS',
+          userTurns: [
+            'Grandpa Joe drove us to Galway for the wedding of my cousin Mary.',
+            'Afterwards we went on a trip to Lisbon, and he went climbing along the old red wall.',
+            'The garden grew deep red roses along the wall.',
+          ],
+        }),
+      ],
+    });
+    expect(out.people).toEqual(['Mary']);
+    expect(out.places).toEqual(expect.arrayContaining(['Galway', 'Lisbon']));
+    expect(out.keyThemes.slice(0, 3)).toEqual(['a trip to Lisbon', 'the wedding', 'climbing']);
+    expect(out.keyThemes).not.toContain('along');
+    expect(out.keyThemes).not.toContain('deep');
+    expect(out.summary).toContain('People who came up: Mary.');
+    expect(out.summary).toMatch(/Places: (Galway and Lisbon|Lisbon and Galway)\./);
+    expect(out.summary).toContain('Talked about: a trip to Lisbon, the wedding, climbing');
+    expect(out.emotionalTone).toBe('calm: no strong feelings named');
+  });
+
   it('weighs a shorter period’s themes by their rank, and a partial week by its days', () => {
     const out = summarizePeriodHeuristic({
       legacyName: 'Arthur',

@@ -1,12 +1,16 @@
 import type { PeriodSource, PeriodSummaryText, SummarizePeriodInput } from '../language-model.js';
+import { eventsIn, splitNames } from './names.js';
+import { entitiesOf } from './structured-lists.js';
 import { contentWords, isQuestion, normalizeQuotes, splitSentences, trimSentence } from './text.js';
 
 /**
  * HEURISTIC look back on a period, for LLM=local: an aggregate of what is stored, not a written
- * summary. Themes are the content words that carry the most weight across the sources (a week
- * at a month's edge counts by its share of days), recurring patterns the themes that came back
- * in several conversations or shorter periods, the tone a tally of emotion words, and the text
- * the counts and the most central sentences, verbatim.
+ * summary, but one a family can read. It names the people, places and events that came up
+ * (from the summaries' lists, and from what was said: capitalised names, "a trip to Lisbon",
+ * "the wedding"), then the activities and things talked about most (a week at a month's edge
+ * counts by its share of days); recurring patterns are the themes that came back in several
+ * conversations or shorter periods, the tone a tally of emotion words, and the text ends with
+ * the most central sentences, verbatim.
  */
 
 /** Words too general to be a theme of remembering someone. */
@@ -18,7 +22,11 @@ const NOT_THEMES = new Set(
   next first keepsake conversation summary alway still really much found took gave kept knew felt
   love like best behind built ran sat sang drove wrote bought brought taught caught left wore won
   got began spent january february march april may june july august september october november
-  december monday tuesday wednesday thursday friday saturday sunday`.split(/\s+/),
+  december monday tuesday wednesday thursday friday saturday sunday along across through about
+  over under around away again ever even just only very quite deep old new big small long short
+  high low red blue green yellow white black brown grey gray pink orange purple dark light warm
+  cold hot nice lovely whole full empty same other another each both few many most more less
+  grew lived died loved liked`.split(/\s+/),
 );
 
 /**
@@ -53,7 +61,8 @@ const TONES: { tone: string; words: RegExp }[] = [
   },
 ];
 
-const OWN_LINE = /^(Looking back on |What came up most: )/;
+const OWN_LINE =
+  /^(Looking back on |What came up most: |People who came up: |Places: |Talked about: |In the words said: )/;
 
 const MAX_THEMES = 8;
 const MAX_PATTERNS = 5;
@@ -81,18 +90,53 @@ function sourceSentences(source: PeriodSource): string[] {
   return out;
 }
 
+/** -ing words that are no activity. */
+const NOT_ACTIVITIES = new Set(
+  `thing nothing something anything everything morning evening during being going doing having
+  saying thinking feeling looking getting making coming taking trying wanting telling talking
+  knowing seeing putting sitting living spring king ring bring sing string wedding building
+  ceiling darling sibling pudding stuffing wing`.split(/\s+/),
+);
+
 /**
- * Content words with their weight, less names (the person remembered, people and places are
- * listed apart). A shorter period's themes count by their rank in it: its first theme most.
+ * What a source was about, with its weight: the events it names first (weighted double), then
+ * activities ("gardening", "fishing"), then things named in more than one of its sentences,
+ * less names (the person remembered, people and places are listed apart). A shorter period's
+ * themes count by their rank in it: its first theme most.
  */
 function themeWords(source: PeriodSource, names: Set<string>): [string, number][] {
   if (source.kind === 'WEEK' || source.kind === 'MONTH') {
     const n = source.themes.length;
     return source.themes.map((t, i) => [t.toLowerCase(), (n - i) / n]);
   }
-  return contentWords(sourceSentences(source).join(' '))
-    .filter((w) => themeLike(w) && !names.has(w))
-    .map((w) => [w, 1]);
+  const sentences = sourceSentences(source);
+  const out: [string, number][] = sentences.flatMap((s) =>
+    eventsIn(s).map((e): [string, number] => [e, 3]),
+  );
+  const inSentences = new Map<string, number>();
+  for (const sentence of sentences) {
+    for (const w of new Set(contentWords(sentence))) {
+      if (!themeLike(w) || names.has(w)) continue;
+      inSentences.set(w, (inSentences.get(w) ?? 0) + 1);
+    }
+  }
+  for (const [w, n] of inSentences) {
+    const activity = w.length > 5 && w.endsWith('ing') && !NOT_ACTIVITIES.has(w);
+    // A word said once is a detail, not what the talk was about; an activity counts at once.
+    if (activity) out.push([w, 2 * n]);
+    else if (n >= 2 || sentences.length === 1) out.push([w, n]);
+  }
+  return out;
+}
+
+/** People and places a source's own sentences name, when it came with no lists of its own. */
+function namesOf(source: PeriodSource): { people: string[]; places: string[] } {
+  if (source.people.length > 0 || source.places.length > 0 || source.kind !== 'TURNS') {
+    return { people: source.people, places: source.places };
+  }
+  const text = source.userTurns.join('\n');
+  const entities = splitSentences(text).flatMap((s) => entitiesOf(s));
+  return splitNames([...new Set(entities)], text);
 }
 
 function same(a: string, b: string): boolean {
@@ -144,7 +188,7 @@ function toneOf(sources: PeriodSource[]): string {
     }
   }
   const order = ranked(votes, 2);
-  if (order.length === 0) return 'no strong emotion words';
+  if (order.length === 0) return 'calm: no strong feelings named';
   const [first, second] = order;
   if (!second || votes.get(second)! < votes.get(first)! / 3) return `mostly ${first}`;
   return `mostly ${first}, with ${second}`;
@@ -153,10 +197,9 @@ function toneOf(sources: PeriodSource[]): string {
 export function summarizePeriodHeuristic(input: SummarizePeriodInput): PeriodSummaryText {
   const themeWeights = new Map<string, number>();
   const seenIn = new Map<string, Set<string>>();
+  const named = input.sources.map((s) => ({ ...namesOf(s), weight: s.weight }));
   const nameWords = new Set(
-    contentWords(
-      [input.legacyName, ...input.sources.flatMap((s) => [...s.people, ...s.places])].join(' '),
-    ),
+    contentWords([input.legacyName, ...named.flatMap((n) => [...n.people, ...n.places])].join(' ')),
   );
   for (const source of input.sources) {
     const words = themeWords(source, nameWords);
@@ -200,19 +243,46 @@ export function summarizePeriodHeuristic(input: SummarizePeriodInput): PeriodSum
     .sort((a, b) => a.order - b.order || a.i - b.i)
     .map((c) => c.text);
 
+  // The person remembered is in every conversation: the people are the others.
+  const own = new Set(input.legacyName.toLowerCase().split(/\s+/));
+  const people = names(named.map((n) => ({ names: n.people, weight: n.weight }))).filter(
+    (p) =>
+      !p
+        .toLowerCase()
+        .split(/\s+/)
+        .every((w) => own.has(w)),
+  );
+  const places = names(named.map((n) => ({ names: n.places, weight: n.weight })));
   const conversations = `${input.conversationCount} conversation${input.conversationCount === 1 ? '' : 's'}`;
   const turns = `${input.turnCount} turn${input.turnCount === 1 ? '' : 's'}`;
   const lines = [
     `Looking back on the ${label(input.period)} of ${input.start} to ${input.end}: ${conversations} about ${input.legacyName}, ${turns}.`,
   ];
-  if (keyThemes.length > 0) lines.push(`What came up most: ${keyThemes.join(', ')}.`);
-  lines.push(...central);
+  if (people.length > 0) lines.push(`People who came up: ${list(people.slice(0, 6))}.`);
+  if (places.length > 0) lines.push(`Places: ${list(places.slice(0, 6))}.`);
+  if (keyThemes.length > 0) lines.push(`Talked about: ${list(keyThemes.slice(0, 6))}.`);
+  if (central.length > 0)
+    lines.push(`In the words said: ${central.map((c) => `“${c}”`).join(' ')}`);
   return {
-    summary: lines.join(' ').slice(0, 4000),
+    summary: clipAtSentence(lines.join(' '), 2000),
     emotionalTone: toneOf(input.sources),
     keyThemes,
     recurringPatterns: recurring,
-    people: names(input.sources.map((s) => ({ names: s.people, weight: s.weight }))),
-    places: names(input.sources.map((s) => ({ names: s.places, weight: s.weight }))),
+    people,
+    places,
   };
+}
+
+/** "a, b and c". */
+function list(items: string[]): string {
+  return items.length <= 1
+    ? (items[0] ?? '')
+    : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
+}
+
+function clipAtSentence(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max - 1);
+  const end = Math.max(cut.lastIndexOf('. '), cut.lastIndexOf('” '));
+  return end > max / 2 ? cut.slice(0, end + 1) : `${cut.trimEnd()}…`;
 }

@@ -27,7 +27,7 @@ const NOT_ENTITIES = new Set(
 );
 
 /** Capitalised words and runs of them that are not sentence openers or common words. */
-function entitiesOf(sentence: string): string[] {
+export function entitiesOf(sentence: string): string[] {
   const out: string[] = [];
   const re = /\b([A-Z][a-zA-Z'’-]+(?:\s+(?:of\s+|de\s+|van\s+)?[A-Z][a-zA-Z'’-]+){0,3})/g;
   for (let m = re.exec(sentence); m; m = re.exec(sentence)) {
