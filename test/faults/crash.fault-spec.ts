@@ -26,7 +26,7 @@ import { report, settle } from './support/report.js';
 
 const SEED = faultSeed();
 /** Kills on this database (the suite runs on both, so the run as a whole kills twice as often). */
-const KILLS = Number(process.env.FAULT_KILLS ?? 12);
+const KILLS = Number(process.env.FAULT_KILLS ?? 10);
 const MEMBERS = 6;
 const where = ON_SERVER ? 'server' : 'embedded';
 
