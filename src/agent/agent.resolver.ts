@@ -1,3 +1,4 @@
+import { recallId } from '../search/recall-id.js';
 import { UseGuards } from '@nestjs/common';
 import {
   Args,
@@ -54,6 +55,14 @@ export class MessageGenerationResolver {
     if (!reply) return null;
     return {
       ...reply,
+      // Stored as the assembly named them; read in the API's one id scheme.
+      contextItems: reply.contextItems.map((i) => ({
+        sourceType: i.sourceType,
+        recallItemId: recallId(i.sourceType, i.id),
+        sourceId: i.id,
+        section: i.section,
+        score: i.score,
+      })),
       memoryActions: (reply.memoryActions ?? []).map((a) => ({
         ...a,
         restorableUntil: a.restorableUntil ? new Date(a.restorableUntil) : null,

@@ -2,8 +2,10 @@ import { Injectable } from '@nestjs/common';
 import type { ConversationEntity } from '../conversations/conversation.entity.js';
 import type { UserEntity } from '../identity/user.entity.js';
 import type { SearchOutcome } from '../search/hybrid-search.service.js';
+import type { PathHit, PathName } from '../search/search.types.js';
 import { HybridSearchService } from '../search/hybrid-search.service.js';
 import { SearchContextService, SOURCE_TYPES } from '../search/search-context.service.js';
+import { recallId } from '../search/recall-id.js';
 import { SECTION_TITLES } from './context-assembler.service.js';
 import type { AssembledContext, ContextItem, ContextSectionName } from './context.types.js';
 import type {
@@ -20,10 +22,11 @@ export function scoreList(scores: Record<string, number>): ScoreComponentModel[]
   return Object.entries(scores).map(([name, value]) => ({ name, value }));
 }
 
-function toItemModel(item: ContextItem, section: string): ContextItemModel {
+function toItemModel(item: ContextItem, section: ContextSectionName): ContextItemModel {
   return {
     sourceType: item.sourceType,
-    id: item.id,
+    recallItemId: recallId(item.sourceType, item.id),
+    sourceId: item.id,
     section,
     text: item.text,
     tokens: item.tokens,
@@ -86,13 +89,14 @@ export class ContextPresenter {
       const drop = dropped.get(key);
       candidates.push({
         sourceType: SOURCE_TYPES[r.kind],
-        id: r.id,
+        recallItemId: recallId(SOURCE_TYPES[r.kind], r.id),
+        sourceId: r.id,
         scope: r.scope,
-        paths: Object.entries(r.paths).map(([path, hit]) => ({
+        paths: (Object.entries(r.paths) as [PathName, PathHit][]).map(([path, hit]) => ({
           path,
-          score: hit!.score,
-          rank: hit!.rank,
-          raw: hit!.raw ?? null,
+          score: hit.score,
+          rank: hit.rank,
+          raw: hit.raw ?? null,
         })),
         scores: scoreList({ ...r.components, final: r.score }),
         score: r.score,
@@ -165,7 +169,8 @@ export class ContextPresenter {
   ): RetrievalCandidateModel {
     return {
       sourceType: item.sourceType,
-      id: item.id,
+      recallItemId: recallId(item.sourceType, item.id),
+      sourceId: item.id,
       scope: 'provider',
       paths: [],
       scores: scoreList(item.scores),

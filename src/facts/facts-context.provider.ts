@@ -74,7 +74,7 @@ export class FactsContextProvider implements ContextSectionProvider {
         },
         provenance: {
           sourceType: 'FACT',
-          id: fact.id,
+          sourceId: fact.id,
           conversationId: mine ? fact.sourceConversationId : null,
           messageIds,
           messageMetadata: messageIds.map((id) => metadataOf.get(id) ?? {}),

@@ -138,7 +138,7 @@ export class SearchContextService {
               .filter((m): m is NonNullable<typeof m> => m !== undefined);
       const provenance: Provenance = {
         sourceType: SOURCE_TYPES[r.kind],
-        id: r.id,
+        sourceId: r.id,
         // Another member's fact does not say which of their conversations it came from.
         conversationId: own ? r.conversationId : null,
         messageIds: cited.map((m) => m.id),

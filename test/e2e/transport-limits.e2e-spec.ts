@@ -146,7 +146,7 @@ describe('Operation limits over HTTP and WebSocket', () => {
   it('refuses 40 aliased recalls, on both transports', async () => {
     const aliases = Array.from(
       { length: 40 },
-      (_, i) => `r${i}: recall(legacyId: $l, query: "boats ${i}") { id }`,
+      (_, i) => `r${i}: recall(legacyId: $l, query: "boats ${i}") { edges { node { id } } }`,
     ).join(' ');
     for (const res of await both(`query($l: ID!) { ${aliases} }`, { l: legacyId })) {
       expect(res.errors![0].extensions).toMatchObject({

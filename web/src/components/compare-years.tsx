@@ -8,6 +8,7 @@ import { MONTHS } from '../lib/periods';
 import { ChartCanvas } from './chart';
 import { TableWrap } from './table-wrap';
 import { ErrorNote } from './status';
+import { nodesOf } from '../lib/more';
 
 const Compare = graphql(`
   query CompareYears($legacyId: ID!, $year: Int!, $otherYear: Int!, $month: Int) {
@@ -49,12 +50,14 @@ export const YearSideFields = graphql(`
 const MonthSummaries = graphql(`
   query MonthSummaries($legacyId: ID!, $after: String) {
     periodSummaries(legacyId: $legacyId, period: MONTH, first: 100, after: $after) {
-      nodes {
-        id
-        start
-        conversationCount
-        turnCount
-        keyThemes
+      edges {
+        node {
+          id
+          start
+          conversationCount
+          turnCount
+          keyThemes
+        }
       }
       pageInfo {
         hasNextPage
@@ -66,7 +69,7 @@ const MonthSummaries = graphql(`
 
 type Comparison = CompareYearsQuery['compareYears'];
 type Side = Comparison['current'];
-type Month = MonthSummariesQuery['periodSummaries']['nodes'][number];
+type Month = MonthSummariesQuery['periodSummaries']['edges'][number]['node'];
 
 /** Per month of one year: what its month summary says (nothing for a month without one). */
 function byMonth(months: readonly Month[], year: number): (Month | null)[] {
@@ -106,7 +109,7 @@ export function CompareYears({ legacyId }: { legacyId: string }) {
         .query(MonthSummaries, { legacyId, after })
         .toPromise();
       if (read.error || !read.data) break;
-      months.push(...read.data.periodSummaries.nodes);
+      months.push(...nodesOf(read.data.periodSummaries));
       const oldest = months.at(-1)?.start ?? '';
       const { hasNextPage, endCursor } = read.data.periodSummaries.pageInfo;
       if (!hasNextPage || oldest < `${Math.min(years.year, years.otherYear)}`) break;

@@ -12,6 +12,7 @@ import type {
 } from '../gql/graphql';
 import { label, when } from '../lib/format';
 import { nameOf, type Person } from '../lib/people';
+import { nodesOf } from '../lib/more';
 
 const ConversationMessages = graphql(`
   query ConversationMessages($id: ID!, $legacyId: ID!) {
@@ -42,35 +43,38 @@ const ConversationMessages = graphql(`
         leftAt
       }
       messages(last: 100) {
-        nodes {
-          id
-          role
-          authorId
-          content
-          turnIndex
-          occurredAt
-          placeholder
-          isError
-          generation {
-            model
-            promptTokens
-            completionTokens
-            contextTokens
-            contextTruncated
-            contextItems {
-              id
-              sourceType
-              section
-              score
-            }
-          }
-          usedMemories {
+        edges {
+          node {
             id
+            role
+            authorId
             content
-            type
-            conversationId
-            sourceTurnIndex
-            source
+            turnIndex
+            occurredAt
+            placeholder
+            isError
+            generation {
+              model
+              promptTokens
+              completionTokens
+              contextTokens
+              contextTruncated
+              contextItems {
+                recallItemId
+                sourceId
+                sourceType
+                section
+                score
+              }
+            }
+            usedMemories {
+              id
+              content
+              type
+              conversationId
+              sourceTurnIndex
+              source
+            }
           }
         }
       }
@@ -128,7 +132,9 @@ function messageId(): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-type Turn = NonNullable<ConversationMessagesQuery['conversation']>['messages']['nodes'][number];
+type Turn = NonNullable<
+  ConversationMessagesQuery['conversation']
+>['messages']['edges'][number]['node'];
 
 export function ConversationPage() {
   const { legacyId, conversationId } = useParams<{ legacyId: string; conversationId: string }>();
@@ -167,7 +173,7 @@ export function ConversationPage() {
   );
   useSubscription({ query: TurnAdded, variables: { conversationId }, pause: !taking }, onTurn);
 
-  const turns = data?.conversation.messages.nodes ?? [];
+  const turns = nodesOf(data?.conversation.messages) ?? [];
   // A block body: recent Chromium returns a promise from scrollIntoView, which React would
   // take for the effect's cleanup.
   useEffect(() => {
@@ -359,14 +365,14 @@ function TurnItem({
           ) : (
             <ul className="list">
               {g.contextItems.map((item) => (
-                <li key={`${item.section}-${item.id}`}>
+                <li key={`${item.section}-${item.recallItemId}`}>
                   {label(item.sourceType)} in {item.section}{' '}
                   <span className="muted">
                     · score {item.score.toFixed(2)}
                     {item.sourceType === 'FACT' && (
                       <>
                         {' · '}
-                        <Link href={`/legacies/${legacyId}/facts/${item.id}`}>the fact</Link>
+                        <Link href={`/legacies/${legacyId}/facts/${item.sourceId}`}>the fact</Link>
                       </>
                     )}
                   </span>

@@ -7,6 +7,7 @@ import { graphql } from '../gql';
 import { parseConversationFile } from '../lib/conversation-file';
 import { errorMessage, when } from '../lib/format';
 import { nameOf } from '../lib/people';
+import { nodesOf } from '../lib/more';
 
 const ConversationList = graphql(`
   query ConversationList($legacyId: ID!) {
@@ -26,17 +27,19 @@ const ConversationList = graphql(`
       }
     }
     conversations(legacyId: $legacyId, first: 50) {
-      nodes {
-        id
-        title
-        messageCount
-        remember
-        lastActivityAt
-        startedBy
-        readableUntilTurn
-        participants {
-          userId
-          leftAt
+      edges {
+        node {
+          id
+          title
+          messageCount
+          remember
+          lastActivityAt
+          startedBy
+          readableUntilTurn
+          participants {
+            userId
+            leftAt
+          }
         }
       }
     }
@@ -141,9 +144,9 @@ export function ConversationsPage() {
 
       <section aria-labelledby="list-heading">
         <h2 id="list-heading">Your conversations</h2>
-        {data && data.conversations.nodes.length === 0 && <p>No conversations yet.</p>}
+        {data && nodesOf(data.conversations).length === 0 && <p>No conversations yet.</p>}
         <ul className="list">
-          {data?.conversations.nodes.map((c) => (
+          {(nodesOf(data?.conversations) ?? []).map((c) => (
             <li key={c.id} className="row">
               <Link href={`/legacies/${legacyId}/conversations/${c.id}`}>
                 {c.title ?? 'Untitled conversation'}

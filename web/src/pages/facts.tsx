@@ -15,6 +15,7 @@ import type {
 import { CATEGORIES } from '../lib/facts';
 import { label, when } from '../lib/format';
 import { useCoalesced } from '../lib/use-coalesced';
+import { nodesOf } from '../lib/more';
 
 const FactsPageData = graphql(`
   query FactsPage($legacyId: ID!, $filter: FactFilter) {
@@ -34,21 +35,23 @@ const FactsPageData = graphql(`
       }
     }
     facts(legacyId: $legacyId, filter: $filter, first: 100) {
-      nodes {
-        id
-        content
-        category
-        visibility
-        status
-        authorId
-        author {
+      edges {
+        node {
           id
-          displayName
-          email
+          content
+          category
+          visibility
+          status
+          authorId
+          author {
+            id
+            displayName
+            email
+          }
+          mentionCount
+          createdAt
+          updatedAt
         }
-        mentionCount
-        createdAt
-        updatedAt
       }
     }
   }
@@ -115,7 +118,7 @@ const RestoreFact = graphql(`
   }
 `);
 
-type FactRow = FactsPageQuery['facts']['nodes'][number];
+type FactRow = FactsPageQuery['facts']['edges'][number]['node'];
 
 export function FactsPage() {
   const { legacyId } = useParams<{ legacyId: string }>();
@@ -166,7 +169,7 @@ export function FactsPage() {
   const me = data?.me.id;
   const role = data?.legacy.viewerRole;
   const moderator = (role === 'OWNER' || role === 'ADMIN') && !shownAsMember;
-  const facts = data?.facts.nodes ?? [];
+  const facts = nodesOf(data?.facts) ?? [];
 
   return (
     <main id="main" className="page">

@@ -4,6 +4,7 @@ import { Link, useLocation } from 'wouter';
 import { ErrorNote } from '../components/status';
 import { graphql } from '../gql';
 import { label, when } from '../lib/format';
+import { nodesOf } from '../lib/more';
 
 const HomeData = graphql(`
   query HomeData {
@@ -13,13 +14,15 @@ const HomeData = graphql(`
       email
     }
     legacies(first: 100) {
-      nodes {
-        id
-        name
-        description
-        bornOn
-        diedOn
-        viewerRole
+      edges {
+        node {
+          id
+          name
+          description
+          bornOn
+          diedOn
+          viewerRole
+        }
       }
     }
     myInvitations {
@@ -122,11 +125,11 @@ export function HomePage() {
       {data && (
         <section aria-labelledby="legacies-heading">
           <h2 id="legacies-heading">Legacies</h2>
-          {data.legacies.nodes.length === 0 ? (
+          {nodesOf(data.legacies).length === 0 ? (
             <p>You are not a member of any legacy yet: create one, or accept an invitation.</p>
           ) : (
             <ul className="cards">
-              {data.legacies.nodes.map((legacy) => (
+              {nodesOf(data.legacies).map((legacy) => (
                 <li key={legacy.id} className="card">
                   <h3>
                     <Link href={`/legacies/${legacy.id}`}>{legacy.name}</Link>

@@ -23,28 +23,30 @@ const LookingBack = graphql(`
         hasNextPage
         endCursor
       }
-      nodes {
-        id
-        period
-        start
-        end
-        timeZone
-        summary
-        emotionalTone
-        keyThemes
-        recurringPatterns
-        people
-        places
-        conversationCount
-        turnCount
-        conversationIds
-        sourceChunkIds
-        sourcePeriodIds
-        aggregated
-        stale
-        model
-        promptVersion
-        updatedAt
+      edges {
+        node {
+          id
+          period
+          start
+          end
+          timeZone
+          summary
+          emotionalTone
+          keyThemes
+          recurringPatterns
+          people
+          places
+          conversationCount
+          turnCount
+          conversationIds
+          sourceChunkIds
+          sourcePeriodIds
+          aggregated
+          stale
+          model
+          promptVersion
+          updatedAt
+        }
       }
     }
   }
@@ -88,7 +90,7 @@ const DeleteSummary = graphql(`
   }
 `);
 
-type Summary = LookingBackQuery['periodSummaries']['nodes'][number];
+type Summary = LookingBackQuery['periodSummaries']['edges'][number]['node'];
 
 const selectSummaries = (data: LookingBackQuery) => data.periodSummaries;
 

@@ -6,6 +6,7 @@ import type { MemoryExportFormat, MemoryType } from '../gql/graphql';
 import { download } from '../lib/download';
 import { errorMessage, label, when } from '../lib/format';
 import { useLatest } from '../lib/use-latest';
+import { nodesOf } from '../lib/more';
 
 const TYPES: MemoryType[] = ['EMOTION', 'FACT', 'GOAL', 'PATTERN', 'PREFERENCE', 'RELATIONSHIP'];
 
@@ -35,17 +36,19 @@ const MemoriesData = graphql(`
       replyMemoryShare
     }
     memories(filter: $filter, first: 100) {
-      nodes {
-        id
-        content
-        type
-        status
-        source
-        confidence
-        legacyId
-        conversationId
-        createdAt
-        restorableUntil
+      edges {
+        node {
+          id
+          content
+          type
+          status
+          source
+          confidence
+          legacyId
+          conversationId
+          createdAt
+          restorableUntil
+        }
       }
     }
   }
@@ -332,9 +335,9 @@ export function MemoriesPage() {
           </label>
           <button type="submit">Search</button>
         </form>
-        {data && data.memories.nodes.length === 0 && <p>No memories match.</p>}
+        {data && nodesOf(data.memories).length === 0 && <p>No memories match.</p>}
         <ul className="list" aria-label="Memories">
-          {data?.memories.nodes.map((m) => (
+          {(nodesOf(data?.memories) ?? []).map((m) => (
             <li key={m.id} className="row memory">
               <span>
                 {m.content} <span className="badge">{label(m.type)}</span>

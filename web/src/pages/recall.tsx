@@ -10,24 +10,28 @@ import { errorMessage, label, when } from '../lib/format';
 const Recall = graphql(`
   query Recall($legacyId: ID!, $query: String!) {
     recall(legacyId: $legacyId, query: $query, first: 20) {
-      id
-      sourceType
-      text
-      score
-      forgettable
-      provenance {
-        conversationId
-        occurredAt
-        turnRange {
-          start
-          end
-        }
-        story {
-          storyId
-          title
-          page
-          charStart
-          charEnd
+      edges {
+        score
+        node {
+          id
+          sourceType
+          text
+          forgettable
+          provenance {
+            conversationId
+            occurredAt
+            turnRange {
+              start
+              end
+            }
+            story {
+              storyId
+              title
+              page
+              charStart
+              charEnd
+            }
+          }
         }
       }
     }
@@ -44,7 +48,7 @@ const ForgetRecallItem = graphql(`
   }
 `);
 
-type Item = RecallQuery['recall'][number];
+type Item = RecallQuery['recall']['edges'][number]['node'] & { score: number };
 
 export function RecallPage() {
   const { legacyId } = useParams<{ legacyId: string }>();
@@ -62,7 +66,7 @@ export function RecallPage() {
       .query(Recall, { legacyId, query: query.trim() }, { requestPolicy: 'network-only' })
       .toPromise();
     if (result.error) setProblem(errorMessage(result.error));
-    setItems(result.data?.recall ?? null);
+    setItems(result.data?.recall.edges.map((e) => ({ ...e.node, score: e.score })) ?? null);
   }
 
   async function forgetItem(item: Item, confirmed = false) {

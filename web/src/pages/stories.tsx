@@ -42,23 +42,25 @@ const StoriesPage_ = graphql(`
         hasNextPage
         endCursor
       }
-      nodes {
-        id
-        title
-        kind
-        format
-        status
-        visibility
-        authorId
-        fileName
-        pageCount
-        sizeBytes
-        indexedChunks
-        totalChunks
-        failureReason
-        occurredAt
-        createdAt
-        wouldDelete
+      edges {
+        node {
+          id
+          title
+          kind
+          format
+          status
+          visibility
+          authorId
+          fileName
+          pageCount
+          sizeBytes
+          indexedChunks
+          totalChunks
+          failureReason
+          occurredAt
+          createdAt
+          wouldDelete
+        }
       }
     }
   }
@@ -73,7 +75,7 @@ const StoryChanged = graphql(`
   }
 `);
 
-type Row = StoriesPageQuery['stories']['nodes'][number];
+type Row = StoriesPageQuery['stories']['edges'][number]['node'];
 
 const selectStories = (data: StoriesPageQuery) => data.stories;
 
