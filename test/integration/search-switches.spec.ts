@@ -136,8 +136,8 @@ describe('Search switches, set by configuration', () => {
     }>(CONTEXT, { c: conversationId, q: 'the red tractor and the dog' });
     expect(context.budget).toBe(300);
     expect(context.tokenCount).toBeLessThanOrEqual(300);
-    expect(context.sections.map((s) => s.name)).not.toContain('summaries');
-    expect(context.sections.map((s) => s.name)).toContain('turns');
+    expect(context.sections.map((s) => s.name)).not.toContain('SUMMARIES');
+    expect(context.sections.map((s) => s.name)).toContain('TURNS');
   });
 
   it('keeps the query text in metrics with the debug setting on', async () => {
