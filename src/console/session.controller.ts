@@ -1,21 +1,10 @@
 import { Controller, Delete, HttpCode, Post, Req, Res, UseFilters } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { DomainHttpExceptionFilter } from '../common/errors/domain-http.filter.js';
-import { DomainException, PublicErrorCode } from '../common/errors/domain.exception.js';
 import { RequestAuthenticator } from '../identity/request-authenticator.js';
 import { clearSessionCookie, setSessionCookie } from '../identity/session-cookie.js';
+import { ConsoleErrorCode, ConsoleException } from './console.exception.js';
 import { originAllowed } from './origins.js';
-
-/** A session asked for, or ended, from a page that is not the console's. */
-class ConsoleSessionException extends DomainException {
-  constructor() {
-    super(
-      PublicErrorCode.FORBIDDEN,
-      'CROSS_ORIGIN',
-      "Only the console's own pages may open or end its session.",
-    );
-  }
-}
 
 /**
  * Where the console keeps its token between page loads: POST /app/session with the token as a
@@ -52,7 +41,10 @@ export class SessionController {
   private assertSameOrigin(req: Request): void {
     const origin = req.headers.origin;
     if (origin === undefined || !originAllowed(origin, req.headers.host, [])) {
-      throw new ConsoleSessionException();
+      throw new ConsoleException(
+        ConsoleErrorCode.CROSS_ORIGIN,
+        "Only the console's own pages may open or end its session.",
+      );
     }
   }
 }

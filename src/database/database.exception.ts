@@ -1,16 +1,24 @@
-import { DomainException, PublicErrorCode } from '../common/errors/domain.exception.js';
+import {
+  DomainException,
+  PublicErrorCode,
+  type ReasonTable,
+} from '../common/errors/domain.exception.js';
 
 export enum DatabaseErrorCode {
   DATABASE_BUSY = 'DATABASE_BUSY',
 }
 
-const CODES: Record<DatabaseErrorCode, PublicErrorCode> = {
-  DATABASE_BUSY: PublicErrorCode.UNAVAILABLE,
+export const DATABASE_REASONS: ReasonTable<DatabaseErrorCode> = {
+  DATABASE_BUSY: {
+    code: PublicErrorCode.UNAVAILABLE,
+    means:
+      'The embedded database could not begin the request within DATABASE_QUEUE_TIMEOUT_MS: nothing was done; send it again after retryAfterSeconds.',
+  },
 };
 
 export class DatabaseException extends DomainException {
   constructor(code: DatabaseErrorCode, message: string, retryAfterSeconds?: number) {
-    super(CODES[code], code, message, undefined, retryAfterSeconds);
+    super(DATABASE_REASONS[code].code, code, message, undefined, retryAfterSeconds);
   }
 
   /** A request the embedded database could not begin within DATABASE_QUEUE_TIMEOUT_MS. */

@@ -26,7 +26,7 @@ import { currentRequestId } from '../logging/request-context.storage.js';
 import { asRequest } from '../database/database-queue.js';
 import { formatError, publicCodeOf } from './format-error.js';
 import { Loaders } from './loaders.js';
-import { countMetaOperation, metaOperationsPlugin } from './meta-operations.js';
+import { countMetaOperation, requestAuthenticationPlugin } from './meta-operations.js';
 import {
   checkOperation,
   checkSource,
@@ -319,7 +319,7 @@ export function graphqlOptions(
         ? ApolloServerPluginLandingPageLocalDefault({ embed: true })
         : ApolloServerPluginLandingPageDisabled(),
       queryLimitsPlugin(limits),
-      ...(authenticator ? [metaOperationsPlugin(authenticator)] : []),
+      ...(authenticator ? [requestAuthenticationPlugin(authenticator)] : []),
       operationLogPlugin(),
       ...(metrics ? [operationMetricsPlugin(metrics)] : []),
     ],

@@ -12,7 +12,7 @@ import {
   TokenKind,
   ValueNode,
 } from 'graphql';
-import { PublicErrorCode } from '../common/errors/domain.exception.js';
+import { RequestErrorReason, requestRefusal } from './request-errors.js';
 
 interface Cost {
   depth: number;
@@ -214,11 +214,8 @@ export function checkSource(source: string): GraphQLError | null {
   return null;
 }
 
-function refusal(message: string, reason: string): GraphQLError {
-  // A client's mistake: 400, not the 500 Apollo gives an error thrown from a plugin.
-  return new GraphQLError(message, {
-    extensions: { code: PublicErrorCode.BAD_USER_INPUT, reason, http: { status: 400 } },
-  });
+function refusal(message: string, reason: keyof typeof RequestErrorReason): GraphQLError {
+  return requestRefusal(RequestErrorReason[reason], message);
 }
 
 /**

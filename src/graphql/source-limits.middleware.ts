@@ -20,7 +20,11 @@ export function refuseOversizedDocuments(req: Request, res: Response, next: Next
       errors: [
         {
           message: refused.message,
-          extensions: { code: 'BAD_USER_INPUT', reason: refused.extensions.reason },
+          extensions: {
+            code: refused.extensions.code,
+            reason: refused.extensions.reason,
+            field: refused.extensions.field,
+          },
         },
       ],
     });

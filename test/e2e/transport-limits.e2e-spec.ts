@@ -45,6 +45,8 @@ const MISTAKES: {
   query: string;
   variables?: Record<string, unknown>;
   code: string;
+  /** A variable's mistake: the variable named as the input at fault. */
+  field?: string;
   hidden: string[];
   detail: RegExp;
 }[] = [
@@ -74,6 +76,7 @@ const MISTAKES: {
     query: 'mutation($i: CreateLegacyInput!) { createLegacy(input: $i) { id } }',
     variables: { i: {} },
     code: 'BAD_USER_INPUT',
+    field: 'i',
     hidden: ['String!', '"name"'],
     detail: /Field "name" of required type "String!" was not provided/,
   },
@@ -106,10 +109,15 @@ const MISTAKES: {
       'query($v: StoryVisibility!, $l: ID!) { stories(legacyId: $l, filter: { visibility: $v }) { nodes { id } } }',
     variables: { v: 'SHARE', l: '00000000-0000-4000-8000-000000000000' },
     code: 'BAD_USER_INPUT',
+    field: 'v',
     hidden: ['SHARED'],
     detail: /Did you mean the enum value "SHARED"\?/,
   },
 ];
+
+/** What a mistake's error carries: its code, and for a variable the reason and the variable. */
+const extensionsOf = (m: { code: string; field?: string }) =>
+  m.field ? { code: m.code, reason: 'INVALID_VARIABLE', field: m.field } : { code: m.code };
 
 /**
  * The same limits on every transport: an operation refused over HTTP is refused over graphql-ws,
@@ -217,12 +225,13 @@ describe('Operation limits over HTTP and WebSocket', () => {
 
   it.each(MISTAKES)(
     'answers $kind with its code and no name of the schema, on both transports',
-    async ({ query, variables, code, hidden }) => {
+    async (mistake) => {
+      const { query, variables, code, hidden } = mistake;
       for (const res of await both(query, variables)) {
         expect(res.data ?? null).toBeNull();
         expect(res.errors!.length).toBeGreaterThan(0);
         for (const error of res.errors!) {
-          expect(error.extensions).toEqual({ code });
+          expect(error.extensions).toEqual(extensionsOf(mistake));
           for (const name of hidden) expect(error.message).not.toContain(name);
           // Where in the client's own document: nothing of the schema.
           if (code === 'GRAPHQL_VALIDATION_FAILED') {
@@ -262,9 +271,10 @@ describe('Request errors with introspection on', () => {
 
   it.each(MISTAKES)(
     "answers $kind with graphql-js's message, on both transports",
-    async ({ query, variables, code, detail }) => {
+    async (mistake) => {
+      const { query, variables, detail } = mistake;
       for (const res of await overBoth(t, user, query, variables)) {
-        expect(res.errors![0].extensions).toEqual({ code });
+        expect(res.errors![0].extensions).toEqual(extensionsOf(mistake));
         expect(res.errors![0].message).toMatch(detail);
       }
     },
