@@ -30,6 +30,7 @@ import { countMetaOperation, requestAuthenticationPlugin } from './meta-operatio
 import {
   checkOperation,
   checkSource,
+  checkVariables,
   QueryLimits,
   queryLimitsPlugin,
 } from './query-limits.plugin.js';
@@ -210,7 +211,7 @@ function graphqlWsOptions(
     // cost of searches and replies, introspection. A document that does not parse is left to
     // graphql-ws, which reports it.
     onSubscribe: async (ctx, _id, payload) => {
-      const nested = checkSource(payload.query);
+      const nested = checkSource(payload.query) ?? checkVariables(payload.variables);
       if (nested) return [nested];
       let document: DocumentNode;
       try {

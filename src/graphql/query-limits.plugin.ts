@@ -218,6 +218,36 @@ function refusal(message: string, reason: keyof typeof RequestErrorReason): Grap
   return requestRefusal(RequestErrorReason[reason], message);
 }
 
+/** How deep a variable's value may nest (objects and lists): the schema's inputs need a few. */
+export const MAX_VARIABLE_DEPTH = 32;
+
+/**
+ * Refuses, before anything reads them, variables nested deeper than MAX_VARIABLE_DEPTH: they are
+ * walked here without recursion, while the validation of inputs (class-transformer) recurses and
+ * a few thousand levels of a JSON metadata object overflowed its stack. Null when within it.
+ */
+export function checkVariables(variables: unknown): GraphQLError | null {
+  if (variables === null || typeof variables !== 'object') return null;
+  const stack: [unknown, number, string][] = Object.entries(variables).map(([name, value]) => [
+    value,
+    1,
+    name,
+  ]);
+  while (stack.length > 0) {
+    const [value, depth, name] = stack.pop()!;
+    if (value === null || typeof value !== 'object') continue;
+    if (depth > MAX_VARIABLE_DEPTH) {
+      return requestRefusal(
+        RequestErrorReason.VARIABLES_TOO_DEEP,
+        `The variable "${name}" nests more than ${MAX_VARIABLE_DEPTH} levels of objects and lists.`,
+        name,
+      );
+    }
+    for (const child of Object.values(value)) stack.push([child, depth + 1, name]);
+  }
+  return null;
+}
+
 /**
  * The limits every operation is held to, on every transport: the Apollo plugin below for HTTP,
  * graphql-ws's onSubscribe for WebSocket. Null when the operation is within them (or is not a

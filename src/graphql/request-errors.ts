@@ -12,6 +12,7 @@ export enum RequestErrorReason {
   INTROSPECTION_DISABLED = 'INTROSPECTION_DISABLED',
   SUBSCRIPTION_OVER_HTTP = 'SUBSCRIPTION_OVER_HTTP',
   INVALID_VARIABLE = 'INVALID_VARIABLE',
+  VARIABLES_TOO_DEEP = 'VARIABLES_TOO_DEEP',
   INVALID_REQUEST = 'INVALID_REQUEST',
   TOO_LARGE = 'TOO_LARGE',
 }
@@ -39,6 +40,11 @@ export const REQUEST_REASONS: ReasonTable<RequestErrorReason> = {
     code: PublicErrorCode.BAD_USER_INPUT,
     means:
       "A variable's value does not fit its type (missing, null where it may not be, the wrong type); `field` is its path, such as `input.content`.",
+  },
+  VARIABLES_TOO_DEEP: {
+    code: PublicErrorCode.BAD_USER_INPUT,
+    means:
+      'A variable nests more than 32 levels of objects and lists (message metadata included); `field` names it; nothing ran.',
   },
   INVALID_REQUEST: {
     code: PublicErrorCode.BAD_USER_INPUT,

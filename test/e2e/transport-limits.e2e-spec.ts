@@ -151,6 +151,28 @@ describe('Operation limits over HTTP and WebSocket', () => {
   const both = (query: string, variables: Record<string, unknown> = {}) =>
     overBoth(t, user, query, variables);
 
+  it('refuses a variable nested 2,500 levels deep (message metadata) before reading it, on both transports', async () => {
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < 2500; i++) deep = { a: deep };
+    const record = `mutation($c: ID!, $m: JSONObject) {
+      recordAssistantMessage(input: { conversationId: $c, content: "hi", metadata: $m }) { id } }`;
+    for (const res of await both(record, { c: legacyId, m: deep })) {
+      expect(res.data ?? null).toBeNull();
+      expect(res.errors).toEqual([
+        {
+          message: 'The variable "m" nests more than 32 levels of objects and lists.',
+          extensions: { code: 'BAD_USER_INPUT', reason: 'VARIABLES_TOO_DEEP', field: 'm' },
+        },
+      ]);
+    }
+    // Within the limit, metadata is read as before (here: no such conversation).
+    let fine: Record<string, unknown> = {};
+    for (let i = 0; i < 20; i++) fine = { a: fine };
+    for (const res of await both(record, { c: legacyId, m: fine })) {
+      expect(res.errors![0].extensions).toMatchObject({ code: 'NOT_FOUND' });
+    }
+  });
+
   it('refuses 40 aliased recalls, on both transports', async () => {
     const aliases = Array.from(
       { length: 40 },
