@@ -18,8 +18,17 @@ import type {
   RetrievalDebugModel,
 } from './models/retrieval-debug.model.js';
 
+/**
+ * A number as clients read it: GraphQL's Float has no -Infinity or NaN, and one that reached a
+ * response failed the whole query. Ranking keeps its numbers finite; this keeps a slip from
+ * costing the answer.
+ */
+export function finite(value: number): number {
+  return Number.isFinite(value) ? value : 0;
+}
+
 export function scoreList(scores: Record<string, number>): ScoreComponentModel[] {
-  return Object.entries(scores).map(([name, value]) => ({ name, value }));
+  return Object.entries(scores).map(([name, value]) => ({ name, value: finite(value) }));
 }
 
 function toItemModel(item: ContextItem, section: ContextSectionName): ContextItemModel {
@@ -30,7 +39,7 @@ function toItemModel(item: ContextItem, section: ContextSectionName): ContextIte
     section,
     text: item.text,
     tokens: item.tokens,
-    score: item.score,
+    score: finite(item.score),
     scores: scoreList(item.scores),
     isCode: item.isCode ?? false,
     provenance: item.provenance,
@@ -94,12 +103,12 @@ export class ContextPresenter {
         scope: r.scope,
         paths: (Object.entries(r.paths) as [PathName, PathHit][]).map(([path, hit]) => ({
           path,
-          score: hit.score,
+          score: finite(hit.score),
           rank: hit.rank,
-          raw: hit.raw ?? null,
+          raw: hit.raw === undefined || !Number.isFinite(hit.raw) ? null : hit.raw,
         })),
         scores: scoreList({ ...r.components, final: r.score }),
-        score: r.score,
+        score: finite(r.score),
         good: r.good,
         kept: kept !== undefined,
         section: kept?.section ?? drop?.section ?? null,
@@ -174,7 +183,7 @@ export class ContextPresenter {
       scope: 'provider',
       paths: [],
       scores: scoreList(item.scores),
-      score: item.score,
+      score: finite(item.score),
       good: false,
       kept,
       section,

@@ -5,7 +5,7 @@ import {
   DomainException,
   PublicErrorCode,
 } from '../common/errors/domain.exception.js';
-import { scoreList } from '../context/context.presenter.js';
+import { finite, scoreList } from '../context/context.presenter.js';
 import { EmbeddingService, QueryVector } from '../embeddings/embedding.service.js';
 import { FactsService } from '../facts/facts.service.js';
 import type { UserEntity } from '../identity/user.entity.js';
@@ -152,7 +152,7 @@ export class SearchService {
     const edges = page.map((hit, i) => ({
       cursor: encodeCursor([offset + i + 1]),
       node: hit.item,
-      score: hit.score,
+      score: finite(hit.score),
       scores: hit.scores,
     }));
     return {
