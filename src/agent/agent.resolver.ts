@@ -1,4 +1,3 @@
-import { recallId } from '../search/recall-id.js';
 import { UseGuards } from '@nestjs/common';
 import {
   Args,
@@ -30,6 +29,7 @@ import { SendMessageInput } from './dto/send-message.input.js';
 import { MessageGenerationModel, ReplyDeltaModel } from './models/reply.model.js';
 import { SendMessagePayload } from './models/send-message.model.js';
 import { MESSAGE_GENERATION } from './agent.loaders.js';
+import { recallId } from '../search/recall-id.js';
 
 @Resolver(() => MessageModel)
 @UseGuards(GqlAuthGuard)

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { CommonException } from '../common/errors/domain.exception.js';
 import { VerifiedClaims } from './auth.service.js';
+import { cleanName, displayNameProblem } from './display-name.js';
 import { IdentityErrorCode, IdentityException } from './identity.exception.js';
 import { UserEntity } from './user.entity.js';
 import { UserChanges, UserRepository } from './user.repository.js';
@@ -51,7 +52,8 @@ export class UsersService {
       const user = await this.users.insertIfAbsent(manager, {
         subject: claims.subject,
         email: claims.email,
-        displayName: claims.name,
+        // A provider's name is taken as one clean line (it is not the person's own typing).
+        displayName: cleanName(claims.name),
         isPlatformAdmin: claims.admin,
       });
       if (user) for (const hook of this.createdHooks) await hook(user, manager);
@@ -78,11 +80,9 @@ export class UsersService {
       );
     }
     if (changes.displayName !== undefined && changes.displayName !== null) {
-      const name = changes.displayName.trim();
-      if (name.length === 0 || name.length > 100) {
-        throw CommonException.invalid('displayName', 'A display name has 1 to 100 characters.');
-      }
-      changes = { ...changes, displayName: name };
+      const problem = displayNameProblem(changes.displayName);
+      if (problem) throw CommonException.invalid('displayName', problem);
+      changes = { ...changes, displayName: changes.displayName.trim() };
     }
     return this.users.update(user.id, changes);
   }

@@ -587,8 +587,8 @@ describe('together conversations', () => {
     const notice = (await sendIn(ana, 'Ana again: shall we plant another one?')).sendMessage.reply
       .content;
     // Read by Ben too: each turn under its speaker's name, and nothing made for Ana alone.
-    expect(notice).toContain('- Ben: Ben here: I remember the pear tree.');
-    expect(notice).toContain('- Ana: Ana again: shall we plant another one?');
+    expect(notice).toContain('- "Ben": Ben here: I remember the pear tree.');
+    expect(notice).toContain('- "Ana": Ana again: shall we plant another one?');
     expect(notice).not.toMatch(/- You:/);
     expect(notice).not.toMatch(/silver compass/);
   });
@@ -658,7 +658,7 @@ describe('the offline notice of a together conversation longer than the recent w
     expect(JSON.stringify(summary)).toMatch(/silver compass/);
     await send(ben, 'The orchard was big.');
     const notice = await send(ana, 'Where is the compass under the pear tree now?');
-    expect(notice).toContain('- Ana: Where is the compass under the pear tree now?');
+    expect(notice).toContain('- "Ana": Where is the compass under the pear tree now?');
     expect(notice).not.toMatch(/silver compass/);
   });
 });
