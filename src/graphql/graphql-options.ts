@@ -34,6 +34,7 @@ import {
   QueryLimits,
   queryLimitsPlugin,
 } from './query-limits.plugin.js';
+import { RequestErrorReason, requestRefusal } from './request-errors.js';
 import type { RequestContext } from './request-context.js';
 
 /** The token of `Bearer <token>`, the only form accepted on either transport. */
@@ -192,6 +193,7 @@ function graphqlWsOptions(
   corsOrigins: readonly string[],
   metrics: ServiceMetrics | null,
   authenticator: RequestAuthenticator | null,
+  maxOperations: number,
 ): GraphQLWsSubscriptionsConfig {
   const options: Pick<
     ServerOptions,
@@ -233,7 +235,18 @@ function graphqlWsOptions(
             payload.operationName,
             buildContext(ctx as WsContext),
           )));
-      return refused ? [refused] : undefined;
+      if (refused) return [refused];
+      // graphql-ws holds each open operation of the socket by id, this one included: a socket
+      // may not hold an unbounded number (each is a listener and a session check per event).
+      if (Object.keys(ctx.subscriptions).length > maxOperations) {
+        return [
+          requestRefusal(
+            RequestErrorReason.TOO_MANY_SUBSCRIPTIONS,
+            `This connection holds ${maxOperations} operations open already: complete one first.`,
+          ),
+        ];
+      }
+      return undefined;
     },
     // An error without a path is about the request itself (graphql-js's
     // variable coercion): the client's input, as Apollo reports it over HTTP.
@@ -311,7 +324,13 @@ export function graphqlOptions(
     graphiql: false,
     includeStacktraceInErrorResponses: false,
     subscriptions: {
-      'graphql-ws': graphqlWsOptions(limits, env.CORS_ORIGINS ?? [], metrics, authenticator),
+      'graphql-ws': graphqlWsOptions(
+        limits,
+        env.CORS_ORIGINS ?? [],
+        metrics,
+        authenticator,
+        env.GRAPHQL_WS_MAX_SUBSCRIPTIONS,
+      ),
     },
     context: buildContext,
     formatError: (formatted, error) => formatError(formatted, error, !env.GRAPHQL_INTROSPECTION),

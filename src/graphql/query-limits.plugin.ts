@@ -218,6 +218,29 @@ function refusal(message: string, reason: keyof typeof RequestErrorReason): Grap
   return requestRefusal(RequestErrorReason[reason], message);
 }
 
+/** The root fields an operation asks for, through its fragments, aliases each counted. */
+function rootFields(
+  operation: OperationDefinitionNode,
+  fragments: Record<string, FragmentDefinitionNode>,
+): number {
+  let count = 0;
+  const seen = new Set<string>();
+  const stack: SelectionSetNode[] = [operation.selectionSet];
+  while (stack.length > 0) {
+    for (const sel of stack.pop()!.selections) {
+      if (sel.kind === Kind.FIELD) {
+        if (sel.name.value !== '__typename') count++;
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+        stack.push(sel.selectionSet);
+      } else if (!seen.has(sel.name.value) && fragments[sel.name.value]) {
+        seen.add(sel.name.value);
+        stack.push(fragments[sel.name.value].selectionSet);
+      }
+    }
+  }
+  return count;
+}
+
 /** How deep a variable's value may nest (objects and lists): the schema's inputs need a few. */
 export const MAX_VARIABLE_DEPTH = 32;
 
@@ -273,6 +296,14 @@ export function checkOperation(
       .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
       .map((d) => [d.name.value, d]),
   );
+  if (operation.operation === OperationTypeNode.MUTATION && rootFields(operation, fragments) > 1) {
+    // Mutations run one after another and a failure may take `data` down with it: a second
+    // field's error would hide that the first was done (and its id). One per request, answered.
+    return refusal(
+      'Send one mutation field per request: each is then done, or not, and answered on its own.',
+      'ONE_MUTATION_PER_REQUEST',
+    );
+  }
   if (!limits.introspection && introspects(operation.selectionSet, fragments)) {
     return refusal('Introspection is turned off on this server.', 'INTROSPECTION_DISABLED');
   }

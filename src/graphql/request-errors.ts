@@ -15,6 +15,8 @@ export enum RequestErrorReason {
   VARIABLES_TOO_DEEP = 'VARIABLES_TOO_DEEP',
   INVALID_REQUEST = 'INVALID_REQUEST',
   TOO_LARGE = 'TOO_LARGE',
+  TOO_MANY_SUBSCRIPTIONS = 'TOO_MANY_SUBSCRIPTIONS',
+  ONE_MUTATION_PER_REQUEST = 'ONE_MUTATION_PER_REQUEST',
 }
 
 export const REQUEST_REASONS: ReasonTable<RequestErrorReason> = {
@@ -54,6 +56,16 @@ export const REQUEST_REASONS: ReasonTable<RequestErrorReason> = {
   TOO_LARGE: {
     code: PublicErrorCode.BAD_USER_INPUT,
     means: 'The body is over BODY_LIMIT, or an uploaded file over DOCUMENT_MAX_BYTES (HTTP 413).',
+  },
+  TOO_MANY_SUBSCRIPTIONS: {
+    code: PublicErrorCode.BAD_USER_INPUT,
+    means:
+      'The graphql-ws connection holds GRAPHQL_WS_MAX_SUBSCRIPTIONS operations open already: complete one first, or open another connection.',
+  },
+  ONE_MUTATION_PER_REQUEST: {
+    code: PublicErrorCode.BAD_USER_INPUT,
+    means:
+      'A mutation operation asks for more than one root field (aliases included): send each on its own, so that each is done, or not, and answered; nothing ran.',
   },
 };
 

@@ -136,6 +136,7 @@ describe('Operation limits over HTTP and WebSocket', () => {
       GRAPHQL_MAX_COMPLEXITY: '300',
       GRAPHQL_INTROSPECTION: 'false',
       BODY_LIMIT: '64kb',
+      GRAPHQL_WS_MAX_SUBSCRIPTIONS: '5',
     });
     user = await t.user('limits-user');
     legacyId = (
@@ -171,6 +172,85 @@ describe('Operation limits over HTTP and WebSocket', () => {
     for (const res of await both(record, { c: legacyId, m: fine })) {
       expect(res.errors![0].extensions).toMatchObject({ code: 'NOT_FOUND' });
     }
+  });
+
+  it('bounds the operations one graphql-ws connection holds open', async () => {
+    const client = t.ws(user);
+    const errors: unknown[] = [];
+    const open = (label: string) =>
+      client.subscribe(
+        { query: 'subscription { memoryChanged { action } }' },
+        { next: () => undefined, error: (e) => errors.push([label, e]), complete: () => undefined },
+      );
+    const stops = Array.from({ length: 5 }, (_, i) => open(`s${i}`));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(errors).toEqual([]);
+    // The sixth is refused, and says why; the five go on.
+    // Without a bound it would simply be accepted, and wait for events.
+    const sixth = (await Promise.race([
+      overWs(client, 'subscription { memoryChanged { action } }'),
+      new Promise((resolve) => setTimeout(() => resolve({ accepted: true }), 2000)),
+    ])) as GqlResponse;
+    expect(sixth.errors).toEqual([
+      {
+        message: 'This connection holds 5 operations open already: complete one first.',
+        extensions: { code: 'BAD_USER_INPUT', reason: 'TOO_MANY_SUBSCRIPTIONS', field: 'query' },
+      },
+    ]);
+    // A query needs room too; another connection has its own.
+    expect(((await overWs(client, '{ me { id } }')) as GqlResponse).errors).toHaveLength(1);
+    expect(await overWs(t.ws(user), '{ me { id } }')).toMatchObject({ data: { me: {} } });
+    // Once one is completed, there is room again.
+    stops[0]();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await overWs(client, '{ me { id } }')).toMatchObject({ data: { me: {} } });
+    expect(errors).toEqual([]);
+    for (const stop of stops.slice(1)) stop();
+  });
+
+  it('refuses a request of two mutation fields before doing either, on both transports', async () => {
+    const count = async () =>
+      (
+        await t.gql<{ legacies: { edges: unknown[] } }>(
+          '{ legacies(first: 20) { edges { node { id } } } }',
+          {},
+          user,
+        )
+      ).data!.legacies.edges.length;
+    const before = await count();
+    // The second would fail (a blank name) after the first was done: `data` would be null and
+    // the first legacy's id lost. Refused as a whole, nothing is done.
+    const two = `mutation {
+      a: createLegacy(input: { name: "Kept" }) { id }
+      b: createLegacy(input: { name: "   " }) { id } }`;
+    for (const res of await both(two)) {
+      expect(res.data ?? null).toBeNull();
+      expect(res.errors).toEqual([
+        {
+          message:
+            'Send one mutation field per request: each is then done, or not, and answered on its own.',
+          extensions: {
+            code: 'BAD_USER_INPUT',
+            reason: 'ONE_MUTATION_PER_REQUEST',
+            field: 'query',
+          },
+        },
+      ]);
+    }
+    expect(await count()).toBe(before);
+    // Through a fragment too; one field (with __typename beside it) is fine.
+    const fragment = `mutation { ...Two } fragment Two on Mutation {
+      a: createLegacy(input: { name: "A" }) { id } b: createLegacy(input: { name: "B" }) { id } }`;
+    expect((await t.gql(fragment, {}, user)).errors![0].extensions).toMatchObject({
+      reason: 'ONE_MUTATION_PER_REQUEST',
+    });
+    const one = await t.gql(
+      'mutation { __typename createLegacy(input: { name: "One" }) { id } }',
+      {},
+      user,
+    );
+    expect(one.errors).toBeUndefined();
+    expect(await count()).toBe(before + 1);
   });
 
   it('refuses 40 aliased recalls, on both transports', async () => {
