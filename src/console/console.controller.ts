@@ -7,7 +7,7 @@ import { findWebRoot } from './web-root.js';
 /** What the console needs to know before anyone signs in: nothing here is private. */
 export interface ConsoleSettings {
   graphqlPath: string;
-  oidc: { issuer: string; clientId: string; scopes: string } | null;
+  oidc: { issuer: string; clientId: string; scopes: string; providerName: string } | null;
 }
 
 /**
@@ -43,7 +43,12 @@ export class ConsoleController {
       graphqlPath: '/graphql',
       oidc:
         env.OIDC_ISSUER && env.OIDC_CLIENT_ID
-          ? { issuer: env.OIDC_ISSUER, clientId: env.OIDC_CLIENT_ID, scopes: env.OIDC_SCOPES }
+          ? {
+              issuer: env.OIDC_ISSUER,
+              clientId: env.OIDC_CLIENT_ID,
+              scopes: env.OIDC_SCOPES,
+              providerName: env.OIDC_PROVIDER_NAME ?? new URL(env.OIDC_ISSUER).hostname,
+            }
           : null,
     };
   }

@@ -164,8 +164,9 @@ describe('The family console under /app', () => {
       method: 'DELETE',
       headers: { origin: own, cookie },
     });
-    expect(closed.status).toBe(204);
-    expect(closed.headers.get('set-cookie')).toMatch(/^keepsake_session=; .*Max-Age=0/);
+    expect(closed.status).toBe(200);
+    expect(await closed.json()).toEqual({ endSessionUrl: null });
+    expect(closed.headers.getSetCookie()[0]).toMatch(/^keepsake_session=; .*Max-Age=0/);
   });
 
   it('serves the Apollo landing page outside production', async () => {

@@ -54,6 +54,15 @@ const AcceptInvitation = graphql(`
   }
 `);
 
+const UpdateMyName = graphql(`
+  mutation UpdateMyName($name: String!) {
+    updateMe(input: { displayName: $name }) {
+      id
+      displayName
+    }
+  }
+`);
+
 const DeclineInvitation = graphql(`
   mutation DeclineInvitation($id: ID!) {
     declineInvitation(id: $id)
@@ -91,7 +100,11 @@ export function HomePage() {
     <main id="main" className="page">
       <h1>Your legacies</h1>
       {data?.me && (
-        <p className="muted">Signed in as {data.me.displayName ?? data.me.email ?? data.me.id}</p>
+        <YourName
+          key={data.me.displayName ?? ''}
+          displayName={data.me.displayName}
+          email={data.me.email}
+        />
       )}
       <ErrorNote error={error} />
       {fetching && !data && <p>Loading…</p>}
@@ -175,5 +188,63 @@ export function HomePage() {
         </form>
       </section>
     </main>
+  );
+}
+
+/**
+ * Who is signed in, by the name the family sees, never an id: a provider that gives no name
+ * leaves the person to choose one here, and anyone may change theirs.
+ */
+function YourName({ displayName, email }: { displayName: string | null; email: string | null }) {
+  const [editing, setEditing] = useState(displayName === null);
+  const [name, setName] = useState(displayName ?? '');
+  const [saved, save] = useMutation(UpdateMyName);
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    const result = await save({ name: name.trim() });
+    if (result.data) setEditing(false);
+  }
+
+  if (!editing && displayName) {
+    return (
+      <p className="muted">
+        Signed in as <strong>{displayName}</strong>
+        {email && <> ({email})</>}.{' '}
+        <button type="button" className="link-button" onClick={() => setEditing(true)}>
+          Change your name
+        </button>
+      </p>
+    );
+  }
+  return (
+    <form className="card form" onSubmit={(e) => void submit(e)} aria-labelledby="your-name">
+      <h2 id="your-name">{displayName ? 'Your name' : 'What should your family call you?'}</h2>
+      <p>
+        {displayName
+          ? 'The name the others see beside what you share and say.'
+          : `Your sign-in did not say your name${email ? ` (only ${email})` : ''}. The others see this name beside what you share and say.`}
+      </p>
+      <label htmlFor="display-name">Your name</label>
+      <input
+        id="display-name"
+        value={name}
+        onChange={(e) => setName(e.target.value)}
+        required
+        maxLength={100}
+        autoComplete="name"
+      />
+      <ErrorNote error={saved.error} />
+      <p className="actions">
+        <button type="submit" className="primary" disabled={saved.fetching}>
+          Save your name
+        </button>
+        {displayName && (
+          <button type="button" className="link-button" onClick={() => setEditing(false)}>
+            Cancel
+          </button>
+        )}
+      </p>
+    </form>
   );
 }
