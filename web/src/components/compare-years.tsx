@@ -183,12 +183,12 @@ function ComparisonView({ comparison: c, months }: { comparison: Comparison; mon
         labels: MONTHS,
         datasets: [
           {
-            label: `Turns ${c.year}`,
+            label: `Messages ${c.year}`,
             data: current.map((m) => m?.turnCount ?? 0),
             backgroundColor: '#1d4ed8',
           },
           {
-            label: `Turns ${c.otherYear}`,
+            label: `Messages ${c.otherYear}`,
             data: other.map((m) => m?.turnCount ?? 0),
             backgroundColor: '#b45309',
           },
@@ -209,7 +209,7 @@ function ComparisonView({ comparison: c, months }: { comparison: Comparison; mon
       </div>
       <dl className="pairs">
         <div>
-          <dt>Themes of both</dt>
+          <dt>Came up in both</dt>
           <dd>{c.sharedThemes.join(', ') || 'none'}</dd>
         </div>
         <div>
@@ -225,7 +225,7 @@ function ComparisonView({ comparison: c, months }: { comparison: Comparison; mon
       {any ? (
         <>
           <ChartCanvas
-            label={`Turns per month in ${c.year} and ${c.otherYear}, from the month summaries`}
+            label={`Messages per month in ${c.year} and ${c.otherYear}, from the month summaries`}
             config={config}
           />
           <details>
@@ -264,7 +264,7 @@ function MonthCell({ month }: { month: Month | null }) {
   return (
     <td>
       {month.conversationCount} conversation{month.conversationCount === 1 ? '' : 's'},{' '}
-      {month.turnCount} turns
+      {month.turnCount} message{month.turnCount === 1 ? '' : 's'}
       {month.keyThemes.length > 0 && (
         <span className="muted"> · {month.keyThemes.slice(0, 5).join(', ')}</span>
       )}
@@ -282,17 +282,17 @@ function SideCard({ side }: { side: Side }) {
           <dd>{side.conversationCount}</dd>
         </div>
         <div>
-          <dt>Turns</dt>
+          <dt>Messages</dt>
           <dd>{side.turnCount}</dd>
         </div>
         {side.emotionalTone && (
           <div>
-            <dt>Tone</dt>
+            <dt>How it felt</dt>
             <dd>{side.emotionalTone}</dd>
           </div>
         )}
         <div>
-          <dt>Themes</dt>
+          <dt>What came up</dt>
           <dd>{side.themes.join(', ') || 'none'}</dd>
         </div>
         {side.people.length > 0 && (

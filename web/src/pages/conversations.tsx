@@ -110,8 +110,16 @@ export function ConversationsPage() {
               checked={rememberOn}
               onChange={(e) => setRemember(e.target.checked)}
             />
-            Remember things I say in it
+            Remember what I say in this conversation: {rememberOn ? 'on' : 'off'}
           </label>
+          <p className="muted">
+            {rememberOn
+              ? 'Keepsake may remember things you tell it about yourself, and bring them back later.'
+              : 'Keepsake keeps the conversation, but remembers nothing about you from it.'}{' '}
+            {data?.me.rememberByDefault
+              ? 'On is your default (under Memories).'
+              : 'Off is the default; you can turn it on here, or later in the conversation.'}
+          </p>
           {others.length > 0 && (
             <fieldset className="choices">
               <legend>Talk together with (optional)</legend>
@@ -130,8 +138,8 @@ export function ConversationsPage() {
                 </label>
               ))}
               <p className="muted">
-                Everyone in it reads every turn and every reply; each has their own remember switch,
-                off until they turn it on.
+                Everyone in it reads every message and every reply; each person has their own
+                remember switch, off until they turn it on.
               </p>
             </fieldset>
           )}
@@ -158,8 +166,8 @@ export function ConversationsPage() {
                     .map((p) => nameOf(people, p.userId, me))
                     .join(', ')} · `}
                 {c.readableUntilTurn != null && 'you left · '}
-                {c.messageCount} turns · {c.remember ? 'remembering' : 'not remembering'} ·{' '}
-                {when(c.lastActivityAt)}
+                {c.messageCount} message{c.messageCount === 1 ? '' : 's'} · remembering{' '}
+                {c.remember ? 'on' : 'off'} · {when(c.lastActivityAt)}
               </span>
             </li>
           ))}

@@ -3,7 +3,7 @@ import { useMutation, useQuery } from 'urql';
 import { Link, useLocation } from 'wouter';
 import { ErrorNote } from '../components/status';
 import { graphql } from '../gql';
-import { label, when } from '../lib/format';
+import { label, role, when } from '../lib/format';
 import { nodesOf } from '../lib/more';
 
 const HomeData = graphql(`
@@ -151,7 +151,7 @@ export function HomePage() {
                   <p className="muted">
                     {[legacy.bornOn, legacy.diedOn].filter(Boolean).join(' – ')}
                     {legacy.bornOn || legacy.diedOn ? ' · ' : ''}
-                    You are {label(legacy.viewerRole).toLowerCase()}
+                    You are {role(legacy.viewerRole)}
                   </p>
                   <p className="actions">
                     <Link href={`/legacies/${legacy.id}/facts`}>Facts</Link>
