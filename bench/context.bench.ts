@@ -566,7 +566,7 @@ async function main(): Promise<void> {
     const bareHnsw: number[] = [];
     const bareGin: number[] = [];
     const bareBoth: number[] = [];
-    const CONTEXT = `query($c: ID!, $q: String!) { context(conversationId: $c, query: $q) { tokenCount truncated items { id } } }`;
+    const CONTEXT = `query($c: ID!, $q: String!) { context(conversationId: $c, query: $q) { tokenCount truncated items { recallItemId } } }`;
     // Their own generator: the same queries whether this run filled the rows or reused them.
     const list = queries(rng(7), Number(values.queries) + Number(values.warmup));
     const service: number[] = [];

@@ -95,7 +95,7 @@ async function gql<T>(
 }
 
 const SEND = `mutation($input: SendMessageInput!) { sendMessage(input: $input) { message { turnIndex } } }`;
-const RECALL = `query($l: ID!, $q: String!) { recall(legacyId: $l, query: $q) { id score } }`;
+const RECALL = `query($l: ID!, $q: String!) { recall(legacyId: $l, query: $q) { edges { score node { id } } } }`;
 
 const PLACES = ['the orchard', 'the harbour', 'the allotment', 'the chapel', 'the old mill'];
 const THINGS = ['bees', 'pigeons', 'roses', 'a rowing boat', 'a wireless set'];

@@ -61,16 +61,20 @@ function client(url: string, bearer: string) {
 
 const RECALL = `query($q: String!, $l: ID!, $first: Int) {
   recall(query: $q, legacyId: $l, first: $first) {
-    id sourceType provenance { messageMetadata }
+    edges { node { id sourceType provenance { messageMetadata } } }
   }
 }`;
 
 interface RecallResult {
   recall: {
-    id: string;
-    sourceType: string;
-    provenance: { messageMetadata: Record<string, unknown>[] };
-  }[];
+    edges: {
+      node: {
+        id: string;
+        sourceType: string;
+        provenance: { messageMetadata: Record<string, unknown>[] };
+      };
+    }[];
+  };
 }
 
 async function main(): Promise<void> {
@@ -193,11 +197,13 @@ async function main(): Promise<void> {
     const flat = { r5: 0, r10: 0 };
     for (const question of questions) {
       const t0 = performance.now();
-      const { recall } = await gql<RecallResult>(RECALL, {
-        q: question.question,
-        l: legacyOf.get(question.conv_id),
-        first,
-      });
+      const recall = (
+        await gql<RecallResult>(RECALL, {
+          q: question.question,
+          l: legacyOf.get(question.conv_id),
+          first,
+        })
+      ).recall.edges.map((e) => e.node);
       latencies.push(performance.now() - t0);
       for (const r of recall.slice(0, 10)) {
         topTen.set(r.sourceType, (topTen.get(r.sourceType) ?? 0) + 1);

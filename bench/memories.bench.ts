@@ -125,6 +125,7 @@ async function main(): Promise<void> {
     const user = await users.fromClaims({
       subject: 'bench-memories',
       email: null,
+      emailStated: false,
       name: 'Bench',
       admin: false,
       expiresAt: new Date(Date.now() + 3600_000),

@@ -9,7 +9,13 @@ export default defineConfig({
   base: '/app/',
   // Each page's chunk carries its own GraphQL documents only (see inline-documents.ts).
   plugins: [inlineDocumentsPlugin(fileURLToPath(new URL('./src/gql/graphql.ts', import.meta.url)))],
-  build: { outDir: '../dist/web', emptyOutDir: true, sourcemap: true },
+  // No source maps in the build the service serves (it is the production one): they would hand
+  // anyone the console's sources. WEB_SOURCEMAP=true builds them for a local debugging session.
+  build: {
+    outDir: '../dist/web',
+    emptyOutDir: true,
+    sourcemap: process.env.WEB_SOURCEMAP === 'true',
+  },
   server: {
     port: 5173,
     proxy: { '/graphql': { target: 'http://localhost:3000', ws: true } },

@@ -25,6 +25,7 @@ import { AssistantReplyRepository } from './assistant-reply.repository.js';
 import { ChatMemoryService, CommandReply, MemoryToolSession } from './chat-memory.service.js';
 import { failedText, languageOf } from './memory-reply-text.js';
 import { ReplyListeners } from './reply-listeners.js';
+import { markedName } from '../identity/display-name.js';
 
 /** Told to the model in a conversation several members hold together. */
 const TOGETHER_NOTE =
@@ -387,7 +388,8 @@ export class AgentReplyService {
     const names = new Map((await this.users.findByIds(speakers)).map((u) => [u.id, u.displayName]));
     return turns.map((m) =>
       m.role === MessageRole.USER
-        ? { role: m.role, content: m.content, speaker: names.get(m.userId) ?? 'A member' }
+        ? // Marked as a name: everyone reads the notice that quotes it, and a name is no line.
+          { role: m.role, content: m.content, speaker: markedName(names.get(m.userId), 'A member') }
         : { role: m.role, content: m.content },
     );
   }

@@ -30,6 +30,7 @@ import { MessageGenerationModel, ReplyDeltaModel } from './models/reply.model.js
 import { SendMessagePayload } from './models/send-message.model.js';
 import { MESSAGE_GENERATION } from './agent.loaders.js';
 import { ReplyListeners, releasing } from './reply-listeners.js';
+import { recallId } from '../search/recall-id.js';
 
 @Resolver(() => MessageModel)
 @UseGuards(GqlAuthGuard)
@@ -56,6 +57,14 @@ export class MessageGenerationResolver {
     return {
       ...reply,
       cutOff: reply.finishReason === 'length' || reply.finishReason === 'cancelled',
+      // Stored as the assembly named them; read in the API's one id scheme.
+      contextItems: reply.contextItems.map((i) => ({
+        sourceType: i.sourceType,
+        recallItemId: recallId(i.sourceType, i.id),
+        sourceId: i.id,
+        section: i.section,
+        score: i.score,
+      })),
       memoryActions: (reply.memoryActions ?? []).map((a) => ({
         ...a,
         restorableUntil: a.restorableUntil ? new Date(a.restorableUntil) : null,

@@ -13,7 +13,7 @@ import { FactsService } from '../facts/facts.service.js';
 import type { UserEntity } from '../identity/user.entity.js';
 import { MemoryUsesService } from '../memories/memory-uses.service.js';
 import { RateLimitService } from '../rate-limit/rate-limit.service.js';
-import { parseRecallId } from '../search/search.service.js';
+import { parseRecallId } from '../search/recall-id.js';
 import { AgentReplyService } from './agent-reply.service.js';
 import { RecordAssistantMessageInput } from './dto/record-assistant-message.input.js';
 import { SendMessageInput } from './dto/send-message.input.js';

@@ -195,8 +195,14 @@ export class ChatMemoryService {
     return this.commands.forgetIds(turn.user, ids);
   }
 
-  private recall(turn: ChatTurn, query: string) {
-    return this.search.recall(turn.user, turn.conversation.legacyId, query, LOOKUP_ITEMS);
+  private async recall(turn: ChatTurn, query: string) {
+    const hits = await this.search.recall(
+      turn.user,
+      turn.conversation.legacyId,
+      query,
+      LOOKUP_ITEMS,
+    );
+    return hits.map((h) => h.item);
   }
 }
 

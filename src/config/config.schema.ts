@@ -50,6 +50,12 @@ export const serverVariables = defineVariables({
     default: '5',
     parse: integer(1, 100),
   },
+  GRAPHQL_WS_MAX_SUBSCRIPTIONS: {
+    description:
+      'Most operations one graphql-ws connection may hold open at once (subscriptions, and queries still running); one more is refused with TOO_MANY_SUBSCRIPTIONS until one ends. The console holds a handful.',
+    default: '50',
+    parse: integer(1, 10_000),
+  },
   BODY_LIMIT: {
     description:
       'Maximum size of an HTTP request body and of a WebSocket message, such as 500kb or 25mb.',

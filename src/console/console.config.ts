@@ -38,6 +38,11 @@ export const consoleVariables = defineVariables({
     description: 'The console’s public client id at OIDC_ISSUER.',
     parse: text,
   },
+  OIDC_PROVIDER_NAME: {
+    description:
+      'The provider’s name as people know it, on the sign-in page (“Sign in with …”) and when signing out of it too. Unset: the host name of OIDC_ISSUER.',
+    parse: text,
+  },
   OIDC_SCOPES: {
     description: 'Scopes the console asks OIDC_ISSUER for.',
     default: 'openid profile email',

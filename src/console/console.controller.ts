@@ -7,7 +7,7 @@ import { findWebRoot } from './web-root.js';
 /** What the console needs to know before anyone signs in: nothing here is private. */
 export interface ConsoleSettings {
   graphqlPath: string;
-  oidc: { issuer: string; clientId: string; scopes: string } | null;
+  oidc: { issuer: string; clientId: string; scopes: string; providerName: string } | null;
 }
 
 /**
@@ -17,8 +17,10 @@ export interface ConsoleSettings {
 @Controller('app')
 export class ConsoleController {
   private readonly root = findWebRoot();
+  private readonly production: boolean;
 
   constructor(private readonly config: AppConfig) {
+    this.production = config.env.NODE_ENV === 'production';
     const issuer = config.env.OIDC_ISSUER;
     // Its own origin only ('self' covers ws: and wss: to it), and the provider's token endpoint.
     const connect = ["'self'", ...(issuer ? [new URL(issuer).origin] : [])];
@@ -41,7 +43,12 @@ export class ConsoleController {
       graphqlPath: '/graphql',
       oidc:
         env.OIDC_ISSUER && env.OIDC_CLIENT_ID
-          ? { issuer: env.OIDC_ISSUER, clientId: env.OIDC_CLIENT_ID, scopes: env.OIDC_SCOPES }
+          ? {
+              issuer: env.OIDC_ISSUER,
+              clientId: env.OIDC_CLIENT_ID,
+              scopes: env.OIDC_SCOPES,
+              providerName: env.OIDC_PROVIDER_NAME ?? new URL(env.OIDC_ISSUER).hostname,
+            }
           : null,
     };
   }
@@ -56,6 +63,11 @@ export class ConsoleController {
     const relative = Array.isArray(path) ? path.join('/') : path;
     // A path with an extension is a file (a missing one is a 404); any other is a route.
     if (!this.root || extname(relative) === '') return this.sendIndex(res);
+    // In production no source map is served, even one a debugging build left behind.
+    if (this.production && extname(relative) === '.map') {
+      res.status(404).type('text/plain').send('Not found');
+      return;
+    }
     this.securityHeaders(res);
     // Vite names assets by their content: they never change under the same name.
     const immutable = relative.startsWith('assets/');

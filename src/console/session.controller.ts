@@ -1,32 +1,29 @@
-import { Controller, Delete, HttpCode, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { Controller, Delete, HttpCode, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { decodeJwt } from 'jose';
 import { DomainHttpExceptionFilter } from '../common/errors/domain-http.filter.js';
-import { DomainException, PublicErrorCode } from '../common/errors/domain.exception.js';
 import { RequestAuthenticator } from '../identity/request-authenticator.js';
-import { clearSessionCookie, setSessionCookie } from '../identity/session-cookie.js';
+import { clearSessionCookie, idTokenCookie, setSessionCookie } from '../identity/session-cookie.js';
+import { UsersService } from '../identity/users.service.js';
+import { ConsoleErrorCode, ConsoleException } from './console.exception.js';
+import { emailOf, nameOf, OidcService } from './oidc.service.js';
 import { originAllowed } from './origins.js';
-
-/** A session asked for, or ended, from a page that is not the console's. */
-class ConsoleSessionException extends DomainException {
-  constructor() {
-    super(
-      PublicErrorCode.FORBIDDEN,
-      'CROSS_ORIGIN',
-      "Only the console's own pages may open or end its session.",
-    );
-  }
-}
 
 /**
  * Where the console keeps its token between page loads: POST /app/session with the token as a
  * bearer sets it in an HttpOnly cookie (until the token expires), DELETE /app/session signs out.
  * Only the console's own origin may do either: another page may neither plant a session nor end
- * one.
+ * one. With an OpenID Connect provider, opening the session also reads who signed in from the
+ * provider's ID token and userinfo, and closing it can end the provider's session too.
  */
 @Controller('app/session')
 @UseFilters(DomainHttpExceptionFilter)
 export class SessionController {
-  constructor(private readonly authenticator: RequestAuthenticator) {}
+  constructor(
+    private readonly authenticator: RequestAuthenticator,
+    private readonly users: UsersService,
+    private readonly oidc: OidcService,
+  ) {}
 
   @Post()
   @HttpCode(200)
@@ -38,21 +35,51 @@ export class SessionController {
       req.socket.remoteAddress,
     );
     await this.authenticator.request(user);
-    setSessionCookie(req, res, token!, expiresAt);
+    const body = (req.body ?? {}) as { idToken?: unknown };
+    const idToken = typeof body.idToken === 'string' && body.idToken ? body.idToken : null;
+    if (this.oidc.configured) {
+      // The access token was verified above; its claims come first, then the ID token's and
+      // userinfo's for what it leaves out (many providers put only `sub` in access tokens).
+      const claims = decodeJwt(token!) as Record<string, unknown>;
+      const signIn = await this.oidc.signInProfile(String(claims.sub), token!, idToken);
+      const own = emailOf(claims);
+      await this.users.syncSignIn(user, {
+        email: own.stated ? own.email : signIn.email,
+        emailStated: own.stated || signIn.emailStated,
+        name: nameOf(claims) ?? signIn.name,
+      });
+    }
+    setSessionCookie(req, res, token!, expiresAt, this.oidc.configured ? idToken : null);
     return { expiresAt: expiresAt.toISOString() };
   }
 
+  /**
+   * Signs out of the console; with `?provider=true`, also answers where to end the provider's
+   * session (RP-initiated logout), when it offers one: the console goes there next, and the
+   * provider sends the browser back to /app/signed-out.
+   */
   @Delete()
-  @HttpCode(204)
-  close(@Req() req: Request, @Res({ passthrough: true }) res: Response): void {
+  @HttpCode(200)
+  async close(
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+    @Query('provider') provider?: string,
+  ): Promise<{ endSessionUrl: string | null }> {
     this.assertSameOrigin(req);
+    const hint = idTokenCookie(req);
     clearSessionCookie(req, res);
+    if (provider !== 'true') return { endSessionUrl: null };
+    const returnTo = `${req.headers.origin}/app/signed-out`;
+    return { endSessionUrl: await this.oidc.endSessionUrl(returnTo, hint) };
   }
 
   private assertSameOrigin(req: Request): void {
     const origin = req.headers.origin;
     if (origin === undefined || !originAllowed(origin, req.headers.host, [])) {
-      throw new ConsoleSessionException();
+      throw new ConsoleException(
+        ConsoleErrorCode.CROSS_ORIGIN,
+        "Only the console's own pages may open or end its session.",
+      );
     }
   }
 }

@@ -1,3 +1,4 @@
+import { QUOTED_NOTE } from './quoted.js';
 import { Injectable, Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
@@ -25,11 +26,11 @@ import {
 } from './context.types.js';
 
 export const SECTION_TITLES: Record<ContextSectionName, (legacyName: string) => string> = {
-  facts: (name) => `What the family has shared about ${name}`,
+  facts: (name) => `What the family has shared about ${name} (${QUOTED_NOTE})`,
   profile: () => 'What the person you are talking with has told you about themselves',
   memories: () => 'What you remember about the person you are talking with',
   periods: () => 'Looking back over the time asked about',
-  stories: (name) => `From the family's stories and documents about ${name}`,
+  stories: (name) => `From the family's stories and documents about ${name} (${QUOTED_NOTE})`,
   summaries: () => 'Summaries of earlier conversation',
   turns: () => 'Relevant earlier turns',
 };

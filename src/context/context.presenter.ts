@@ -2,8 +2,10 @@ import { Injectable } from '@nestjs/common';
 import type { ConversationEntity } from '../conversations/conversation.entity.js';
 import type { UserEntity } from '../identity/user.entity.js';
 import type { SearchOutcome } from '../search/hybrid-search.service.js';
+import type { PathHit, PathName } from '../search/search.types.js';
 import { HybridSearchService } from '../search/hybrid-search.service.js';
 import { SearchContextService, SOURCE_TYPES } from '../search/search-context.service.js';
+import { recallId } from '../search/recall-id.js';
 import { SECTION_TITLES } from './context-assembler.service.js';
 import type { AssembledContext, ContextItem, ContextSectionName } from './context.types.js';
 import type {
@@ -16,18 +18,28 @@ import type {
   RetrievalDebugModel,
 } from './models/retrieval-debug.model.js';
 
-export function scoreList(scores: Record<string, number>): ScoreComponentModel[] {
-  return Object.entries(scores).map(([name, value]) => ({ name, value }));
+/**
+ * A number as clients read it: GraphQL's Float has no -Infinity or NaN, and one that reached a
+ * response failed the whole query. Ranking keeps its numbers finite; this keeps a slip from
+ * costing the answer.
+ */
+export function finite(value: number): number {
+  return Number.isFinite(value) ? value : 0;
 }
 
-function toItemModel(item: ContextItem, section: string): ContextItemModel {
+export function scoreList(scores: Record<string, number>): ScoreComponentModel[] {
+  return Object.entries(scores).map(([name, value]) => ({ name, value: finite(value) }));
+}
+
+function toItemModel(item: ContextItem, section: ContextSectionName): ContextItemModel {
   return {
     sourceType: item.sourceType,
-    id: item.id,
+    recallItemId: recallId(item.sourceType, item.id),
+    sourceId: item.id,
     section,
     text: item.text,
     tokens: item.tokens,
-    score: item.score,
+    score: finite(item.score),
     scores: scoreList(item.scores),
     isCode: item.isCode ?? false,
     provenance: item.provenance,
@@ -86,16 +98,17 @@ export class ContextPresenter {
       const drop = dropped.get(key);
       candidates.push({
         sourceType: SOURCE_TYPES[r.kind],
-        id: r.id,
+        recallItemId: recallId(SOURCE_TYPES[r.kind], r.id),
+        sourceId: r.id,
         scope: r.scope,
-        paths: Object.entries(r.paths).map(([path, hit]) => ({
+        paths: (Object.entries(r.paths) as [PathName, PathHit][]).map(([path, hit]) => ({
           path,
-          score: hit!.score,
-          rank: hit!.rank,
-          raw: hit!.raw ?? null,
+          score: finite(hit.score),
+          rank: hit.rank,
+          raw: hit.raw === undefined || !Number.isFinite(hit.raw) ? null : hit.raw,
         })),
         scores: scoreList({ ...r.components, final: r.score }),
-        score: r.score,
+        score: finite(r.score),
         good: r.good,
         kept: kept !== undefined,
         section: kept?.section ?? drop?.section ?? null,
@@ -165,11 +178,12 @@ export class ContextPresenter {
   ): RetrievalCandidateModel {
     return {
       sourceType: item.sourceType,
-      id: item.id,
+      recallItemId: recallId(item.sourceType, item.id),
+      sourceId: item.id,
       scope: 'provider',
       paths: [],
       scores: scoreList(item.scores),
-      score: item.score,
+      score: finite(item.score),
       good: false,
       kept,
       section,

@@ -23,7 +23,8 @@ export type ContextSectionName = (typeof SECTION_ORDER)[number];
 /** Where an item came from, so that every piece of context can be traced to its source. */
 export interface Provenance {
   sourceType: ContextSourceType;
-  id: string;
+  /** The item's own record (RecallItem.sourceId). */
+  sourceId: string;
   conversationId: string | null;
   /** The turns it came from (a summary or fact cites several). */
   messageIds: string[];

@@ -1,4 +1,8 @@
-import { DomainException, PublicErrorCode } from '../common/errors/domain.exception.js';
+import {
+  DomainException,
+  PublicErrorCode,
+  type ReasonTable,
+} from '../common/errors/domain.exception.js';
 
 export enum ConversationErrorCode {
   CONVERSATION_NOT_FOUND = 'CONVERSATION_NOT_FOUND',
@@ -16,22 +20,52 @@ export enum ConversationErrorCode {
   NOT_STARTER = 'NOT_STARTER',
 }
 
-const CODES: Record<ConversationErrorCode, PublicErrorCode> = {
-  CONVERSATION_NOT_FOUND: PublicErrorCode.NOT_FOUND,
-  MESSAGE_NOT_FOUND: PublicErrorCode.NOT_FOUND,
-  INVALID_CONTENT: PublicErrorCode.BAD_USER_INPUT,
-  INVALID_METADATA: PublicErrorCode.BAD_USER_INPUT,
-  CLIENT_MESSAGE_ID_REUSED: PublicErrorCode.CONFLICT,
-  IMPORT_TOO_LARGE: PublicErrorCode.BAD_USER_INPUT,
-  INVALID_TITLE: PublicErrorCode.BAD_USER_INPUT,
-  NOT_A_MEMBER: PublicErrorCode.BAD_USER_INPUT,
-  STARTER_CANNOT_LEAVE: PublicErrorCode.CONFLICT,
-  NOT_STARTER: PublicErrorCode.FORBIDDEN,
+export const CONVERSATION_REASONS: ReasonTable<ConversationErrorCode> = {
+  CONVERSATION_NOT_FOUND: {
+    code: PublicErrorCode.NOT_FOUND,
+    means: 'The conversation does not exist or you do not take part in it (the same answer).',
+  },
+  MESSAGE_NOT_FOUND: {
+    code: PublicErrorCode.NOT_FOUND,
+    means: 'The turn does not exist or is not yours to read.',
+  },
+  INVALID_CONTENT: {
+    code: PublicErrorCode.BAD_USER_INPUT,
+    means: 'A turn, or a clientMessageId, is empty or too long.',
+  },
+  INVALID_METADATA: {
+    code: PublicErrorCode.BAD_USER_INPUT,
+    means: 'A turn’s metadata is over METADATA_MAX_BYTES of JSON.',
+  },
+  CLIENT_MESSAGE_ID_REUSED: {
+    code: PublicErrorCode.CONFLICT,
+    means: 'The clientMessageId was already used for a different turn of this conversation.',
+  },
+  IMPORT_TOO_LARGE: {
+    code: PublicErrorCode.BAD_USER_INPUT,
+    means: 'An import holds no turn, or more than IMPORT_MAX_MESSAGES.',
+  },
+  INVALID_TITLE: {
+    code: PublicErrorCode.BAD_USER_INPUT,
+    means: 'A title is blank or too long.',
+  },
+  NOT_A_MEMBER: {
+    code: PublicErrorCode.BAD_USER_INPUT,
+    means: 'Someone brought into a conversation is not a member of the legacy.',
+  },
+  STARTER_CANNOT_LEAVE: {
+    code: PublicErrorCode.CONFLICT,
+    means: 'The member who started a conversation deletes it instead of leaving it.',
+  },
+  NOT_STARTER: {
+    code: PublicErrorCode.FORBIDDEN,
+    means: 'Only the member who started a conversation deletes it; the others leave it.',
+  },
 };
 
 export class ConversationException extends DomainException {
   constructor(code: ConversationErrorCode, message: string, field?: string) {
-    super(CODES[code], code, message, field);
+    super(CONVERSATION_REASONS[code].code, code, message, field);
   }
 
   /** Someone else's conversation is indistinguishable from a missing one. */

@@ -26,19 +26,19 @@ describe('databaseFailure', () => {
     expect(reasonOf(new Error('the database thread exited (1)'))).toBe('DATABASE_UNAVAILABLE');
   });
 
-  it('reads a full disk as STORAGE_FULL, through the query error TypeORM wraps it in', () => {
+  it('reads a full disk as DISK_FULL, through the query error TypeORM wraps it in', () => {
     const wrapped = new QueryFailedError(
       'INSERT ...',
       [],
       pgError('53100', 'could not extend file'),
     );
-    expect(reasonOf(wrapped)).toBe('STORAGE_FULL');
-    expect(reasonOf(pgError('ENOSPC'))).toBe('STORAGE_FULL');
+    expect(reasonOf(wrapped)).toBe('DISK_FULL');
+    expect(reasonOf(pgError('ENOSPC'))).toBe('DISK_FULL');
   });
 
   it('reads a refused write as the full disk only where the embedded database refuses them for it', () => {
     const readOnly = pgError('25006', 'cannot execute INSERT in a read-only transaction');
-    expect(reasonOf(readOnly, true)).toBe('STORAGE_FULL');
+    expect(reasonOf(readOnly, true)).toBe('DISK_FULL');
     // On a server: a standby, as during a failover.
     expect(reasonOf(readOnly, false)).toBe('DATABASE_UNAVAILABLE');
   });

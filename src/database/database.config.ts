@@ -76,7 +76,7 @@ export const databaseVariables = defineVariables({
   },
   STORAGE_RESERVE_MB: {
     description:
-      "Embedded database only: free space on DATA_DIR's disk, in MB, below which every write is refused (UNAVAILABLE, reason STORAGE_FULL) while reads go on, before PostgreSQL could run out of room mid-write. Writes resume by themselves once a quarter more is free.",
+      "Embedded database only: free space on DATA_DIR's disk, in MB, below which every write is refused (UNAVAILABLE, reason DISK_FULL) while reads go on, before PostgreSQL could run out of room mid-write. Writes resume by themselves once a quarter more is free.",
     default: '256',
     parse: integer(0, 1_048_576),
   },

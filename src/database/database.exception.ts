@@ -1,4 +1,8 @@
-import { DomainException, PublicErrorCode } from '../common/errors/domain.exception.js';
+import {
+  DomainException,
+  PublicErrorCode,
+  type ReasonTable,
+} from '../common/errors/domain.exception.js';
 
 export enum DatabaseErrorCode {
   /** The embedded database could not take the request in time: nothing was done. */
@@ -6,18 +10,30 @@ export enum DatabaseErrorCode {
   /** The database cannot be reached (a server stopped or restarting, the embedded one reopening). */
   DATABASE_UNAVAILABLE = 'DATABASE_UNAVAILABLE',
   /** The disk the database writes to is (nearly) full: writes are refused, reads still work. */
-  STORAGE_FULL = 'STORAGE_FULL',
+  DISK_FULL = 'DISK_FULL',
 }
 
-const CODES: Record<DatabaseErrorCode, PublicErrorCode> = {
-  DATABASE_BUSY: PublicErrorCode.UNAVAILABLE,
-  DATABASE_UNAVAILABLE: PublicErrorCode.UNAVAILABLE,
-  STORAGE_FULL: PublicErrorCode.UNAVAILABLE,
+export const DATABASE_REASONS: ReasonTable<DatabaseErrorCode> = {
+  DATABASE_BUSY: {
+    code: PublicErrorCode.UNAVAILABLE,
+    means:
+      'The embedded database could not begin the request within DATABASE_QUEUE_TIMEOUT_MS: nothing was done; send it again after retryAfterSeconds.',
+  },
+  DATABASE_UNAVAILABLE: {
+    code: PublicErrorCode.UNAVAILABLE,
+    means:
+      'The database cannot be reached (a server stopped or restarting, the embedded one being opened again): send it again after retryAfterSeconds; a message with the same clientMessageId is stored once.',
+  },
+  DISK_FULL: {
+    code: PublicErrorCode.UNAVAILABLE,
+    means:
+      'The disk the data is kept on is full: writes are refused until space is freed, reads go on.',
+  },
 };
 
 export class DatabaseException extends DomainException {
   constructor(code: DatabaseErrorCode, message: string, retryAfterSeconds?: number) {
-    super(CODES[code], code, message, undefined, retryAfterSeconds);
+    super(DATABASE_REASONS[code].code, code, message, undefined, retryAfterSeconds);
   }
 
   /** A request the embedded database could not begin within DATABASE_QUEUE_TIMEOUT_MS. */
@@ -40,7 +56,7 @@ export class DatabaseException extends DomainException {
 
   static storageFull(): DatabaseException {
     return new DatabaseException(
-      DatabaseErrorCode.STORAGE_FULL,
+      DatabaseErrorCode.DISK_FULL,
       'Storage is full: nothing new can be saved until space is freed on the disk Keepsake ' +
         'keeps its data on. Everything already kept can still be read. Send this again once ' +
         'there is room (a message sent again with the same clientMessageId is stored once).',

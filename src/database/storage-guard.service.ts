@@ -18,7 +18,7 @@ export interface StorageState {
  * disk while extending a table (the statement fails, nothing is lost), but not while it writes
  * its WAL: that is a PANIC, which inside PGlite ends the database. So before the disk fills,
  * below STORAGE_RESERVE_MB free, the session is made read-only (`default_transaction_read_only`):
- * every write is refused whole (STORAGE_FULL), reads go on, and once there is room again
+ * every write is refused whole (DISK_FULL), reads go on, and once there is room again
  * (the reserve and a quarter more) writes resume by themselves, with no restart.
  * On a server the disk is the server's: its own errors (disk_full) say so instead.
  */

@@ -7,6 +7,7 @@ import type {
 } from '../context/context.types.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
+import { quoted } from '../context/quoted.js';
 import { countTokens } from '../llm/tokenizer.js';
 import { FactVisibility } from './fact.enums.js';
 import { seesSources } from './fact-visibility.js';
@@ -58,7 +59,11 @@ export class FactsContextProvider implements ContextSectionProvider {
     return rows.map((fact) => {
       const mine = seesSources(fact, request.user.id);
       const marker = mine && fact.visibility === FactVisibility.PRIVATE ? 'personal' : 'shared';
-      const text = `- [${fact.category.toLowerCase()}, ${marker}] ${fact.content}`;
+      // Another member's words are quoted data: whatever they hold (a line break, a heading, an
+      // instruction) stays inside the quotes, never a line of the prompt of its own.
+      const text = mine
+        ? `- [${fact.category.toLowerCase()}, ${marker}] ${fact.content}`
+        : `- [${fact.category.toLowerCase()}, shared by another member] ${quoted(fact.content)}`;
       const messageIds = mine ? fact.sourceMessageIds : [];
       return {
         sourceType: 'FACT',
@@ -74,7 +79,7 @@ export class FactsContextProvider implements ContextSectionProvider {
         },
         provenance: {
           sourceType: 'FACT',
-          id: fact.id,
+          sourceId: fact.id,
           conversationId: mine ? fact.sourceConversationId : null,
           messageIds,
           messageMetadata: messageIds.map((id) => metadataOf.get(id) ?? {}),

@@ -1,6 +1,7 @@
 import { buildSchema, GraphQLError, parse, validate } from 'graphql';
 import { CommonException } from '../common/errors/domain.exception.js';
 import { formatError, HIDDEN_DETAIL_MESSAGES, requestErrorMessage } from './format-error.js';
+import { RequestErrorReason, requestRefusal } from './request-errors.js';
 
 const schema = buildSchema(`
   type Query { legacy(id: ID!): Legacy! }
@@ -80,19 +81,47 @@ describe('formatError', () => {
     );
     expect(formatError(error.toJSON(), error, true)).toMatchObject({
       message: HIDDEN_DETAIL_MESSAGES.BAD_USER_INPUT,
+      extensions: { code: 'BAD_USER_INPUT', reason: 'INVALID_VARIABLE', field: 'i' },
+    });
+  });
+
+  it("names the variable's path at fault, as graphql-js gives it", () => {
+    const nested = new GraphQLError(
+      'Variable "$input" got invalid value 5 at "input.content"; String cannot represent a non string value: 5',
+      { extensions: { code: 'BAD_USER_INPUT' } },
+    );
+    expect(formatError(nested.toJSON(), nested, false).extensions).toEqual({
+      code: 'BAD_USER_INPUT',
+      reason: 'INVALID_VARIABLE',
+      field: 'input.content',
+    });
+    const missing = new GraphQLError('Variable "$l" of required type "ID!" was not provided.', {
       extensions: { code: 'BAD_USER_INPUT' },
+    });
+    expect(formatError(missing.toJSON(), missing, true).extensions).toMatchObject({ field: 'l' });
+  });
+
+  it('names the request parameter of an HTTP request Apollo cannot run', () => {
+    const unknown = new GraphQLError('Unknown operation named "A".', {
+      extensions: { code: 'OPERATION_RESOLUTION_FAILURE' },
+    });
+    expect(formatError(unknown.toJSON(), unknown, true).extensions).toEqual({
+      code: 'BAD_USER_INPUT',
+      reason: 'INVALID_REQUEST',
+      field: 'operationName',
     });
   });
 
   it("keeps our own request check's message and reason", () => {
-    const error = new GraphQLError('The query is 13 levels deep; at most 12 are allowed.', {
-      extensions: { code: 'BAD_USER_INPUT', reason: 'QUERY_TOO_COMPLEX', http: { status: 400 } },
-    });
+    const error = requestRefusal(
+      RequestErrorReason.QUERY_TOO_COMPLEX,
+      'The query is 13 levels deep; at most 12 are allowed.',
+    );
     expect(formatError(error.toJSON(), error, true)).toEqual({
       message: 'The query is 13 levels deep; at most 12 are allowed.',
       locations: undefined,
       path: undefined,
-      extensions: { code: 'BAD_USER_INPUT', reason: 'QUERY_TOO_COMPLEX' },
+      extensions: { code: 'BAD_USER_INPUT', reason: 'QUERY_TOO_COMPLEX', field: 'query' },
     });
   });
 

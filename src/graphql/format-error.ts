@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { GraphQLError, GraphQLFormattedError } from 'graphql';
 import { DomainException, PublicErrorCode } from '../common/errors/domain.exception.js';
+import { RequestErrorReason, variableField } from './request-errors.js';
 
 const logger = new Logger('GraphQL');
 
@@ -15,6 +16,25 @@ const APOLLO_REQUEST_CODES = new Set([
   'OPERATION_RESOLUTION_FAILURE',
   'BAD_REQUEST',
 ]);
+
+/**
+ * The reason and field of a request error Apollo or graphql-js raised: a variable's value
+ * (graphql-js names its path), or the HTTP request itself.
+ */
+function requestInputOf(code: string, message: string): { reason: string; field: string } {
+  if (code === 'BAD_USER_INPUT') {
+    return { reason: RequestErrorReason.INVALID_VARIABLE, field: variableField(message) };
+  }
+  const field =
+    code === 'OPERATION_RESOLUTION_FAILURE' || /operationName/.test(message)
+      ? 'operationName'
+      : code.startsWith('PERSISTED_QUERY') || /`extensions`/.test(message)
+        ? 'extensions'
+        : /`variables`/.test(message)
+          ? 'variables'
+          : 'query';
+  return { reason: RequestErrorReason.INVALID_REQUEST, field };
+}
 
 /** Turns a failure of the database itself (gone, full) into the domain exception it stands for. */
 export type DatabaseFailureMapper = (err: unknown) => DomainException | null;
@@ -101,14 +121,21 @@ export function formatError(
       code === 'GRAPHQL_VALIDATION_FAILED' || code === 'GRAPHQL_PARSE_FAILED'
         ? code
         : PublicErrorCode.BAD_USER_INPUT;
-    // Set by our own request checks (query limits); never anything internal.
+    // Set by our own request checks (query limits), with the parameter at fault.
     const reason = formatted.extensions?.reason;
     const ownCheck = typeof reason === 'string';
     return {
       message: requestErrorMessage(code, formatted.message, ownCheck, hideSchemaDetails),
       locations: formatted.locations,
       path: formatted.path,
-      extensions: { code: publicCode, ...(ownCheck ? { reason } : {}) },
+      extensions: {
+        code: publicCode,
+        ...(ownCheck
+          ? { reason, field: formatted.extensions?.field ?? 'query' }
+          : publicCode === PublicErrorCode.BAD_USER_INPUT
+            ? requestInputOf(code, formatted.message)
+            : {}),
+      },
     };
   }
   logger.error({

@@ -30,13 +30,15 @@ import { DatabaseFailureMapper, formatError, publicCodeOf } from './format-error
 import { DomainException } from '../common/errors/domain.exception.js';
 import type { EventBus } from '../pubsub/event-bus.js';
 import { Loaders } from './loaders.js';
-import { countMetaOperation, metaOperationsPlugin } from './meta-operations.js';
+import { countMetaOperation, requestAuthenticationPlugin } from './meta-operations.js';
 import {
   checkOperation,
   checkSource,
+  checkVariables,
   QueryLimits,
   queryLimitsPlugin,
 } from './query-limits.plugin.js';
+import { RequestErrorReason, requestRefusal } from './request-errors.js';
 import type { RequestContext } from './request-context.js';
 
 /** The token of `Bearer <token>`, the only form accepted on either transport. */
@@ -253,6 +255,7 @@ function graphqlWsOptions(
   corsOrigins: readonly string[],
   metrics: ServiceMetrics | null,
   authenticator: RequestAuthenticator | null,
+  maxOperations: number,
   database?: DatabaseState,
   bus?: EventBus,
 ): GraphQLWsSubscriptionsConfig {
@@ -292,7 +295,7 @@ function graphqlWsOptions(
     // cost of searches and replies, introspection. A document that does not parse is left to
     // graphql-ws, which reports it.
     onSubscribe: async (ctx, _id, payload) => {
-      const nested = checkSource(payload.query);
+      const nested = checkSource(payload.query) ?? checkVariables(payload.variables);
       if (nested) return [nested];
       let document: DocumentNode;
       try {
@@ -316,7 +319,18 @@ function graphqlWsOptions(
             payload.operationName,
             buildContext(ctx as WsContext),
           )));
-      return refused ? [refused] : undefined;
+      if (refused) return [refused];
+      // graphql-ws holds each open operation of the socket by id, this one included: a socket
+      // may not hold an unbounded number (each is a listener and a session check per event).
+      if (Object.keys(ctx.subscriptions).length > maxOperations) {
+        return [
+          requestRefusal(
+            RequestErrorReason.TOO_MANY_SUBSCRIPTIONS,
+            `This connection holds ${maxOperations} operations open already: complete one first.`,
+          ),
+        ];
+      }
+      return undefined;
     },
     // An error without a path is about the request itself (graphql-js's
     // variable coercion): the client's input, as Apollo reports it over HTTP.
@@ -406,6 +420,7 @@ export function graphqlOptions(
         env.CORS_ORIGINS ?? [],
         metrics,
         authenticator,
+        env.GRAPHQL_WS_MAX_SUBSCRIPTIONS,
         database,
         bus,
       ),
@@ -419,7 +434,7 @@ export function graphqlOptions(
         : ApolloServerPluginLandingPageDisabled(),
       queryLimitsPlugin(limits),
       ...(database ? [writesRefusedPlugin(database)] : []),
-      ...(authenticator ? [metaOperationsPlugin(authenticator)] : []),
+      ...(authenticator ? [requestAuthenticationPlugin(authenticator)] : []),
       operationLogPlugin(databaseFailure),
       ...(metrics ? [operationMetricsPlugin(metrics, databaseFailure)] : []),
     ],

@@ -7,7 +7,7 @@ import {
   OperationDefinitionNode,
   SelectionSetNode,
 } from 'graphql';
-import { DomainException, PublicErrorCode } from '../common/errors/domain.exception.js';
+import { DomainException, PUBLIC_CODES } from '../common/errors/domain.exception.js';
 import type { RequestAuthenticator } from '../identity/request-authenticator.js';
 import type { RequestContext } from './request-context.js';
 
@@ -30,6 +30,14 @@ function onlyMetaFields(
   return true;
 }
 
+function fragmentsOf(document: DocumentNode): Record<string, FragmentDefinitionNode> {
+  return Object.fromEntries(
+    document.definitions
+      .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
+      .map((d) => [d.name.value, d]),
+  );
+}
+
 /** The operation a request runs, when the document names one unambiguously. */
 function operationOf(
   document: DocumentNode,
@@ -45,10 +53,15 @@ function operationOf(
       : undefined;
 }
 
-const STATUS: Partial<Record<PublicErrorCode, number>> = {
-  [PublicErrorCode.UNAUTHENTICATED]: 401,
-  [PublicErrorCode.RATE_LIMITED]: 429,
-};
+/** A domain refusal of the whole request, with its code's HTTP status. */
+function refusedWith(err: unknown): GraphQLError {
+  if (!(err instanceof DomainException)) throw err;
+  // formatError reads the code, reason and retry from the domain exception it wraps.
+  return new GraphQLError(err.message, {
+    originalError: err,
+    extensions: { http: { status: PUBLIC_CODES[err.publicCode].status } },
+  });
+}
 
 /**
  * An operation of meta fields only (`{ __typename }`, introspection) runs no resolver, so no
@@ -63,40 +76,53 @@ export async function countMetaOperation(
 ): Promise<GraphQLError | null> {
   const operation = operationOf(document, operationName);
   if (!operation) return null;
-  const fragments = Object.fromEntries(
-    document.definitions
-      .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
-      .map((d) => [d.name.value, d]),
-  );
-  if (!onlyMetaFields(operation.selectionSet, fragments)) return null;
+  if (!onlyMetaFields(operation.selectionSet, fragmentsOf(document))) return null;
   try {
     await authenticator.count(context.token, context.ip);
     return null;
   } catch (err) {
-    if (!(err instanceof DomainException)) throw err;
-    // formatError reads the code, reason and retry from the domain exception it wraps.
-    return new GraphQLError(err.message, {
-      originalError: err,
-      extensions: { http: { status: STATUS[err.publicCode] ?? 400 } },
-    });
+    return refusedWith(err);
   }
 }
 
-/** countMetaOperation for GraphQL over HTTP; graphql-ws calls it from onSubscribe. */
-export function metaOperationsPlugin(
+/**
+ * Who is asking, over HTTP, settled once before anything runs: an operation of meta fields only
+ * is counted (countMetaOperation); any other needs a valid token, and is refused as a whole
+ * without one, missing or refused alike (401, UNAUTHENTICATED with its reason), rather than
+ * answered 200 with an error per field. The resolvers' guard then finds the user in the context
+ * and counts each root field. graphql-ws calls countMetaOperation from onSubscribe, and its
+ * operations are refused one by one by the guard (a socket has no status to answer with).
+ */
+export function requestAuthenticationPlugin(
   authenticator: RequestAuthenticator,
 ): ApolloServerPlugin<RequestContext> {
   return {
     async requestDidStart() {
       return {
         async didResolveOperation({ document, request, contextValue }) {
-          const refused = await countMetaOperation(
-            authenticator,
-            document,
-            request.operationName,
-            contextValue,
-          );
-          if (refused) throw refused;
+          const operation = operationOf(document, request.operationName);
+          if (!operation) return;
+          if (onlyMetaFields(operation.selectionSet, fragmentsOf(document))) {
+            const refused = await countMetaOperation(
+              authenticator,
+              document,
+              request.operationName,
+              contextValue,
+            );
+            if (refused) throw refused;
+            return;
+          }
+          if (contextValue.user) return;
+          try {
+            const { user, expiresAt } = await authenticator.authenticate(
+              contextValue.token,
+              contextValue.ip,
+            );
+            contextValue.user = user;
+            contextValue.tokenExpiresAt = expiresAt;
+          } catch (err) {
+            throw refusedWith(err);
+          }
         },
       };
     },

@@ -12,7 +12,7 @@ import {
   TokenKind,
   ValueNode,
 } from 'graphql';
-import { PublicErrorCode } from '../common/errors/domain.exception.js';
+import { RequestErrorReason, requestRefusal } from './request-errors.js';
 
 interface Cost {
   depth: number;
@@ -214,11 +214,61 @@ export function checkSource(source: string): GraphQLError | null {
   return null;
 }
 
-function refusal(message: string, reason: string): GraphQLError {
-  // A client's mistake: 400, not the 500 Apollo gives an error thrown from a plugin.
-  return new GraphQLError(message, {
-    extensions: { code: PublicErrorCode.BAD_USER_INPUT, reason, http: { status: 400 } },
-  });
+function refusal(message: string, reason: keyof typeof RequestErrorReason): GraphQLError {
+  return requestRefusal(RequestErrorReason[reason], message);
+}
+
+/** The root fields an operation asks for, through its fragments, aliases each counted. */
+function rootFields(
+  operation: OperationDefinitionNode,
+  fragments: Record<string, FragmentDefinitionNode>,
+): number {
+  let count = 0;
+  const seen = new Set<string>();
+  const stack: SelectionSetNode[] = [operation.selectionSet];
+  while (stack.length > 0) {
+    for (const sel of stack.pop()!.selections) {
+      if (sel.kind === Kind.FIELD) {
+        if (sel.name.value !== '__typename') count++;
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+        stack.push(sel.selectionSet);
+      } else if (!seen.has(sel.name.value) && fragments[sel.name.value]) {
+        seen.add(sel.name.value);
+        stack.push(fragments[sel.name.value].selectionSet);
+      }
+    }
+  }
+  return count;
+}
+
+/** How deep a variable's value may nest (objects and lists): the schema's inputs need a few. */
+export const MAX_VARIABLE_DEPTH = 32;
+
+/**
+ * Refuses, before anything reads them, variables nested deeper than MAX_VARIABLE_DEPTH: they are
+ * walked here without recursion, while the validation of inputs (class-transformer) recurses and
+ * a few thousand levels of a JSON metadata object overflowed its stack. Null when within it.
+ */
+export function checkVariables(variables: unknown): GraphQLError | null {
+  if (variables === null || typeof variables !== 'object') return null;
+  const stack: [unknown, number, string][] = Object.entries(variables).map(([name, value]) => [
+    value,
+    1,
+    name,
+  ]);
+  while (stack.length > 0) {
+    const [value, depth, name] = stack.pop()!;
+    if (value === null || typeof value !== 'object') continue;
+    if (depth > MAX_VARIABLE_DEPTH) {
+      return requestRefusal(
+        RequestErrorReason.VARIABLES_TOO_DEEP,
+        `The variable "${name}" nests more than ${MAX_VARIABLE_DEPTH} levels of objects and lists.`,
+        name,
+      );
+    }
+    for (const child of Object.values(value)) stack.push([child, depth + 1, name]);
+  }
+  return null;
 }
 
 /**
@@ -246,6 +296,14 @@ export function checkOperation(
       .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
       .map((d) => [d.name.value, d]),
   );
+  if (operation.operation === OperationTypeNode.MUTATION && rootFields(operation, fragments) > 1) {
+    // Mutations run one after another and a failure may take `data` down with it: a second
+    // field's error would hide that the first was done (and its id). One per request, answered.
+    return refusal(
+      'Send one mutation field per request: each is then done, or not, and answered on its own.',
+      'ONE_MUTATION_PER_REQUEST',
+    );
+  }
   if (!limits.introspection && introspects(operation.selectionSet, fragments)) {
     return refusal('Introspection is turned off on this server.', 'INTROSPECTION_DISABLED');
   }

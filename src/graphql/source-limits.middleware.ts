@@ -1,26 +1,45 @@
 import type { NextFunction, Request, Response } from 'express';
-import { checkSource } from './query-limits.plugin.js';
+import type { GraphQLError } from 'graphql';
+import { checkSource, checkVariables } from './query-limits.plugin.js';
+
+/** A GET request's variables arrive as JSON text in the URL. */
+function parsed(variables: unknown): unknown {
+  if (typeof variables !== 'string') return variables;
+  try {
+    return JSON.parse(variables);
+  } catch {
+    return null; // Apollo reports it.
+  }
+}
 
 /**
- * GraphQL over HTTP: a document too deeply nested, or with too many fragments, is refused before
- * Apollo parses it (its parser and validation recurse; Apollo reports a failure there as an
- * internal error or a stack overflow). graphql-ws runs the same check in onSubscribe.
+ * GraphQL over HTTP: a document too deeply nested, or with too many fragments, and variables
+ * nested too deep, are refused before Apollo reads them (its parser and validation, and the
+ * inputs' validation, recurse: a failure there is a stack overflow reported as an internal
+ * error). graphql-ws runs the same checks in onSubscribe.
  */
 export function refuseOversizedDocuments(req: Request, res: Response, next: NextFunction): void {
   const body: unknown = req.body;
-  const queries = [
-    ...(Array.isArray(body) ? body : [body]).map((b) => (b as { query?: unknown } | null)?.query),
-    (req.query as Record<string, unknown> | undefined)?.query,
+  const requests = [
+    ...(Array.isArray(body) ? body : [body]).map(
+      (b) => (b ?? {}) as { query?: unknown; variables?: unknown },
+    ),
+    (req.query ?? {}) as { query?: unknown; variables?: unknown },
   ];
-  for (const query of queries) {
-    if (typeof query !== 'string') continue;
-    const refused = checkSource(query);
+  for (const request of requests) {
+    const refused: GraphQLError | null =
+      (typeof request.query === 'string' ? checkSource(request.query) : null) ??
+      checkVariables(parsed(request.variables));
     if (!refused) continue;
     res.status(400).json({
       errors: [
         {
           message: refused.message,
-          extensions: { code: 'BAD_USER_INPUT', reason: refused.extensions.reason },
+          extensions: {
+            code: refused.extensions.code,
+            reason: refused.extensions.reason,
+            field: refused.extensions.field,
+          },
         },
       ],
     });

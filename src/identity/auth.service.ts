@@ -15,6 +15,8 @@ import { resolveJwtSecret } from './jwt-keys.js';
 export interface VerifiedClaims {
   subject: string;
   email: string | null;
+  /** Whether the token says anything of an email (`email` or `email_verified`). */
+  emailStated: boolean;
   name: string | null;
   admin: boolean;
   /** The token's `exp`: a subscription opened with it ends then. */
@@ -105,6 +107,7 @@ export class AuthService {
       // Only an address the identity provider vouches for (`email_verified` exactly true) may
       // claim invitations or be found by addLegacyMember; any other is ignored.
       email: payload.email_verified === true ? (claim('email')?.toLowerCase() ?? null) : null,
+      emailStated: 'email' in payload || 'email_verified' in payload,
       name: claim('name'),
       admin: grantsAdmin(this.adminRule, payload),
       expiresAt: new Date(payload.exp! * 1000),

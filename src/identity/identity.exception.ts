@@ -1,4 +1,8 @@
-import { DomainException, PublicErrorCode } from '../common/errors/domain.exception.js';
+import {
+  DomainException,
+  PublicErrorCode,
+  type ReasonTable,
+} from '../common/errors/domain.exception.js';
 
 export enum IdentityErrorCode {
   MISSING_TOKEN = 'MISSING_TOKEN',
@@ -8,16 +12,33 @@ export enum IdentityErrorCode {
   INVALID_TIMEZONE = 'INVALID_TIMEZONE',
 }
 
-const CODES: Record<IdentityErrorCode, PublicErrorCode> = {
-  MISSING_TOKEN: PublicErrorCode.UNAUTHENTICATED,
-  INVALID_TOKEN: PublicErrorCode.UNAUTHENTICATED,
-  TOKEN_EXPIRED: PublicErrorCode.UNAUTHENTICATED,
-  NOT_PLATFORM_ADMIN: PublicErrorCode.FORBIDDEN,
-  INVALID_TIMEZONE: PublicErrorCode.BAD_USER_INPUT,
+export const IDENTITY_REASONS: ReasonTable<IdentityErrorCode> = {
+  MISSING_TOKEN: {
+    code: PublicErrorCode.UNAUTHENTICATED,
+    means: 'No token was sent (HTTP status 401).',
+  },
+  INVALID_TOKEN: {
+    code: PublicErrorCode.UNAUTHENTICATED,
+    means:
+      'The token is not one this service accepts: signature, issuer, audience, lifetime or subject (HTTP status 401).',
+  },
+  TOKEN_EXPIRED: {
+    code: PublicErrorCode.UNAUTHENTICATED,
+    means:
+      'The token has expired; a subscription opened with it ends with this reason (HTTP status 401).',
+  },
+  NOT_PLATFORM_ADMIN: {
+    code: PublicErrorCode.FORBIDDEN,
+    means: 'Only platform administrators (JWT_ADMIN_CLAIM) may do this.',
+  },
+  INVALID_TIMEZONE: {
+    code: PublicErrorCode.BAD_USER_INPUT,
+    means: 'The time zone is not an IANA name such as Europe/Paris.',
+  },
 };
 
 export class IdentityException extends DomainException {
   constructor(code: IdentityErrorCode, message: string, field?: string) {
-    super(CODES[code], code, message, field);
+    super(IDENTITY_REASONS[code].code, code, message, field);
   }
 }

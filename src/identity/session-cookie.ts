@@ -9,6 +9,14 @@ import { originAllowed } from '../console/origins.js';
  */
 export const SESSION_COOKIE = 'keepsake_session';
 
+/**
+ * The provider's ID token of the console's session, sent back to the provider as the hint of
+ * RP-initiated logout. It opens nothing here (its audience is the console's client id): it is
+ * sent to /app/session only.
+ */
+export const ID_TOKEN_COOKIE = 'keepsake_id_token';
+const ID_TOKEN_PATH = '/app/session';
+
 /** The session cookie's token, when the request carries one from the service's own origin. */
 export function sessionCookieToken(req: IncomingMessage | undefined): string | null {
   const cookie = req?.headers.cookie;
@@ -20,11 +28,20 @@ export function sessionCookieToken(req: IncomingMessage | undefined): string | n
     // A GET from the console itself (a download) has no Origin but says where it comes from.
     return null;
   }
+  return cookieValue(cookie, SESSION_COOKIE);
+}
+
+function cookieValue(cookie: string, wanted: string): string | null {
   for (const part of cookie.split(';')) {
     const [name, ...value] = part.trim().split('=');
-    if (name === SESSION_COOKIE) return value.join('=').trim() || null;
+    if (name === wanted) return value.join('=').trim() || null;
   }
   return null;
+}
+
+/** The ID token kept with the console's session, for the logout hint. */
+export function idTokenCookie(req: IncomingMessage): string | null {
+  return req.headers.cookie ? cookieValue(req.headers.cookie, ID_TOKEN_COOKIE) : null;
 }
 
 /** Whether the request reached the service over HTTPS (directly or through a proxy). */
@@ -40,19 +57,32 @@ export function setSessionCookie(
   res: ServerResponse,
   token: string,
   expiresAt: Date,
+  idToken: string | null = null,
 ): void {
   const maxAge = Math.max(0, Math.floor((expiresAt.getTime() - Date.now()) / 1000));
-  res.setHeader('set-cookie', cookieHeader(req, token, maxAge));
+  res.setHeader('set-cookie', [
+    cookieHeader(req, SESSION_COOKIE, '/', token, maxAge),
+    cookieHeader(req, ID_TOKEN_COOKIE, ID_TOKEN_PATH, idToken ?? '', idToken ? maxAge : 0),
+  ]);
 }
 
 export function clearSessionCookie(req: IncomingMessage, res: ServerResponse): void {
-  res.setHeader('set-cookie', cookieHeader(req, '', 0));
+  res.setHeader('set-cookie', [
+    cookieHeader(req, SESSION_COOKIE, '/', '', 0),
+    cookieHeader(req, ID_TOKEN_COOKIE, ID_TOKEN_PATH, '', 0),
+  ]);
 }
 
-function cookieHeader(req: IncomingMessage, value: string, maxAge: number): string {
+function cookieHeader(
+  req: IncomingMessage,
+  name: string,
+  path: string,
+  value: string,
+  maxAge: number,
+): string {
   return [
-    `${SESSION_COOKIE}=${value}`,
-    'Path=/',
+    `${name}=${value}`,
+    `Path=${path}`,
     `Max-Age=${maxAge}`,
     'HttpOnly',
     'SameSite=Strict',

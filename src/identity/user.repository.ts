@@ -60,6 +60,10 @@ export class UserRepository {
     await this.repo().update({ id }, claims);
   }
 
+  async syncProfile(id: string, profile: { email: string | null; displayName: string | null }) {
+    await this.repo().update({ id }, profile);
+  }
+
   async update(id: string, changes: UserChanges): Promise<UserEntity> {
     await this.repo().update({ id }, changes);
     return this.repo().findOneByOrFail({ id });

@@ -1,18 +1,28 @@
-import { DomainException, PublicErrorCode } from '../common/errors/domain.exception.js';
+import {
+  DomainException,
+  PublicErrorCode,
+  type ReasonTable,
+} from '../common/errors/domain.exception.js';
 
 export enum JobsErrorCode {
   JOB_NOT_FOUND = 'JOB_NOT_FOUND',
   JOB_NOT_FAILED = 'JOB_NOT_FAILED',
 }
 
-const CODES: Record<JobsErrorCode, PublicErrorCode> = {
-  JOB_NOT_FOUND: PublicErrorCode.NOT_FOUND,
-  JOB_NOT_FAILED: PublicErrorCode.CONFLICT,
+export const JOBS_REASONS: ReasonTable<JobsErrorCode> = {
+  JOB_NOT_FOUND: {
+    code: PublicErrorCode.NOT_FOUND,
+    means: 'No such job.',
+  },
+  JOB_NOT_FAILED: {
+    code: PublicErrorCode.CONFLICT,
+    means: 'Only a job that failed for good can be retried.',
+  },
 };
 
 export class JobsException extends DomainException {
   constructor(code: JobsErrorCode, message: string) {
-    super(CODES[code], code, message);
+    super(JOBS_REASONS[code].code, code, message);
   }
 }
 

@@ -1,4 +1,8 @@
-import { DomainException, PublicErrorCode } from '../common/errors/domain.exception.js';
+import {
+  DomainException,
+  PublicErrorCode,
+  type ReasonTable,
+} from '../common/errors/domain.exception.js';
 
 export enum LegacyErrorCode {
   LEGACY_NOT_FOUND = 'LEGACY_NOT_FOUND',
@@ -13,22 +17,53 @@ export enum LegacyErrorCode {
   LEGACY_LIMIT_REACHED = 'LEGACY_LIMIT_REACHED',
 }
 
-const CODES: Record<LegacyErrorCode, PublicErrorCode> = {
-  LEGACY_NOT_FOUND: PublicErrorCode.NOT_FOUND,
-  MEMBER_NOT_FOUND: PublicErrorCode.NOT_FOUND,
-  NOT_A_MANAGER: PublicErrorCode.FORBIDDEN,
-  NOT_AN_OWNER: PublicErrorCode.FORBIDDEN,
-  LAST_OWNER: PublicErrorCode.CONFLICT,
-  ALREADY_MEMBER: PublicErrorCode.CONFLICT,
-  INVALID_DATES: PublicErrorCode.BAD_USER_INPUT,
-  INVITATION_NOT_FOUND: PublicErrorCode.NOT_FOUND,
-  MEMBER_LIMIT_REACHED: PublicErrorCode.BAD_USER_INPUT,
-  LEGACY_LIMIT_REACHED: PublicErrorCode.BAD_USER_INPUT,
+export const LEGACY_REASONS: ReasonTable<LegacyErrorCode> = {
+  LEGACY_NOT_FOUND: {
+    code: PublicErrorCode.NOT_FOUND,
+    means: 'The legacy does not exist or you are not a member (the same answer).',
+  },
+  MEMBER_NOT_FOUND: {
+    code: PublicErrorCode.NOT_FOUND,
+    means: 'The person is not a member of the legacy.',
+  },
+  NOT_A_MANAGER: {
+    code: PublicErrorCode.FORBIDDEN,
+    means: 'Only the legacy’s owners and admins may do this.',
+  },
+  NOT_AN_OWNER: {
+    code: PublicErrorCode.FORBIDDEN,
+    means: 'Only the legacy’s owners may do this.',
+  },
+  LAST_OWNER: {
+    code: PublicErrorCode.CONFLICT,
+    means: 'A legacy keeps at least one owner: add another first.',
+  },
+  ALREADY_MEMBER: {
+    code: PublicErrorCode.CONFLICT,
+    means: 'The person is already a member.',
+  },
+  INVALID_DATES: {
+    code: PublicErrorCode.BAD_USER_INPUT,
+    means: 'A date is not YYYY-MM-DD, or the death comes before the birth.',
+  },
+  INVITATION_NOT_FOUND: {
+    code: PublicErrorCode.NOT_FOUND,
+    means:
+      'The invitation does not exist, is not yours, or was answered, cancelled or expired (the same answer).',
+  },
+  MEMBER_LIMIT_REACHED: {
+    code: PublicErrorCode.BAD_USER_INPUT,
+    means: 'The legacy has MAX_MEMBERS_PER_LEGACY members and pending invitations already.',
+  },
+  LEGACY_LIMIT_REACHED: {
+    code: PublicErrorCode.CONFLICT,
+    means: 'You own MAX_LEGACIES_PER_USER legacies already.',
+  },
 };
 
 export class LegacyException extends DomainException {
   constructor(code: LegacyErrorCode, message: string, field?: string) {
-    super(CODES[code], code, message, field);
+    super(LEGACY_REASONS[code].code, code, message, field);
   }
 
   /** Non-members learn nothing, not even that the legacy exists. */

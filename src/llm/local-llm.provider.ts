@@ -1,3 +1,4 @@
+import { addressedName } from '../identity/display-name.js';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { extractMemoriesHeuristic } from './heuristics/memory-patterns.js';
 import { extractFactsHeuristic } from './heuristics/fact-patterns.js';
@@ -204,7 +205,8 @@ export function localReplyText(input: ReplyInput): string {
     )
     .filter((item) => item.length > 0 && (!last || item.trim() !== last.content.trim()));
   // Addressed by name when the conversation names its speakers ("A member" names no one).
-  const to = last?.speaker && last.speaker !== 'A member' ? `${last.speaker}, ` : '';
+  const name = last?.speaker ? addressedName(last.speaker) : '';
+  const to = name && name !== 'A member' ? `${name}, ` : '';
   const said = last?.content.trim() ?? '';
   const lines: string[] = [];
   if (QUESTION.test(said)) {

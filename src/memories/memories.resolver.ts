@@ -38,7 +38,7 @@ import {
   MemoryStatsModel,
   RememberThisPayload,
 } from './models/memory.model.js';
-import { MEMORY_SOURCE_MESSAGE, MESSAGE_USED_MEMORIES } from './memory.loaders.js';
+import { MEMORY_SOURCE_MESSAGE, MESSAGE_USED_MEMORIES, OWN_MEMORY } from './memory.loaders.js';
 
 @Resolver(() => MemoryModel)
 @UseGuards(GqlAuthGuard)
@@ -164,6 +164,22 @@ export class MemoriesResolver {
         if (event && event.userId !== user.id) throw MemoryException.notFound();
       },
     });
+  }
+
+  @ResolveField(() => MemoryModel, {
+    nullable: true,
+    description: 'The newer memory that replaced it (archived as SUPERSEDED), while it exists.',
+  })
+  async supersededBy(
+    @Parent() memory: MemoryModel,
+    @CurrentUser() user: UserEntity,
+    @RequestLoaders() loaders: Loaders,
+  ) {
+    if (!memory.supersededBy) return null;
+    const newer = await loaders
+      .get(OWN_MEMORY, { memories: this.service, user })
+      .load(memory.supersededBy);
+    return newer && toMemoryModel(newer, this.config.env.MEMORY_UNDO_DAYS);
   }
 
   @ResolveField(() => MessageModel, {

@@ -304,6 +304,12 @@ export class MemoriesService {
     return messageIds.map((id) => rows.filter((r) => r.messageId === id));
   }
 
+  /** The user's own memories by id, in order (null where there is none of theirs). */
+  async ownedByIds(user: UserEntity, ids: readonly string[]): Promise<(MemoryEntity | null)[]> {
+    const found = new Map((await this.repo.findOwnedMany(user.id, ids)).map((m) => [m.id, m]));
+    return ids.map((id) => found.get(id) ?? null);
+  }
+
   /** For Memory.sourceMessage: the user's own turns only. */
   async sourceMessages(
     user: UserEntity,

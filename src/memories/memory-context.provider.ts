@@ -95,7 +95,7 @@ export class MemoryContextProvider implements ContextSectionProvider {
         },
         provenance: {
           sourceType: 'MEMORY',
-          id: r.id,
+          sourceId: r.id,
           conversationId: r.conversationId,
           messageIds: r.sourceMessageId ? [r.sourceMessageId] : [],
           messageMetadata: r.sourceMessageId ? [r.messageMetadata ?? {}] : [],

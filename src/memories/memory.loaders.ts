@@ -21,3 +21,11 @@ export const MESSAGE_USED_MEMORIES = defineLoader<string, MemoryEntity[], ForUse
     (ids) =>
       memories.usedBy(user, ids),
 );
+
+/** The viewer's own memories by id (Memory.supersededBy): another's reads as none. */
+export const OWN_MEMORY = defineLoader<string, MemoryEntity | null, ForUser>(
+  'memory.own',
+  ({ memories, user }) =>
+    (ids) =>
+      memories.ownedByIds(user, ids),
+);

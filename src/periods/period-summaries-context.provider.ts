@@ -8,8 +8,9 @@ import type {
 import { scoreList } from '../context/context.presenter.js';
 import type { UserEntity } from '../identity/user.entity.js';
 import { countTokens } from '../llm/tokenizer.js';
+import { recallId } from '../search/recall-id.js';
 import type { RecallSource } from '../search/search.service.js';
-import type { RecallItemModel } from '../search/models/recall.model.js';
+import type { RecallHit } from '../search/models/recall.model.js';
 import { PeriodMatch, PeriodSummariesService } from './period-summaries.service.js';
 
 export const PERIOD_SOURCE_TYPE = 'PERIOD_SUMMARY' as const;
@@ -52,7 +53,7 @@ export class PeriodSummariesContextProvider implements ContextSectionProvider {
       scores: { time: fit, final: fit },
       provenance: {
         sourceType: PERIOD_SOURCE_TYPE,
-        id: summary.id,
+        sourceId: summary.id,
         conversationId: null,
         messageIds: [],
         messageMetadata: [],
@@ -75,19 +76,21 @@ export class PeriodSummariesContextProvider implements ContextSectionProvider {
     legacyId: string,
     query: string,
     clock: Date,
-  ): Promise<RecallItemModel[]> {
+  ): Promise<RecallHit[]> {
     const matches = await this.periods.forQuestion(user.id, legacyId, query, clock, user.timezone);
     return matches.map((m) => {
       const item = this.item(m);
       return {
-        id: `${PERIOD_SOURCE_TYPE}:${item.id}`,
-        sourceType: PERIOD_SOURCE_TYPE,
-        sourceId: item.id,
-        text: m.summary.summary,
+        item: {
+          id: recallId(PERIOD_SOURCE_TYPE, item.id),
+          sourceType: PERIOD_SOURCE_TYPE,
+          sourceId: item.id,
+          text: m.summary.summary,
+          forgettable: true,
+          provenance: item.provenance,
+        },
         score: item.score,
         scores: scoreList(item.scores),
-        forgettable: true,
-        provenance: item.provenance,
       };
     });
   }

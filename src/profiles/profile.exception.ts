@@ -1,4 +1,8 @@
-import { DomainException, PublicErrorCode } from '../common/errors/domain.exception.js';
+import {
+  DomainException,
+  PublicErrorCode,
+  type ReasonTable,
+} from '../common/errors/domain.exception.js';
 
 export enum ProfileErrorCode {
   INVALID_PROFILE = 'INVALID_PROFILE',
@@ -6,14 +10,21 @@ export enum ProfileErrorCode {
   PROFILE_ENTRY_NOT_FOUND = 'PROFILE_ENTRY_NOT_FOUND',
 }
 
-const CODES: Record<ProfileErrorCode, PublicErrorCode> = {
-  INVALID_PROFILE: PublicErrorCode.BAD_USER_INPUT,
-  PROFILE_ENTRY_NOT_FOUND: PublicErrorCode.NOT_FOUND,
+export const PROFILE_REASONS: ReasonTable<ProfileErrorCode> = {
+  INVALID_PROFILE: {
+    code: PublicErrorCode.BAD_USER_INPUT,
+    means:
+      'A profile field is too long, not one of its allowed values, or names another member’s legacy.',
+  },
+  PROFILE_ENTRY_NOT_FOUND: {
+    code: PublicErrorCode.NOT_FOUND,
+    means: 'A `profile:<field>` recall id names no entry of yours.',
+  },
 };
 
 export class ProfileException extends DomainException {
   constructor(code: ProfileErrorCode, message: string, field?: string) {
-    super(CODES[code], code, message, field);
+    super(PROFILE_REASONS[code].code, code, message, field);
   }
 
   static invalid(field: string, message: string): ProfileException {

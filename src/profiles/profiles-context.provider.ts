@@ -10,7 +10,8 @@ import type {
 import type { QueryVector } from '../embeddings/embedding.service.js';
 import type { UserEntity } from '../identity/user.entity.js';
 import { countTokens } from '../llm/tokenizer.js';
-import type { RecallItemModel } from '../search/models/recall.model.js';
+import type { RecallHit } from '../search/models/recall.model.js';
+import { recallId } from '../search/recall-id.js';
 import type { RecallSource } from '../search/search.service.js';
 import { entryKey, keywordScore, parseEntryKey, PROFILE_FIELDS } from './profile-fields.js';
 import type { UsableEntry } from './profile.repository.js';
@@ -98,7 +99,7 @@ export class ProfilesContextProvider implements ContextSectionProvider {
     legacyId: string,
     query: string,
     queryVector: () => Promise<QueryVector | null>,
-  ): Promise<RecallItemModel[]> {
+  ): Promise<RecallHit[]> {
     // The search's own vector of the question; without consent nothing is read.
     const vector = await queryVector();
     const ranked = await this.profiles.usable(user.id, legacyId, vector);
@@ -115,14 +116,16 @@ export class ProfilesContextProvider implements ContextSectionProvider {
       .map(({ entry, dense, keyword, score }) => {
         const key = entryKey(entry.field, entry.legacyId);
         return {
-          id: `${RECALL_PREFIX}${key}`,
-          sourceType: PROFILE_SOURCE_TYPE,
-          sourceId: key,
-          text: entry.text,
+          item: {
+            id: recallId(PROFILE_SOURCE_TYPE, key),
+            sourceType: PROFILE_SOURCE_TYPE,
+            sourceId: key,
+            text: entry.text,
+            forgettable: true,
+            provenance: provenance(entry),
+          },
           score,
           scores: scoreList({ dense, keyword, final: score }),
-          forgettable: true,
-          provenance: provenance(entry),
         };
       });
   }
@@ -143,7 +146,6 @@ export class ProfilesContextProvider implements ContextSectionProvider {
         const parsed = parseEntryKey(key);
         return parsed ? entryKey(parsed.field, parsed.legacyId) : null;
       },
-      recallIdOf: (key) => `${RECALL_PREFIX}${key}`,
     };
   }
 }
@@ -151,7 +153,7 @@ export class ProfilesContextProvider implements ContextSectionProvider {
 function provenance(entry: UsableEntry): Provenance {
   return {
     sourceType: PROFILE_SOURCE_TYPE,
-    id: entryKey(entry.field, entry.legacyId),
+    sourceId: entryKey(entry.field, entry.legacyId),
     conversationId: null,
     messageIds: [],
     messageMetadata: [],

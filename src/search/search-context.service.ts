@@ -12,6 +12,8 @@ import { CandidateRepository } from './candidate.repository.js';
 import type { Ranked, SourceKind } from './search.types.js';
 import { localDate } from './local-calendar.js';
 import { seesSources } from '../facts/fact-visibility.js';
+import { markedName } from '../identity/display-name.js';
+import { quoted } from '../context/quoted.js';
 
 export const SOURCE_TYPES: Record<SourceKind, ContextSourceType> = {
   segment: 'TURN',
@@ -138,7 +140,7 @@ export class SearchContextService {
               .filter((m): m is NonNullable<typeof m> => m !== undefined);
       const provenance: Provenance = {
         sourceType: SOURCE_TYPES[r.kind],
-        id: r.id,
+        sourceId: r.id,
         // Another member's fact does not say which of their conversations it came from.
         conversationId: own ? r.conversationId : null,
         messageIds: cited.map((m) => m.id),
@@ -151,7 +153,7 @@ export class SearchContextService {
         createdAt: r.createdAt,
         story: r.kind === 'story' ? (r.story ?? null) : null,
       };
-      const text = this.render(r, timeZone, options);
+      const text = this.render(r, userId, timeZone, options);
       return {
         sourceType: SOURCE_TYPES[r.kind],
         id: r.id,
@@ -167,6 +169,7 @@ export class SearchContextService {
 
   private render(
     r: Ranked,
+    viewerId: string,
     timeZone: string,
     options: { turnMaxTokens?: number; currentConversationId?: string | null },
   ): string {
@@ -176,7 +179,12 @@ export class SearchContextService {
         : '';
     switch (r.kind) {
       case 'segment': {
-        const who = r.speaker ?? (r.label === 'ASSISTANT' ? 'Assistant' : 'User');
+        // An imported turn's speaker is a name the import chose: marked as one.
+        const who = r.speaker
+          ? markedName(r.speaker, 'User')
+          : r.label === 'ASSISTANT'
+            ? 'Assistant'
+            : 'User';
         const body = r.isCode
           ? r.text
           : capText(r.text, options.turnMaxTokens ?? this.config.env.SEARCH_TURN_MAX_TOKENS);
@@ -193,8 +201,13 @@ export class SearchContextService {
       case 'memory':
         return `- [${(r.label ?? 'memory').toLowerCase()}] ${r.text}`;
       case 'story': {
-        const where = r.story ? `"${r.story.title}", p. ${r.story.page}` : 'story';
-        return `- [${where}] ${capText(r.text, options.turnMaxTokens ?? this.config.env.SEARCH_TURN_MAX_TOKENS * 2)}`;
+        const where = r.story ? `${quoted(r.story.title)}, p. ${r.story.page}` : 'story';
+        const passage = capText(
+          r.text,
+          options.turnMaxTokens ?? this.config.env.SEARCH_TURN_MAX_TOKENS * 2,
+        );
+        // Another member's story is their words: quoted data, as their shared facts are.
+        return `- [${where}] ${r.ownerId === viewerId ? passage : quoted(passage)}`;
       }
     }
   }

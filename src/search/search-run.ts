@@ -127,14 +127,20 @@ export class SearchRun {
   /** The lexical query for a scope, with BM25 statistics of that scope. */
   private lexicalQuery(scope: ScopeName): LexicalQuery {
     const s = this.stats!;
-    // Counts are kept for the current conversation and for all: 'wider' is all but current.
+    // Counts are kept for the current conversation and for all the user's own: 'wider' is all
+    // but current when current is one of them (a together conversation another member started
+    // is not, and counting it out made the counts negative). Never below nothing either way.
     const inScope = (current: number, all: number) =>
-      scope === 'current' ? current : scope === 'wider' ? all - current : all;
-    const docs = inScope(s.segmentsCurrent, s.segmentsAll);
-    const length = inScope(s.lengthCurrent, s.lengthAll);
+      Math.max(
+        0,
+        scope === 'current' ? current : scope === 'wider' && s.currentOwned ? all - current : all,
+      );
     const known = this.lexemes
       .map((l) => ({ lexeme: l.lexeme, df: inScope(l.dfCurrent, l.dfAll) }))
       .filter((l) => l.df > 0);
+    // No word is held by more turns than there are.
+    const docs = Math.max(inScope(s.segmentsCurrent, s.segmentsAll), ...known.map((l) => l.df));
+    const length = inScope(s.lengthCurrent, s.lengthAll);
     const keywordList = queryWords(this.keywords);
     const selecting = new Set(selectingLexemes(known, docs));
     const words = known.map((l) => l.lexeme);
@@ -149,7 +155,7 @@ export class SearchRun {
       lexemes: words,
       // BM25's idf, never negative.
       idf: known.map((l) => Math.log(1 + (docs - l.df + 0.5) / (l.df + 0.5))),
-      avgLength: docs > 0 ? length / docs : 1,
+      avgLength: docs > 0 && length > 0 ? length / docs : 1,
     };
   }
 

@@ -16,6 +16,12 @@ export interface ScopeStats {
   lengthCurrent: number;
   segmentsAll: number;
   lengthAll: number;
+  /**
+   * Whether the current conversation is one of the user's own, counted in the `All` figures: a
+   * together conversation another member started is not, and the wider scope is then all of
+   * them, not all but it.
+   */
+  currentOwned: boolean;
 }
 
 /**
@@ -76,6 +82,7 @@ export class SearchStatsRepository {
       lengthCurrent: string | null;
       segmentsAll: string | null;
       lengthAll: string | null;
+      currentOwned: boolean;
     }[] = await run(
       this.dataSource,
       sql`WITH owned AS (
@@ -103,6 +110,7 @@ export class SearchStatsRepository {
            WHERE conversation_id IN (SELECT id FROM owned)) AS "segmentsAll",
          (SELECT sum(main_length + ${contextWeight}::float8 * context_length) FROM search_doc_stats
            WHERE conversation_id IN (SELECT id FROM owned)) AS "lengthAll",
+         EXISTS (SELECT 1 FROM owned WHERE id = ${s.conversationId}) AS "currentOwned",
          EXISTS (SELECT 1 FROM stories st WHERE st.legacy_id = ${s.legacyId} AND st.total_chunks > 0
                     AND ${storyVisibleSql('st', s.userId)}) AS "hasStories"`,
     );
@@ -119,6 +127,7 @@ export class SearchStatsRepository {
         lengthCurrent: Number(row.lengthCurrent ?? 0),
         segmentsAll: Number(row.segmentsAll ?? 0),
         lengthAll: Number(row.lengthAll ?? 0),
+        currentOwned: row.currentOwned === true,
       },
     };
   }

@@ -1,4 +1,8 @@
-import { DomainException, PublicErrorCode } from '../common/errors/domain.exception.js';
+import {
+  DomainException,
+  PublicErrorCode,
+  type ReasonTable,
+} from '../common/errors/domain.exception.js';
 
 export enum SearchErrorCode {
   RECALL_ITEM_NOT_FOUND = 'RECALL_ITEM_NOT_FOUND',
@@ -9,18 +13,36 @@ export enum SearchErrorCode {
   INVALID_PERIOD = 'INVALID_PERIOD',
 }
 
-const CODES: Record<SearchErrorCode, PublicErrorCode> = {
-  RECALL_ITEM_NOT_FOUND: PublicErrorCode.NOT_FOUND,
-  NOT_FORGETTABLE: PublicErrorCode.BAD_USER_INPUT,
-  NOT_FACT_AUTHOR: PublicErrorCode.FORBIDDEN,
-  CONVERSATION_NOT_FOUND: PublicErrorCode.NOT_FOUND,
-  INVALID_QUERY: PublicErrorCode.BAD_USER_INPUT,
-  INVALID_PERIOD: PublicErrorCode.BAD_USER_INPUT,
+export const SEARCH_REASONS: ReasonTable<SearchErrorCode> = {
+  RECALL_ITEM_NOT_FOUND: {
+    code: PublicErrorCode.NOT_FOUND,
+    means: 'The recall id names nothing you may see (the same answer for anything else).',
+  },
+  NOT_FORGETTABLE: {
+    code: PublicErrorCode.BAD_USER_INPUT,
+    means: 'Summaries and turns cannot be forgotten one by one: delete the conversation.',
+  },
+  NOT_FACT_AUTHOR: {
+    code: PublicErrorCode.FORBIDDEN,
+    means: 'Only the member who wrote a fact may forget it from recall.',
+  },
+  CONVERSATION_NOT_FOUND: {
+    code: PublicErrorCode.NOT_FOUND,
+    means: 'The conversation does not exist or you do not take part in it (the same answer).',
+  },
+  INVALID_QUERY: {
+    code: PublicErrorCode.BAD_USER_INPUT,
+    means: 'The question is blank.',
+  },
+  INVALID_PERIOD: {
+    code: PublicErrorCode.BAD_USER_INPUT,
+    means: 'A report’s period is reversed or too long.',
+  },
 };
 
 export class SearchException extends DomainException {
   constructor(code: SearchErrorCode, message: string, field?: string) {
-    super(CODES[code], code, message, field);
+    super(SEARCH_REASONS[code].code, code, message, field);
   }
 
   /** Unknown, not yours, or not visible to you: the same answer, so existence is not revealed. */

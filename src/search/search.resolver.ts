@@ -4,7 +4,7 @@ import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
 import { GqlAuthGuard } from '../identity/guards/gql-auth.guard.js';
 import { UserEntity } from '../identity/user.entity.js';
 import { RecallArgs } from './dto/recall.args.js';
-import { ForgetRecallItemPayload, RecallItemModel } from './models/recall.model.js';
+import { ForgetRecallItemPayload, RecallConnectionModel } from './models/recall.model.js';
 import { SearchService } from './search.service.js';
 
 @Resolver()
@@ -12,12 +12,12 @@ import { SearchService } from './search.service.js';
 export class SearchResolver {
   constructor(private readonly search: SearchService) {}
 
-  @Query(() => [RecallItemModel], {
+  @Query(() => RecallConnectionModel, {
     description:
-      'What Keepsake remembers about something, across your memories, the facts you may see, and your conversations about the legacy, best first.',
+      'What Keepsake remembers about something, across your memories, the facts you may see, and your conversations about the legacy, best first: each edge holds the item and how well it answers this question.',
   })
   recall(@CurrentUser() user: UserEntity, @Args() args: RecallArgs) {
-    return this.search.recall(user, args.legacyId, args.query, args.first);
+    return this.search.recallPage(user, args.legacyId, args.query, args.first, args.after);
   }
 
   @Mutation(() => ForgetRecallItemPayload, {

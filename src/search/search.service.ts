@@ -1,20 +1,28 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { DomainException, PublicErrorCode } from '../common/errors/domain.exception.js';
-import { scoreList } from '../context/context.presenter.js';
+import {
+  CommonErrorCode,
+  CommonException,
+  DomainException,
+  PublicErrorCode,
+} from '../common/errors/domain.exception.js';
+import { finite, scoreList } from '../context/context.presenter.js';
 import { EmbeddingService, QueryVector } from '../embeddings/embedding.service.js';
 import { FactsService } from '../facts/facts.service.js';
 import type { UserEntity } from '../identity/user.entity.js';
 import { LegaciesService } from '../legacies/legacies.service.js';
 import { MemoriesService } from '../memories/memories.service.js';
-import { MAX_RECALL } from './dto/recall.args.js';
+import { MAX_RECALL, RECALL_MAX_DEPTH } from './dto/recall.args.js';
 import { mergeRankings } from './fusion.js';
 import { HybridSearchService } from './hybrid-search.service.js';
 import { QueryRewriterService } from './query-rewriter.service.js';
-import type { RecallItemModel } from './models/recall.model.js';
+import { encodeCursor, decodeCursor } from '../common/pagination/connection.js';
+import type { ContextSourceType } from '../context/context.types.js';
+import type { RecallConnectionModel, RecallHit } from './models/recall.model.js';
 import { RetrievalMetricsService } from './retrieval-metrics.service.js';
 import { SearchContextService } from './search-context.service.js';
 import { SearchErrorCode, SearchException } from './search.exception.js';
 import type { Ranked } from './search.types.js';
+import { parseRecallId, recallId } from './recall-id.js';
 
 const RECALL_DEFAULT = 10;
 const FORGETTABLE_TYPES = new Set(['MEMORY', 'FACT']);
@@ -33,7 +41,7 @@ export interface RecallSource {
     clock: Date,
     /** The question's vector, made once for the search and every source that wants it. */
     queryVector: () => Promise<QueryVector | null>,
-  ): Promise<RecallItemModel[]>;
+  ): Promise<RecallHit[]>;
   /** Whether the viewer may forget this item of the search's results from recall. */
   forgettable?(user: UserEntity, item: Ranked): boolean;
   /**
@@ -46,27 +54,12 @@ export interface RecallSource {
    * its own id in such a recall id, or null when the id is not one of its.
    */
   parseId?(recallId: string): string | null;
-  /** Such a source's recall id for one of its ids. */
-  recallIdOf?(id: string): string;
 }
 
 export interface ForgetOutcome {
   forgotten: boolean;
   /** What forgetting it deletes, when that waits for confirmation. */
   wouldDelete?: string | null;
-}
-
-/** A recall id: the source type and its id, so that forgetting knows where to go. */
-export function recallId(sourceType: string, id: string): string {
-  return `${sourceType}:${id}`;
-}
-
-export function parseRecallId(value: string): { sourceType: string; id: string } | null {
-  const m =
-    /^(FACT|MEMORY|PERIOD_SUMMARY|STORY|SUMMARY|TURN):([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i.exec(
-      value.trim(),
-    );
-  return m ? { sourceType: m[1].toUpperCase(), id: m[2].toLowerCase() } : null;
 }
 
 /** Another module's NOT_FOUND becomes this module's, so that recall ids reveal nothing more. */
@@ -128,10 +121,59 @@ export class SearchService {
     legacyId: string,
     text: string,
     first?: number | null,
-  ): Promise<RecallItemModel[]> {
+  ): Promise<RecallHit[]> {
+    return (await this.ranked(user, legacyId, text, Math.min(first ?? RECALL_DEFAULT, MAX_RECALL)))
+      .hits;
+  }
+
+  /**
+   * One page of a recall, as a connection: the cursor is the position in the ranking, which is
+   * asked again (to that depth) for each page.
+   */
+  async recallPage(
+    user: UserEntity,
+    legacyId: string,
+    text: string,
+    first?: number | null,
+    after?: string | null,
+  ): Promise<RecallConnectionModel> {
+    const offset = after ? decodeCursor(after, 'after', 1)[0] : 0;
+    if (typeof offset !== 'number' || !Number.isInteger(offset) || offset < 0) {
+      throw new CommonException(
+        CommonErrorCode.INVALID_CURSOR,
+        'The cursor is not valid.',
+        'after',
+      );
+    }
+    const size = Math.min(first ?? RECALL_DEFAULT, MAX_RECALL);
+    const depth = Math.min(offset + size + 1, RECALL_MAX_DEPTH);
+    const { hits } = await this.ranked(user, legacyId, text, depth);
+    const page = hits.slice(offset, offset + size);
+    const edges = page.map((hit, i) => ({
+      cursor: encodeCursor([offset + i + 1]),
+      node: hit.item,
+      score: finite(hit.score),
+      scores: hit.scores,
+    }));
+    return {
+      edges,
+      pageInfo: {
+        hasNextPage: hits.length > offset + size,
+        hasPreviousPage: offset > 0,
+        startCursor: edges[0]?.cursor ?? null,
+        endCursor: edges[edges.length - 1]?.cursor ?? null,
+      },
+    };
+  }
+
+  private async ranked(
+    user: UserEntity,
+    legacyId: string,
+    text: string,
+    limit: number,
+  ): Promise<{ hits: RecallHit[] }> {
     await this.legacies.requireMember(user.id, legacyId);
     const started = performance.now();
-    const limit = Math.min(first ?? RECALL_DEFAULT, MAX_RECALL);
     const clock = await this.search.legacyClock(user.id, legacyId);
     const trimmed = query(text);
     const rewrite = await this.rewriter.rewrite(user.id, legacyId, trimmed);
@@ -181,26 +223,34 @@ export class SearchService {
       picked.push(r);
     }
     const items = await this.searchContext.toItems(user.id, user.timezone, picked);
-    const result: RecallItemModel[] = [
+    const hits: RecallHit[] = [
       ...leading,
       ...items.map((item, i) => ({
-        id: recallId(item.sourceType, item.id),
-        sourceType: item.sourceType,
-        sourceId: item.id,
-        text: picked[i].text,
+        item: {
+          id: recallId(item.sourceType, item.id),
+          sourceType: item.sourceType,
+          sourceId: item.id,
+          text: picked[i].text,
+          forgettable:
+            item.sourceType === 'MEMORY' ||
+            (item.sourceType === 'FACT' && picked[i].ownerId === user.id) ||
+            this.sources.some(
+              (s) => s.sourceType === item.sourceType && s.forgettable?.(user, picked[i]) === true,
+            ),
+          provenance: item.provenance,
+        },
         score: item.score,
         scores: scoreList(item.scores),
-        forgettable:
-          item.sourceType === 'MEMORY' ||
-          (item.sourceType === 'FACT' && picked[i].ownerId === user.id) ||
-          this.sources.some(
-            (s) => s.sourceType === item.sourceType && s.forgettable?.(user, picked[i]) === true,
-          ),
-        provenance: item.provenance,
       })),
     ];
-    await this.metrics.recall(user, legacyId, outcome, result, performance.now() - started);
-    return result;
+    await this.metrics.recall(
+      user,
+      legacyId,
+      outcome,
+      hits.map((h) => h.item),
+      performance.now() - started,
+    );
+    return { hits };
   }
 
   /**
@@ -212,8 +262,8 @@ export class SearchService {
     id: string,
     confirmed = false,
   ): Promise<{
-    id: string;
-    sourceType: string;
+    recallItemId: string;
+    sourceType: ContextSourceType;
     forgotten: boolean;
     requiresConfirmation: boolean;
     wouldDelete: string | null;
@@ -234,8 +284,8 @@ export class SearchService {
     if (source) {
       const outcome = await source.forget(user, parsed.id, confirmed).catch(notFoundAsRecall);
       return {
-        id: source.recallIdOf?.(parsed.id) ?? recallId(parsed.sourceType, parsed.id),
-        sourceType: parsed.sourceType,
+        recallItemId: recallId(parsed.sourceType, parsed.id),
+        sourceType: parsed.sourceType as ContextSourceType,
         forgotten: outcome.forgotten,
         requiresConfirmation: !outcome.forgotten,
         wouldDelete: outcome.wouldDelete ?? null,
@@ -253,8 +303,8 @@ export class SearchService {
       await this.facts.delete(user, parsed.id);
     }
     return {
-      id: recallId(parsed.sourceType, parsed.id),
-      sourceType: parsed.sourceType,
+      recallItemId: recallId(parsed.sourceType, parsed.id),
+      sourceType: parsed.sourceType as ContextSourceType,
       forgotten: true,
       requiresConfirmation: false,
       wouldDelete: null,

@@ -101,7 +101,7 @@ describe('The family console in a browser', () => {
     await page.getByLabel('Token').fill(shortLived);
     await page.getByRole('button', { name: 'Sign in with this token' }).click();
     await page.getByRole('heading', { name: 'Your legacies' }).waitFor();
-    await page.getByText('Your session has expired: sign in again.').waitFor({ timeout: 10_000 });
+    await page.getByText('Your sign-in has ended: sign in again.').waitFor({ timeout: 10_000 });
     expect(page.url()).toMatch(/\/app\/sign-in$/);
     await page.evaluate('localStorage.clear()');
     await page.close();
@@ -131,7 +131,7 @@ describe('The family console in a browser', () => {
     const closed = page.waitForResponse((r) => r.url().endsWith('/app/session'));
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL('**/app/sign-in');
-    expect((await closed).status()).toBe(204);
+    expect((await closed).status()).toBe(200);
     await other.goto(`${base}/app/`);
     await other.waitForURL('**/app/sign-in');
     await context.close();
@@ -156,7 +156,7 @@ describe('The family console in a browser', () => {
     await memberPage.getByRole('heading', { name: 'Invitations for you' }).waitFor();
     await memberPage.getByRole('button', { name: 'Accept' }).click();
     await memberPage.getByRole('heading', { name: 'Grandpa Joe', level: 1 }).waitFor();
-    await memberPage.getByText('You are member of this legacy.').waitFor();
+    await memberPage.getByText('You are a member of this legacy.').waitFor();
 
     // Carol, a third member, takes part through the API only.
     const invited = await t.gql<{ addLegacyMember: { invitation: { id: string } } }>(
@@ -175,14 +175,20 @@ describe('The family console in a browser', () => {
   it('shows a fact the member shares on the owner’s page without reload, and moderation takes it away', async () => {
     await ownerPage.goto(`${base}/app/legacies/${legacyId}/facts`);
     await memberPage.goto(`${base}/app/legacies/${legacyId}/facts`);
-    await ownerPage.getByText('No facts match.').waitFor();
-    await memberPage.getByText('No facts match.').waitFor();
+    await ownerPage.getByText('No facts yet: write the first one below.').waitFor();
+    await memberPage.getByText('No facts yet: write the first one below.').waitFor();
 
     const text = 'Joe built the boat shed in 1962.';
     await memberPage.getByLabel('One sentence about the legacy').fill(text);
     await memberPage.getByLabel('Category', { exact: true }).last().selectOption('MILESTONE');
+    const answered = memberPage.waitForResponse(
+      (r) => r.url().endsWith('/graphql') && !!r.request().postData()?.includes('AddFact'),
+    );
     await memberPage.getByRole('button', { name: 'Add fact' }).click();
-    await factItem(memberPage, text).getByText('Private').waitFor();
+    await answered;
+    // Asked again as soon as it is added: no "No facts yet" waiting for the live event.
+    await factItem(memberPage, text).getByText('Only you').waitFor({ timeout: 10_000 });
+    expect(await memberPage.getByText('No facts yet').count()).toBe(0);
     // Private: the owner's page does not show it.
     await ownerPage.waitForTimeout(500);
     expect(await factItem(ownerPage, text).count()).toBe(0);
@@ -202,7 +208,7 @@ describe('The family console in a browser', () => {
     await factItem(memberPage, text).waitFor({ state: 'detached', timeout: 10_000 });
     // Still the member's own private fact: it is only unshared, never shown to the owner.
     await memberPage.getByLabel('Visibility').selectOption('');
-    await factItem(memberPage, text).getByText('Private').waitFor();
+    await factItem(memberPage, text).getByText('Only you').waitFor();
 
     // A fact Carol shares reaches the member live; once the owner makes it private it
     // disappears from the member's page, and its URL no longer shows it to the member.
@@ -294,10 +300,21 @@ describe('The family console in a browser', () => {
     await ownerPage.getByLabel('Title (optional)').fill('The big catch');
     await ownerPage.getByRole('button', { name: 'Start' }).click();
     await ownerPage.getByRole('heading', { name: 'The big catch' }).waitFor();
-    const remember = ownerPage.getByRole('switch', { name: /Remember things I say here/ });
-    const wasOn = await remember.isChecked();
+    // The default, said before anything is: off, as a new conversation starts.
+    await ownerPage
+      .getByText('Remembering is off in this conversation. New conversations start with it off', {
+        exact: false,
+      })
+      .waitFor();
+    const remember = ownerPage.getByRole('switch', {
+      name: /Remember what I say in this conversation/,
+    });
+    expect(await remember.isChecked()).toBe(false);
     await remember.click();
-    await ownerPage.getByText(`Remember things I say here (${wasOn ? 'off' : 'on'})`).waitFor();
+    await ownerPage.getByText('Remember what I say in this conversation: on').waitFor();
+    await ownerPage
+      .getByText('Keepsake may remember things you tell it', { exact: false })
+      .waitFor();
 
     await ownerPage.getByLabel('Your message').fill('Tell me about the big catch.');
     await ownerPage.getByRole('button', { name: 'Send' }).click();
@@ -309,7 +326,10 @@ describe('The family console in a browser', () => {
       .getByRole('listitem')
       .filter({ hasText: 'Grandpa caught a pike that summer.' })
       .waitFor({ timeout: 15_000 });
-    await ownerPage.getByText('What was used').click();
+    await ownerPage.getByText('What Keepsake used for this reply').click();
+    // No model name or token count unless one asks for the technical details.
+    expect(await ownerPage.getByText('openai:fake-chat', { exact: false }).isVisible()).toBe(false);
+    await ownerPage.getByText('Technical details').click();
     await ownerPage.getByText('openai:fake-chat', { exact: false }).waitFor();
     await expectAccessible(ownerPage);
   }, 60_000);
@@ -384,7 +404,7 @@ describe('The family console in a browser', () => {
     await ownerPage.goto(`${base}/app/legacies/${legacyId}`);
     await ownerPage.getByLabel('Description').fill('Fisherman, joiner, choir tenor.');
     await ownerPage
-      .getByLabel(/^Persona/)
+      .getByLabel(/^How Keepsake talks about/)
       .fill('You are Joe’s old friend from the yard. Speak plainly.');
     await ownerPage.getByRole('button', { name: 'Save' }).click();
     await ownerPage.getByText('Legacy saved.').waitFor();
@@ -395,9 +415,9 @@ describe('The family console in a browser', () => {
       .waitFor();
 
     await ownerPage.getByLabel('Role of Max').selectOption('ADMIN');
-    await ownerPage.getByText('Max is now admin.').waitFor();
+    await ownerPage.getByText('Max is now an admin.').waitFor();
     await ownerPage.getByLabel('Role of Max').selectOption('MEMBER');
-    await ownerPage.getByText('Max is now member.').waitFor();
+    await ownerPage.getByText('Max is now a member.').waitFor();
 
     await ownerPage.getByLabel('Email').fill('uncle.bob@example.com');
     await ownerPage.getByLabel('Role', { exact: true }).selectOption('ADMIN');
@@ -480,9 +500,13 @@ describe('The family console in a browser', () => {
 
   it('pauses memory and imports memories from a file', async () => {
     await memberPage.goto(`${base}/app/memories`);
-    const pause = memberPage.getByRole('switch', { name: /Pause memory/ });
+    const pause = memberPage.getByRole('switch', { name: /Remember things about me/ });
+    expect(await pause.isChecked()).toBe(true);
     await pause.click();
-    await memberPage.getByText('Paused: nothing new is remembered', { exact: false }).waitFor();
+    await memberPage.getByText('Remember things about me: paused').waitFor();
+    await memberPage
+      .getByText('Paused: Keepsake remembers nothing new about you', { exact: false })
+      .waitFor();
     const me = await t.gql<{ me: { memoryPaused: boolean } }>(
       '{ me { memoryPaused } }',
       {},

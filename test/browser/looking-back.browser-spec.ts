@@ -121,9 +121,12 @@ describe('Looking back in the console', () => {
     await backfill('2025-03-03', '2025-03-09');
     const week = entry('Week of 3 Mar 2025');
     await week.waitFor({ timeout: 10_000 });
-    await week.getByText('1 conversation, 3 turns', { exact: false }).waitFor();
-    await week.getByText('Themes').waitFor();
+    await week.getByText('1 conversation, 3 messages', { exact: false }).waitFor();
+    await week.getByText('What came up', { exact: true }).waitFor();
+    // How it was made is there for whoever opens it.
+    await week.getByText('How it was made').click();
     await week.getByText('Built from').waitFor();
+    await entry('March 2025').getByText('How it was made').click();
     await entry('March 2025').getByText('Week of 3 Mar 2025', { exact: false }).waitFor();
     await entry('2025').waitFor();
     expect(
@@ -142,7 +145,7 @@ describe('Looking back in the console', () => {
     const current = page.getByRole('group', { name: '2025' });
     await current.getByText('Conversations').waitFor();
     await page.getByRole('group', { name: '2024' }).waitFor();
-    const chart = page.getByRole('img', { name: 'Turns per month in 2025 and 2024' });
+    const chart = page.getByRole('img', { name: 'Messages per month in 2025 and 2024' });
     await chart.waitFor();
     await until(page, `${DRAWN} > 1000`);
     expect(scripts.filter((url) => /\/charts-[^/]*\.js$/.test(url))).toHaveLength(1);
@@ -150,8 +153,8 @@ describe('Looking back in the console', () => {
     await page.getByText('The numbers and themes per month').click();
     const march = page.getByRole('row', { name: /^Mar/ });
     expect(await march.getByRole('cell').allTextContents()).toEqual([
-      expect.stringMatching(/^1 conversation, 3 turns/),
-      expect.stringMatching(/^1 conversation, 3 turns/),
+      expect.stringMatching(/^1 conversation, 3 messages/),
+      expect.stringMatching(/^1 conversation, 3 messages/),
     ]);
     expect(await seriousViolations(page)).toEqual([]);
     // At phone width the comparison and its plot fit the screen too.

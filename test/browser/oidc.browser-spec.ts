@@ -44,7 +44,8 @@ describe('The family console with OIDC_ISSUER', () => {
     await page.waitForURL('**/app/sign-in');
     expect(await page.getByText('Development sign-in').count()).toBe(0);
     expect(await seriousViolations(page)).toEqual([]);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    // Named by the issuer's host, as no OIDC_PROVIDER_NAME is set.
+    await page.getByRole('button', { name: 'Sign in with 127.0.0.1' }).click();
     await page.getByRole('heading', { name: 'Your legacies' }).waitFor({ timeout: 15_000 });
     await page.getByText('Signed in as Ruth').waitFor();
     expect(await page.getByText('Development sign-in').count()).toBe(0);
@@ -68,6 +69,7 @@ describe('The family console with OIDC_ISSUER', () => {
     await page.getByRole('heading', { name: 'Your legacies' }).waitFor();
     expect(await readable()).not.toMatch(/eyJ[\w-]+\.[\w-]+\.[\w-]+/);
     await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign out of Keepsake only' }).click();
     await page.waitForURL('**/app/sign-in');
     expect(errors).toEqual([]);
     await context.close();

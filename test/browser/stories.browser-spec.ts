@@ -261,7 +261,7 @@ describe('Stories and documents in the console', () => {
     await seen.getByRole('button', { name: /^Make private/ }).click();
     await seen.waitFor({ state: 'detached', timeout: 10_000 });
     // Still Max's, private.
-    await listed(maxPage, 'Letters from Rose').getByText('Private').waitFor({ timeout: 10_000 });
+    await listed(maxPage, 'Letters from Rose').getByText('Only you').waitFor({ timeout: 10_000 });
     await screenshots(maxContext, `${base}/app/legacies/${legacyId}/stories`, 'stories', 'Letters');
     await screenshots(
       maxContext,

@@ -147,11 +147,13 @@ describe('Together conversations in the console', () => {
   it('shows each turn’s author live on both pages, and each participant’s own remember switch', async () => {
     const conversationId = conversationUrl.split('/').pop()!;
     // Max's switch starts off; Olivia's is hers.
-    const maxSwitch = maxPage.getByRole('switch', { name: /Remember things I say here/ });
+    const maxSwitch = maxPage.getByRole('switch', {
+      name: /Remember what I say in this conversation/,
+    });
     expect(await maxSwitch.isChecked()).toBe(false);
     const oliviaBefore = await remembers(olivia, conversationId);
     await maxSwitch.click();
-    await maxPage.getByText('Remember things I say here (on)').waitFor();
+    await maxPage.getByText('Remember what I say in this conversation: on').waitFor();
     expect(await remembers(max, conversationId)).toBe(true);
     expect(await remembers(olivia, conversationId)).toBe(oliviaBefore);
 

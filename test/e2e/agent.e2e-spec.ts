@@ -11,7 +11,7 @@ const SEND = `mutation($input: SendMessageInput!) {
       id turnIndex role content clientMessageId isError
       generation {
         replyToMessageId model promptTokens completionTokens finishReason isError errorCode
-        contextTokens contextTruncated latencyMs contextItems { sourceType id section }
+        contextTokens contextTruncated latencyMs contextItems { sourceType recallItemId sourceId section }
       }
     }
   }

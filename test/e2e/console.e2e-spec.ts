@@ -1,4 +1,7 @@
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import WebSocket from 'ws';
+import { findWebRoot } from '../../src/console/web-root.js';
 import { startTestApp, TestApp } from '../support/test-app.js';
 
 const FRONTEND = 'https://family.example';
@@ -161,8 +164,9 @@ describe('The family console under /app', () => {
       method: 'DELETE',
       headers: { origin: own, cookie },
     });
-    expect(closed.status).toBe(204);
-    expect(closed.headers.get('set-cookie')).toMatch(/^keepsake_session=; .*Max-Age=0/);
+    expect(closed.status).toBe(200);
+    expect(await closed.json()).toEqual({ endSessionUrl: null });
+    expect(closed.headers.getSetCookie()[0]).toMatch(/^keepsake_session=; .*Max-Age=0/);
   });
 
   it('serves the Apollo landing page outside production', async () => {
@@ -215,6 +219,27 @@ describe('In production (NODE_ENV=production)', () => {
     });
   }, 120_000);
   afterAll(() => t.close());
+
+  it('serves no source maps: the build carries none, and no map is served', async () => {
+    const base = new URL(t.url).origin;
+    const html = await (await fetch(`${base}/app/`)).text();
+    const scripts = [...html.matchAll(/(?:src|href)="(\/app\/assets\/[^"]+\.(?:js|css))"/g)].map(
+      (m) => m[1],
+    );
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const script of scripts) {
+      expect(await (await fetch(`${base}${script}`)).text()).not.toMatch(/sourceMappingURL/);
+      expect((await fetch(`${base}${script}.map`)).status).toBe(404);
+    }
+    // Nor one a debugging build (WEB_SOURCEMAP=true) left behind.
+    const planted = join(findWebRoot()!, 'assets', 'left-behind.js.map');
+    writeFileSync(planted, '{"version":3,"sources":["app.tsx"]}');
+    try {
+      expect((await fetch(`${base}/app/assets/left-behind.js.map`)).status).toBe(404);
+    } finally {
+      rmSync(planted);
+    }
+  });
 
   it("serves no landing page: no script from Apollo's CDN runs on the console's origin", async () => {
     const res = await fetch(t.url, { headers: { accept: 'text/html' } });

@@ -72,18 +72,20 @@ describe('Private facts do not leak through shared ones', () => {
     ).factHistory;
   const recall = async (as: TestUser, q: string) =>
     (
-      await gql<{ recall: { sourceType: string; sourceId: string; text: string }[] }>(
+      await gql<{
+        recall: { edges: { node: { sourceType: string; sourceId: string; text: string } }[] };
+      }>(
         `query($l: ID!, $q: String!) { recall(legacyId: $l, query: $q, first: 50) {
-           sourceType sourceId text } }`,
+           edges { node { sourceType sourceId text } } } }`,
         { l: legacyId, q },
         as,
       )
-    ).recall;
+    ).recall.edges.map((e) => e.node);
   const context = async (as: TestUser, q: string) =>
     (
-      await gql<{ context: { items: { sourceType: string; id: string; text: string }[] } }>(
+      await gql<{ context: { items: { sourceType: string; sourceId: string; text: string }[] } }>(
         `query($c: ID!, $q: String!) { context(conversationId: $c, query: $q) {
-           items { sourceType id text } } }`,
+           items { sourceType sourceId text } } }`,
         { c: conversationOf.get(as), q },
         as,
       )

@@ -90,6 +90,43 @@ describe('Keepsake foundation (HTTP and WebSocket)', () => {
     expect(JSON.stringify(res)).not.toMatch(/stack|at .*\.js/);
   });
 
+  it('refuses a request without a valid token as a whole, 401, missing or refused alike', async () => {
+    const post = (query: string, token?: string) =>
+      fetch(t.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
+        body: JSON.stringify({ query }),
+      });
+    const forged = await signToken(
+      'alice',
+      {},
+      { secret: 'another-secret-that-is-32-characters-x' },
+    );
+    for (const [token, reason] of [
+      [undefined, 'MISSING_TOKEN'],
+      ['not.a.token', 'INVALID_TOKEN'],
+      [forged, 'INVALID_TOKEN'],
+    ] as const) {
+      for (const query of [
+        '{ me { id } }',
+        'mutation { createLegacy(input: { name: "X" }) { id } }',
+      ]) {
+        const res = await post(query, token);
+        expect(res.status).toBe(401);
+        const body = (await res.json()) as { data?: unknown; errors: { extensions: unknown }[] };
+        expect(body.data ?? null).toBeNull();
+        expect(body.errors).toHaveLength(1);
+        expect(body.errors[0].extensions).toEqual({ code: 'UNAUTHENTICATED', reason });
+      }
+    }
+    // An operation of meta fields only needs no token, and a refused token is refused there too.
+    expect((await post('{ __typename }')).status).toBe(200);
+    expect((await post('{ __typename }', 'not.a.token')).status).toBe(401);
+  });
+
   it('manages a family: owners, admins, invitations, last-owner rule', async () => {
     const created = await t.gql<{ createLegacy: { id: string; viewerRole: string } }>(
       CREATE_LEGACY,

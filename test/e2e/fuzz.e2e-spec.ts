@@ -158,6 +158,15 @@ function problems(label: string, body: GqlResponse<unknown> | null, status?: num
     if (code === 'INTERNAL_SERVER_ERROR' || code === undefined) {
       found.push(`${label}: ${String(code)} ${error.message.slice(0, 160)}`);
     }
+    // The README promises every BAD_USER_INPUT the input at fault and a reason.
+    if (
+      code === 'BAD_USER_INPUT' &&
+      (typeof error.extensions?.field !== 'string' || typeof error.extensions?.reason !== 'string')
+    ) {
+      found.push(
+        `${label}: BAD_USER_INPUT without field or reason: ${error.message.slice(0, 120)}`,
+      );
+    }
     if (error.extensions && ('stacktrace' in error.extensions || 'exception' in error.extensions)) {
       found.push(`${label}: a stack trace`);
     }

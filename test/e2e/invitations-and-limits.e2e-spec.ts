@@ -318,7 +318,7 @@ describe('Invitations, limits and ex-members', () => {
     const first = await legacyOf(owner);
     await legacyOf(owner);
     const third = await t.gql(CREATE, { name: 'One too many' }, owner);
-    refused(third, 'BAD_USER_INPUT');
+    refused(third, 'CONFLICT');
     expect(third.errors![0].extensions).toMatchObject({ reason: 'LEGACY_LIMIT_REACHED' });
     expect(third.errors![0].message).toMatch(/2 legacies/);
     expect(await db.query(`SELECT 1 FROM legacies WHERE name = 'One too many'`)).toHaveLength(0);
@@ -329,7 +329,7 @@ describe('Invitations, limits and ex-members', () => {
     const asOwner = (await invite(other, otherLegacy, owner.email!, 'OWNER')).data!.addLegacyMember
       .invitation.id;
     const res = await t.gql(ACCEPT, { id: asOwner }, owner);
-    refused(res, 'BAD_USER_INPUT');
+    refused(res, 'CONFLICT');
     expect(res.errors![0].extensions).toMatchObject({ reason: 'LEGACY_LIMIT_REACHED' });
 
     await ok('mutation($id: ID!) { deleteLegacy(id: $id) }', { id: first }, owner);

@@ -28,7 +28,7 @@ const TURNS = [
 ];
 
 const RECALL = `query($l: ID!, $q: String!) {
-  recall(legacyId: $l, query: $q, first: 8) { text }
+  recall(legacyId: $l, query: $q, first: 8) { edges { node { text } } }
 }`;
 
 const JOBS_OFF = { JOBS_WORKER: 'false', JOBS_SCHEDULER: 'false' };
@@ -47,10 +47,14 @@ describe('Local sentence encoders (e2e)', () => {
   let databaseEnv: Record<string, string>;
 
   const recall = async (q: string) => {
-    const res = await t.gql<{ recall: { text: string }[] }>(RECALL, { l: legacyId, q }, owner);
+    const res = await t.gql<{ recall: { edges: { node: { text: string } }[] } }>(
+      RECALL,
+      { l: legacyId, q },
+      owner,
+    );
     expect(res.errors).toBeUndefined();
     // The member's own turns (the agent's replies are alike and carry no topic).
-    return res.data!.recall.map((r) => r.text).filter((text) => TURNS.includes(text));
+    return res.data!.recall.edges.map((e) => e.node.text).filter((text) => TURNS.includes(text));
   };
 
   beforeAll(async () => {

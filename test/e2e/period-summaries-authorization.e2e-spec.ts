@@ -63,11 +63,11 @@ const DELETE = (id: string) => ({
 });
 const RECALL = (f: Fixture) => ({
   query:
-    'query($l: ID!) { recall(legacyId: $l, query: "What did we talk about in October?") { sourceType sourceId text } }',
+    'query($l: ID!) { recall(legacyId: $l, query: "What did we talk about in October?") { edges { node { sourceType sourceId text } } } }',
   variables: { l: f.legacyId },
 });
 const FORGET = (id: string) => ({
-  query: 'mutation($id: ID!) { forgetRecallItem(id: $id) { id forgotten } }',
+  query: 'mutation($id: ID!) { forgetRecallItem(id: $id) { recallItemId forgotten } }',
   variables: { id: `PERIOD_SUMMARY:${id}` },
 });
 
@@ -272,13 +272,13 @@ describe('period summaries authorization', () => {
       { l: f.legacyId },
       other,
     );
-    const context = await ok<{ context: { system: string; items: { id: string }[] } }>(
-      'query($c: ID!) { context(conversationId: $c, query: "What did we talk about in October 2025?") { system items { id } } }',
+    const context = await ok<{ context: { system: string; items: { sourceId: string }[] } }>(
+      'query($c: ID!) { context(conversationId: $c, query: "What did we talk about in October 2025?") { system items { sourceId } } }',
       { c: conversation.startConversation.id },
       other,
     );
     expect(JSON.stringify(context)).not.toContain(SECRET);
-    expect(context.context.items.map((i) => i.id)).not.toContain(f.monthId);
+    expect(context.context.items.map((i) => i.sourceId)).not.toContain(f.monthId);
   });
 
   const SUBSCRIPTION = `subscription($l: ID!) { periodSummaryAdded(legacyId: $l) { id period summary } }`;

@@ -68,11 +68,13 @@ describe('placeholder turns', () => {
       [conversationId],
     );
     expect(indexed.n).toBe(0);
-    const recall = await ok<{ recall: { sourceType: string; text: string }[] }>(
-      'query($l: ID!) { recall(legacyId: $l, query: "tomatoes") { sourceType text } }',
+    const recall = await ok<{
+      recall: { edges: { node: { sourceType: string; text: string } }[] };
+    }>(
+      'query($l: ID!) { recall(legacyId: $l, query: "tomatoes") { edges { node { sourceType text } } } }',
       { l: legacyId },
     );
-    expect(recall.recall.length).toBeGreaterThan(0);
+    expect(recall.recall.edges.length).toBeGreaterThan(0);
     expect(JSON.stringify(recall)).not.toContain(NOTICE_WORDS);
   });
 

@@ -145,9 +145,11 @@ describe('profile authorization', () => {
     // The others' own profiles, with consent, must not open the owner's.
     for (const who of ['member', 'admin', 'platform'] as const) {
       await ok('mutation { setProfileConsent(consent: true) { consent } }', {}, users[who]);
-      const recall = await ok<{ recall: { sourceType: string; text: string }[] }>(
+      const recall = await ok<{
+        recall: { edges: { node: { sourceType: string; text: string } }[] };
+      }>(
         `query($l: ID!) { recall(legacyId: $l, query: "what do you know about my interests and notes") {
-           sourceType text } }`,
+           edges { node { sourceType text } } } }`,
         { l: fixture.legacyId },
         users[who],
       );

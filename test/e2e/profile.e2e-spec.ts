@@ -70,21 +70,21 @@ describe('profile', () => {
   const profile = (as = owner) =>
     ok<{ profile: Profile }>(`{ profile { ${PROFILE_FIELDS} } }`, {}, as).then((d) => d.profile);
   const recall = (query: string, as = owner, legacy = legacyId) =>
-    ok<{ recall: RecallItem[] }>(
+    ok<{ recall: { edges: { node: RecallItem }[] } }>(
       `query($l: ID!, $q: String!) { recall(legacyId: $l, query: $q, first: 20) {
-         id sourceType sourceId text forgettable } }`,
+         edges { node { id sourceType sourceId text forgettable } } } }`,
       { l: legacy, q: query },
       as,
-    ).then((d) => d.recall);
+    ).then((d) => d.recall.edges.map((e) => e.node));
   const context = (query: string, as = owner, conversation = conversationId) =>
     ok<{
       context: {
         system: string;
-        sections: { name: string; tokens: number; items: { id: string }[] }[];
+        sections: { name: string; tokens: number; items: { sourceId: string }[] }[];
       };
     }>(
       `query($c: ID!, $q: String!) { context(conversationId: $c, query: $q) {
-         system sections { name tokens items { id sourceType } } } }`,
+         system sections { name tokens items { sourceId sourceType } } } }`,
       { c: conversation, q: query },
       as,
     ).then((d) => d.context);
@@ -232,7 +232,7 @@ describe('profile', () => {
     expect(res.data!.updateProfile.relationships).toHaveLength(2);
     expect(await vectors(await userId('profile-owner'))).toBe(0);
     const ctx = await context('What are my interests?');
-    expect(ctx.sections.map((s) => s.name)).not.toContain('profile');
+    expect(ctx.sections.map((s) => s.name)).not.toContain('PROFILE');
     expect(ctx.system).not.toContain(MARK.interest);
     const found = await recall('what do you know about my interests');
     expect(found.filter((r) => r.sourceType === 'PROFILE')).toEqual([]);
@@ -244,13 +244,13 @@ describe('profile', () => {
     expect(await vectors(await userId('profile-owner'))).toBe(10);
 
     const ctx = await context('What are my interests?');
-    const section = ctx.sections.find((s) => s.name === 'profile');
+    const section = ctx.sections.find((s) => s.name === 'PROFILE');
     expect(section).toBeDefined();
     expect(ctx.system).toContain(MARK.name);
     // A relationship is used only in its own legacy's context.
     expect(ctx.system).toContain(MARK.rel);
     expect(ctx.system).not.toContain(MARK.otherRel);
-    expect(section!.items.map((i) => i.id)).toContain('interests');
+    expect(section!.items.map((i) => i.sourceId)).toContain('interests');
     // Short, within its own cap (PROFILE_CONTEXT_TOKENS, 150) inside the shared budget.
     expect(section!.tokens).toBeLessThanOrEqual(150);
 
@@ -292,12 +292,15 @@ describe('profile', () => {
 
   it('forgets an entry from recall: the field and its vector go now', async () => {
     const owned = await userId('profile-owner');
-    const res = await ok<{ forgetRecallItem: { id: string; forgotten: boolean } }>(
-      'mutation { forgetRecallItem(id: "profile:interests") { id sourceType forgotten } }',
+    const res = await ok<{ forgetRecallItem: { recallItemId: string; forgotten: boolean } }>(
+      'mutation { forgetRecallItem(id: "profile:interests") { recallItemId sourceType forgotten } }',
       {},
       owner,
     );
-    expect(res.forgetRecallItem).toMatchObject({ id: 'profile:interests', forgotten: true });
+    expect(res.forgetRecallItem).toMatchObject({
+      recallItemId: 'profile:interests',
+      forgotten: true,
+    });
     expect((await profile()).interests).toEqual([]);
     expect(await vectors(owned)).toBe(8);
     const again = await t.gql(
@@ -406,7 +409,7 @@ describe('profile', () => {
     expect(probe.n).toBe(1);
     await ds.query(`DELETE FROM embeddings WHERE kind = 'probe' AND item_id = $1`, [ids[0]]);
     const ctx = await context('What are my interests?');
-    expect(ctx.sections.map((s) => s.name)).not.toContain('profile');
+    expect(ctx.sections.map((s) => s.name)).not.toContain('PROFILE');
   });
 
   it('after revoking, what is stored again stays unused until consent is given again', async () => {
@@ -424,11 +427,11 @@ describe('profile', () => {
     const long = 'She asks about the harbour and the boats and the nets every time. '.repeat(40);
     expect((await update({ notes: long, preferredName: MARK.name })).errors).toBeUndefined();
     const ctx = await context('Tell me about the harbour');
-    const section = ctx.sections.find((s) => s.name === 'profile')!;
-    expect(section.items.map((i) => i.id)).toEqual(
+    const section = ctx.sections.find((s) => s.name === 'PROFILE')!;
+    expect(section.items.map((i) => i.sourceId)).toEqual(
       expect.arrayContaining(['preferredName', 'interests']),
     );
-    expect(section.items.map((i) => i.id)).not.toContain('notes');
+    expect(section.items.map((i) => i.sourceId)).not.toContain('notes');
     expect(section.tokens).toBeLessThanOrEqual(150);
   });
 

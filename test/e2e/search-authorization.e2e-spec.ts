@@ -1,5 +1,5 @@
 import { JobsService } from '../../src/jobs/jobs.service.js';
-import { GqlResponse, startTestApp, TestApp, TestUser } from '../support/test-app.js';
+import { Edges, GqlResponse, nodes, startTestApp, TestApp, TestUser } from '../support/test-app.js';
 import { joinLegacy } from '../support/membership.js';
 
 /**
@@ -23,7 +23,7 @@ const CONTEXT = `query($c: ID!, $q: String!) {
   context(conversationId: $c, query: $q) { tokenCount items { text provenance { messageIds } } }
 }`;
 const RECALL = `query($l: ID!, $q: String!) {
-  recall(legacyId: $l, query: $q, first: 50) { id sourceType text forgettable }
+  recall(legacyId: $l, query: $q, first: 50) { edges { node { id sourceType text forgettable } } }
 }`;
 const DEBUG = `query($c: ID!, $q: String!) {
   retrievalDebug(conversationId: $c, query: $q) { candidates { text kept } }
@@ -31,7 +31,7 @@ const DEBUG = `query($c: ID!, $q: String!) {
 const REPORT = `query($from: DateTime!, $to: DateTime!) {
   memoryMetricsReport(from: $from, to: $to) { assemblies recalls }
 }`;
-const FORGET = `mutation($id: ID!) { forgetRecallItem(id: $id) { id sourceType forgotten } }`;
+const FORGET = `mutation($id: ID!) { forgetRecallItem(id: $id) { recallItemId sourceType forgotten } }`;
 
 const table: {
   authorizes: 'context' | 'recall' | 'forgetRecallItem' | 'retrievalDebug' | 'memoryMetricsReport';
@@ -203,18 +203,26 @@ describe('Search authorization', () => {
   });
 
   it("a member's recall finds the owner's shared fact and nothing private of theirs", async () => {
-    const { recall } = await ok<{
-      recall: { sourceType: string; text: string; forgettable: boolean }[];
-    }>(RECALL, { l: f.legacyId, q: 'Ben radios shed stone' }, people.member);
+    const recall = nodes(
+      (
+        await ok<{
+          recall: Edges<{ sourceType: string; text: string; forgettable: boolean }>;
+        }>(RECALL, { l: f.legacyId, q: 'Ben radios shed stone' }, people.member)
+      ).recall,
+    );
     expect(recall.map((r) => [r.sourceType, r.text, r.forgettable])).toEqual([
       ['FACT', 'Ben repaired radios in his shed.', false],
     ]);
   });
 
   it("the owner's recall finds turns, the memory and both facts, with forgettable marks", async () => {
-    const { recall } = await ok<{
-      recall: { id: string; sourceType: string; text: string; forgettable: boolean }[];
-    }>(RECALL, { l: f.legacyId, q: `${SECRET} stone` }, people.owner);
+    const recall = nodes(
+      (
+        await ok<{
+          recall: Edges<{ id: string; sourceType: string; text: string; forgettable: boolean }>;
+        }>(RECALL, { l: f.legacyId, q: `${SECRET} stone` }, people.owner)
+      ).recall,
+    );
     const bySource = (type: string) => recall.filter((r) => r.sourceType === type);
     expect(bySource('TURN').some((r) => r.text.includes(SECRET))).toBe(true);
     expect(bySource('TURN').every((r) => r.forgettable === false)).toBe(true);
@@ -232,43 +240,47 @@ describe('Search authorization', () => {
   });
 
   it('refused forget calls changed nothing, and the owner can forget', async () => {
-    const before = await ok<{ recall: { id: string }[] }>(
+    const before = await ok<{ recall: Edges<{ id: string }> }>(
       RECALL,
       { l: f.legacyId, q: `${SECRET} stone key desk` },
       people.owner,
     );
-    expect(before.recall.map((r) => r.id)).toContain(`MEMORY:${f.memoryId}`);
+    expect(nodes(before.recall).map((r) => r.id)).toContain(`MEMORY:${f.memoryId}`);
     const forgot = await ok<{ forgetRecallItem: unknown }>(
       FORGET,
       { id: `MEMORY:${f.memoryId}` },
       people.owner,
     );
     expect(forgot.forgetRecallItem).toEqual({
-      id: `MEMORY:${f.memoryId}`,
+      recallItemId: `MEMORY:${f.memoryId}`,
       sourceType: 'MEMORY',
       forgotten: true,
     });
-    const after = await ok<{ recall: { id: string }[] }>(
+    const after = await ok<{ recall: Edges<{ id: string }> }>(
       RECALL,
       { l: f.legacyId, q: `${SECRET} stone key desk` },
       people.owner,
     );
-    expect(after.recall.map((r) => r.id)).not.toContain(`MEMORY:${f.memoryId}`);
+    expect(nodes(after.recall).map((r) => r.id)).not.toContain(`MEMORY:${f.memoryId}`);
   });
 
   it('the author deletes a fact from its recall id; the family no longer recalls it', async () => {
     const recallIds = async (as: TestUser) =>
       (
-        await ok<{ recall: { id: string }[] }>(
+        await ok<{ recall: Edges<{ id: string }> }>(
           RECALL,
           { l: f.legacyId, q: 'Ben repaired radios in his shed' },
           as,
         )
-      ).recall.map((r) => r.id);
+      ).recall.edges.map((e) => e.node.id);
     const id = `FACT:${f.sharedFactId}`;
     expect(await recallIds(people.member)).toContain(id);
     const forgot = await ok<{ forgetRecallItem: unknown }>(FORGET, { id }, people.owner);
-    expect(forgot.forgetRecallItem).toEqual({ id, sourceType: 'FACT', forgotten: true });
+    expect(forgot.forgetRecallItem).toEqual({
+      recallItemId: id,
+      sourceType: 'FACT',
+      forgotten: true,
+    });
     expect(await recallIds(people.owner)).not.toContain(id);
     expect(await recallIds(people.member)).not.toContain(id);
     // A soft delete, as deleteFact: the author can still restore it.

@@ -23,7 +23,8 @@ const TOPICS = [
 
 interface Item {
   sourceType: string;
-  id: string;
+  recallItemId: string;
+  sourceId: string;
   section: string;
   text: string;
   tokens: number;
@@ -32,7 +33,7 @@ interface Item {
   scores: { name: string; value: number }[];
   provenance: {
     sourceType: string;
-    id: string;
+    sourceId: string;
     conversationId: string | null;
     messageIds: string[];
     messageMetadata: Record<string, unknown>[];
@@ -41,8 +42,8 @@ interface Item {
   };
 }
 
-const ITEM = `sourceType id section text tokens score isCode scores { name value }
-  provenance { sourceType id conversationId messageIds messageMetadata turnRange { start end } occurredAt }`;
+const ITEM = `sourceType recallItemId sourceId section text tokens score isCode scores { name value }
+  provenance { sourceType sourceId conversationId messageIds messageMetadata turnRange { start end } occurredAt }`;
 const CONTEXT = `query($c: ID!, $q: String!, $b: Int) {
   context(conversationId: $c, query: $q, budget: $b) {
     persona system tokenCount budget truncated
@@ -53,15 +54,15 @@ const CONTEXT = `query($c: ID!, $q: String!, $b: Int) {
 }`;
 const RECALL = `query($l: ID!, $q: String!, $first: Int) {
   recall(legacyId: $l, query: $q, first: $first) {
-    id sourceType sourceId text score forgettable scores { name value }
-    provenance { messageIds messageMetadata }
+    edges { score scores { name value }
+      node { id sourceType sourceId text forgettable provenance { messageIds messageMetadata } } }
   }
 }`;
 const DEBUG = `query($c: ID!, $q: String!) {
   retrievalDebug(conversationId: $c, query: $q) {
     query identifiers codeQuery refersBack asksSummary timeExpression clock fusion hybrid goodHits widened
     widenReason fallback degraded failedStage embedMs searchMs totalMs tokenCount budget truncated
-    candidates { sourceType id scope score good kept section reason text tokens
+    candidates { sourceType recallItemId sourceId scope score good kept section reason text tokens
       paths { path score rank raw } scores { name value } provenance { messageIds } }
   }
 }`;
@@ -138,7 +139,7 @@ describe('Search operations (e2e)', () => {
       expect(context.budget).toBe(1000);
       expect(context.tokenCount).toBeLessThanOrEqual(1000);
       expect(context.recent.map((m) => m.turnIndex)).toEqual([44, 45, 46, 47]);
-      const turns = context.sections.find((s) => s.name === 'turns')!;
+      const turns = context.sections.find((s) => s.name === 'TURNS')!;
       expect(turns.items.length).toBeGreaterThan(0);
       expect(turns.items.length).toBeLessThanOrEqual(6);
       const top = turns.items[0];
@@ -146,21 +147,22 @@ describe('Search operations (e2e)', () => {
       // The imported turn's own id and speaker come back through provenance.
       expect(top.provenance).toMatchObject({
         sourceType: 'TURN',
-        id: top.id,
+        sourceId: top.sourceId,
         conversationId,
         messageIds: [expect.any(String)],
         messageMetadata: [{ source_id: expect.stringMatching(/^ext-\d+$/), speaker: 'Ann' }],
       });
+      expect(top.recallItemId).toBe(`TURN:${top.sourceId}`);
       expect(top.provenance.turnRange!.start).toBeLessThan(44);
       expect(top.scores.map((s) => s.name)).toEqual(
         expect.arrayContaining(['dense', 'lexical', 'identifier', 'time', 'neighbor', 'final']),
       );
-      const summaries = context.sections.find((s) => s.name === 'summaries');
+      const summaries = context.sections.find((s) => s.name === 'SUMMARIES');
       expect(summaries?.items[0].provenance.messageIds).toHaveLength(20);
       // Items are given whole, in section order; the token count covers them.
       for (const item of context.items) expect(context.system).toContain(item.text);
-      expect(context.items.map((i) => i.id)).toEqual(
-        context.sections.flatMap((s) => s.items.map((i) => i.id)),
+      expect(context.items.map((i) => i.recallItemId)).toEqual(
+        context.sections.flatMap((s) => s.items.map((i) => i.recallItemId)),
       );
       expect(context.tokenCount).toBe(context.sections.reduce((a, s) => a + s.tokens, 0));
       // Deterministic: the same question gives the same prompt, item for item.
@@ -169,7 +171,9 @@ describe('Search operations (e2e)', () => {
         { c: conversationId, q: 'What did Joe do in the navy?' },
         owner,
       );
-      expect(again.context.items.map((i) => i.id)).toEqual(context.items.map((i) => i.id));
+      expect(again.context.items.map((i) => i.recallItemId)).toEqual(
+        context.items.map((i) => i.recallItemId),
+      );
       expect(again.context.system).toBe(context.system);
     });
 
@@ -192,18 +196,25 @@ describe('Search operations (e2e)', () => {
 
   describe('recall', () => {
     it('returns stable ids, forgettable marks and the imported turns’ own ids', async () => {
-      const ask = () =>
-        gql<{
-          recall: {
-            id: string;
-            sourceType: string;
-            sourceId: string;
-            text: string;
-            forgettable: boolean;
-            provenance: { messageIds: string[]; messageMetadata: Record<string, unknown>[] };
-          }[];
-        }>(RECALL, { l: legacyId, q: 'cribbage with the grandchildren', first: 5 }, owner);
-      const first = (await ask()).recall;
+      const ask = async () =>
+        (
+          await gql<{
+            recall: {
+              edges: {
+                score: number;
+                node: {
+                  id: string;
+                  sourceType: string;
+                  sourceId: string;
+                  text: string;
+                  forgettable: boolean;
+                  provenance: { messageIds: string[]; messageMetadata: Record<string, unknown>[] };
+                };
+              }[];
+            };
+          }>(RECALL, { l: legacyId, q: 'cribbage with the grandchildren', first: 5 }, owner)
+        ).recall.edges.map((e) => e.node);
+      const first = await ask();
       expect(first).toHaveLength(5);
       expect(first[0]).toMatchObject({
         sourceType: 'TURN',
@@ -217,18 +228,18 @@ describe('Search operations (e2e)', () => {
         .filter((r) => r.sourceType === 'TURN')
         .map((r) => r.provenance.messageIds[0]);
       expect(new Set(turnIds).size).toBe(turnIds.length);
-      expect((await ask()).recall.map((r) => r.id)).toEqual(first.map((r) => r.id));
+      expect((await ask()).map((r) => r.id)).toEqual(first.map((r) => r.id));
     });
 
     it('refuses to forget a turn or a summary one by one', async () => {
-      const { recall } = await gql<{ recall: { id: string }[] }>(
+      const { recall } = await gql<{ recall: { edges: { node: { id: string } }[] } }>(
         RECALL,
         { l: legacyId, q: 'navy', first: 1 },
         owner,
       );
       const res = await t.gql(
         'mutation($id: ID!) { forgetRecallItem(id: $id) { forgotten } }',
-        { id: recall[0].id },
+        { id: recall.edges[0].node.id },
         owner,
       );
       expect(res.errors![0].extensions).toMatchObject({
@@ -270,7 +281,7 @@ describe('Search operations (e2e)', () => {
         };
       }>(DEBUG, { c: conversationId, q: 'What did Joe do in the navy in May 2023?' }, owner);
       expect(d).toMatchObject({
-        fusion: 'weighted',
+        fusion: 'WEIGHTED',
         hybrid: true,
         timeExpression: 'May 2023',
         identifiers: [],
@@ -281,14 +292,14 @@ describe('Search operations (e2e)', () => {
       const dropped = d.candidates.filter((c) => !c.kept);
       expect(kept.length).toBeGreaterThan(0);
       expect(dropped.length).toBeGreaterThan(0);
-      for (const c of kept) expect(c.reason).toBe(`kept in ${c.section}`);
+      for (const c of kept) expect(c.reason).toBe(`kept in ${c.section!.toLowerCase()}`);
       expect(
         dropped.some((c) =>
           /below the best turns|section holds at most|over the token budget/.test(c.reason),
         ),
       ).toBe(true);
       const turn = d.candidates.find((c) => c.sourceType === 'TURN')!;
-      expect(turn.paths.map((p) => p.path)).toEqual(expect.arrayContaining(['dense']));
+      expect(turn.paths.map((p) => p.path)).toEqual(expect.arrayContaining(['DENSE']));
       expect(turn.scores.map((s) => s.name)).toEqual(
         expect.arrayContaining([
           'dense',
@@ -316,18 +327,18 @@ describe('Search operations (e2e)', () => {
     });
 
     it('lets a platform admin see what the owner’s agent would see', async () => {
-      const mine = await gql<{ retrievalDebug: { candidates: { id: string }[] } }>(
+      const mine = await gql<{ retrievalDebug: { candidates: { recallItemId: string }[] } }>(
         DEBUG,
         { c: conversationId, q: 'choir' },
         owner,
       );
-      const theirs = await gql<{ retrievalDebug: { candidates: { id: string }[] } }>(
+      const theirs = await gql<{ retrievalDebug: { candidates: { recallItemId: string }[] } }>(
         DEBUG,
         { c: conversationId, q: 'choir' },
         admin,
       );
-      expect(theirs.retrievalDebug.candidates.map((c) => c.id)).toEqual(
-        mine.retrievalDebug.candidates.map((c) => c.id),
+      expect(theirs.retrievalDebug.candidates.map((c) => c.recallItemId)).toEqual(
+        mine.retrievalDebug.candidates.map((c) => c.recallItemId),
       );
     });
   });

@@ -96,19 +96,23 @@ describe('stories and documents', () => {
   const recall = (as: TestUser, query: string) =>
     ok<{
       recall: {
-        id: string;
-        sourceType: string;
-        sourceId: string;
-        text: string;
-        forgettable: boolean;
-        provenance: { story: { storyId: string; title: string; page: number } | null };
-      }[];
+        edges: {
+          node: {
+            id: string;
+            sourceType: string;
+            sourceId: string;
+            text: string;
+            forgettable: boolean;
+            provenance: { story: { storyId: string; title: string; page: number } | null };
+          };
+        }[];
+      };
     }>(
-      `query($l: ID!, $q: String!) { recall(legacyId: $l, query: $q) {
-         id sourceType sourceId text forgettable provenance { story { storyId title page } } } }`,
+      `query($l: ID!, $q: String!) { recall(legacyId: $l, query: $q) { edges { node {
+         id sourceType sourceId text forgettable provenance { story { storyId title page } } } } } }`,
       { l: legacyId, q: query },
       as,
-    ).then((d) => d.recall);
+    ).then((d) => d.recall.edges.map((e) => e.node));
 
   const traces = async (storyId: string) => {
     const [row] = await ds.query<
@@ -258,7 +262,7 @@ describe('stories and documents', () => {
       { c: conversation.startConversation.id },
       other,
     );
-    const stories = context.sections.find((s) => s.name === 'stories');
+    const stories = context.sections.find((s) => s.name === 'STORIES');
     expect(stories?.items[0].provenance.story.page).toBe(7);
     expect(context.system).toContain('"Letters from Rose", p. 7');
   });

@@ -45,6 +45,8 @@ const MISTAKES: {
   query: string;
   variables?: Record<string, unknown>;
   code: string;
+  /** A variable's mistake: the variable named as the input at fault. */
+  field?: string;
   hidden: string[];
   detail: RegExp;
 }[] = [
@@ -74,6 +76,7 @@ const MISTAKES: {
     query: 'mutation($i: CreateLegacyInput!) { createLegacy(input: $i) { id } }',
     variables: { i: {} },
     code: 'BAD_USER_INPUT',
+    field: 'i',
     hidden: ['String!', '"name"'],
     detail: /Field "name" of required type "String!" was not provided/,
   },
@@ -106,10 +109,15 @@ const MISTAKES: {
       'query($v: StoryVisibility!, $l: ID!) { stories(legacyId: $l, filter: { visibility: $v }) { nodes { id } } }',
     variables: { v: 'SHARE', l: '00000000-0000-4000-8000-000000000000' },
     code: 'BAD_USER_INPUT',
+    field: 'v',
     hidden: ['SHARED'],
     detail: /Did you mean the enum value "SHARED"\?/,
   },
 ];
+
+/** What a mistake's error carries: its code, and for a variable the reason and the variable. */
+const extensionsOf = (m: { code: string; field?: string }) =>
+  m.field ? { code: m.code, reason: 'INVALID_VARIABLE', field: m.field } : { code: m.code };
 
 /**
  * The same limits on every transport: an operation refused over HTTP is refused over graphql-ws,
@@ -128,6 +136,7 @@ describe('Operation limits over HTTP and WebSocket', () => {
       GRAPHQL_MAX_COMPLEXITY: '300',
       GRAPHQL_INTROSPECTION: 'false',
       BODY_LIMIT: '64kb',
+      GRAPHQL_WS_MAX_SUBSCRIPTIONS: '5',
     });
     user = await t.user('limits-user');
     legacyId = (
@@ -143,10 +152,111 @@ describe('Operation limits over HTTP and WebSocket', () => {
   const both = (query: string, variables: Record<string, unknown> = {}) =>
     overBoth(t, user, query, variables);
 
+  it('refuses a variable nested 2,500 levels deep (message metadata) before reading it, on both transports', async () => {
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < 2500; i++) deep = { a: deep };
+    const record = `mutation($c: ID!, $m: JSONObject) {
+      recordAssistantMessage(input: { conversationId: $c, content: "hi", metadata: $m }) { id } }`;
+    for (const res of await both(record, { c: legacyId, m: deep })) {
+      expect(res.data ?? null).toBeNull();
+      expect(res.errors).toEqual([
+        {
+          message: 'The variable "m" nests more than 32 levels of objects and lists.',
+          extensions: { code: 'BAD_USER_INPUT', reason: 'VARIABLES_TOO_DEEP', field: 'm' },
+        },
+      ]);
+    }
+    // Within the limit, metadata is read as before (here: no such conversation).
+    let fine: Record<string, unknown> = {};
+    for (let i = 0; i < 20; i++) fine = { a: fine };
+    for (const res of await both(record, { c: legacyId, m: fine })) {
+      expect(res.errors![0].extensions).toMatchObject({ code: 'NOT_FOUND' });
+    }
+  });
+
+  it('bounds the operations one graphql-ws connection holds open', async () => {
+    const client = t.ws(user);
+    const errors: unknown[] = [];
+    const open = (label: string) =>
+      client.subscribe(
+        { query: 'subscription { memoryChanged { action } }' },
+        { next: () => undefined, error: (e) => errors.push([label, e]), complete: () => undefined },
+      );
+    const stops = Array.from({ length: 5 }, (_, i) => open(`s${i}`));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(errors).toEqual([]);
+    // The sixth is refused, and says why; the five go on.
+    // Without a bound it would simply be accepted, and wait for events.
+    const sixth = (await Promise.race([
+      overWs(client, 'subscription { memoryChanged { action } }'),
+      new Promise((resolve) => setTimeout(() => resolve({ accepted: true }), 2000)),
+    ])) as GqlResponse;
+    expect(sixth.errors).toEqual([
+      {
+        message: 'This connection holds 5 operations open already: complete one first.',
+        extensions: { code: 'BAD_USER_INPUT', reason: 'TOO_MANY_SUBSCRIPTIONS', field: 'query' },
+      },
+    ]);
+    // A query needs room too; another connection has its own.
+    expect(((await overWs(client, '{ me { id } }')) as GqlResponse).errors).toHaveLength(1);
+    expect(await overWs(t.ws(user), '{ me { id } }')).toMatchObject({ data: { me: {} } });
+    // Once one is completed, there is room again.
+    stops[0]();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await overWs(client, '{ me { id } }')).toMatchObject({ data: { me: {} } });
+    expect(errors).toEqual([]);
+    for (const stop of stops.slice(1)) stop();
+  });
+
+  it('refuses a request of two mutation fields before doing either, on both transports', async () => {
+    const count = async () =>
+      (
+        await t.gql<{ legacies: { edges: unknown[] } }>(
+          '{ legacies(first: 20) { edges { node { id } } } }',
+          {},
+          user,
+        )
+      ).data!.legacies.edges.length;
+    const before = await count();
+    // The second would fail (a blank name) after the first was done: `data` would be null and
+    // the first legacy's id lost. Refused as a whole, nothing is done.
+    const two = `mutation {
+      a: createLegacy(input: { name: "Kept" }) { id }
+      b: createLegacy(input: { name: "   " }) { id } }`;
+    for (const res of await both(two)) {
+      expect(res.data ?? null).toBeNull();
+      expect(res.errors).toEqual([
+        {
+          message:
+            'Send one mutation field per request: each is then done, or not, and answered on its own.',
+          extensions: {
+            code: 'BAD_USER_INPUT',
+            reason: 'ONE_MUTATION_PER_REQUEST',
+            field: 'query',
+          },
+        },
+      ]);
+    }
+    expect(await count()).toBe(before);
+    // Through a fragment too; one field (with __typename beside it) is fine.
+    const fragment = `mutation { ...Two } fragment Two on Mutation {
+      a: createLegacy(input: { name: "A" }) { id } b: createLegacy(input: { name: "B" }) { id } }`;
+    expect((await t.gql(fragment, {}, user)).errors![0].extensions).toMatchObject({
+      reason: 'ONE_MUTATION_PER_REQUEST',
+    });
+    const one = await t.gql(
+      'mutation { __typename createLegacy(input: { name: "One" }) { id } }',
+      {},
+      user,
+    );
+    expect(one.errors).toBeUndefined();
+    expect(await count()).toBe(before + 1);
+  });
+
   it('refuses 40 aliased recalls, on both transports', async () => {
     const aliases = Array.from(
       { length: 40 },
-      (_, i) => `r${i}: recall(legacyId: $l, query: "boats ${i}") { id }`,
+      (_, i) => `r${i}: recall(legacyId: $l, query: "boats ${i}") { edges { node { id } } }`,
     ).join(' ');
     for (const res of await both(`query($l: ID!) { ${aliases} }`, { l: legacyId })) {
       expect(res.errors![0].extensions).toMatchObject({
@@ -217,12 +327,13 @@ describe('Operation limits over HTTP and WebSocket', () => {
 
   it.each(MISTAKES)(
     'answers $kind with its code and no name of the schema, on both transports',
-    async ({ query, variables, code, hidden }) => {
+    async (mistake) => {
+      const { query, variables, code, hidden } = mistake;
       for (const res of await both(query, variables)) {
         expect(res.data ?? null).toBeNull();
         expect(res.errors!.length).toBeGreaterThan(0);
         for (const error of res.errors!) {
-          expect(error.extensions).toEqual({ code });
+          expect(error.extensions).toEqual(extensionsOf(mistake));
           for (const name of hidden) expect(error.message).not.toContain(name);
           // Where in the client's own document: nothing of the schema.
           if (code === 'GRAPHQL_VALIDATION_FAILED') {
@@ -262,9 +373,10 @@ describe('Request errors with introspection on', () => {
 
   it.each(MISTAKES)(
     "answers $kind with graphql-js's message, on both transports",
-    async ({ query, variables, code, detail }) => {
+    async (mistake) => {
+      const { query, variables, detail } = mistake;
       for (const res of await overBoth(t, user, query, variables)) {
-        expect(res.errors![0].extensions).toEqual({ code });
+        expect(res.errors![0].extensions).toEqual(extensionsOf(mistake));
         expect(res.errors![0].message).toMatch(detail);
       }
     },

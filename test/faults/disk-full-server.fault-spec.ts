@@ -23,7 +23,7 @@ const SEND = `mutation($input: SendMessageInput!) { sendMessage(input: $input) {
 /**
  * The server's data directory on a small disk that fills up, in the two ways production meets it.
  * With the WAL on a volume of its own (initdb --waldir, as the README advises), PostgreSQL refuses
- * a statement that cannot extend a table (disk_full): Keepsake answers STORAGE_FULL, reads go on,
+ * a statement that cannot extend a table (disk_full): Keepsake answers DISK_FULL, reads go on,
  * and once space is freed the same service writes again. With the WAL on the full disk too,
  * PostgreSQL stops (a WAL write that fails is a PANIC): Keepsake answers DATABASE_UNAVAILABLE
  * at once, and once space is freed and the server's supervisor has started it again, recovers
@@ -184,18 +184,18 @@ const SEND = `mutation($input: SendMessageInput!) { sendMessage(input: $input) {
     return { refusals, read, recover };
   }
 
-  it('with the WAL on its own volume: refuses writes with STORAGE_FULL, keeps reads, recovers by itself', () =>
+  it('with the WAL on its own volume: refuses writes with DISK_FULL, keeps reads, recovers by itself', () =>
     keeping(async () => {
       if (skipped || !disk) return;
       const { refusals, read, recover } = await fillUp('waldir', true);
       for (const r of refusals) {
-        expect(r).toMatchObject({ kind: 'refused', code: 'UNAVAILABLE', reason: 'STORAGE_FULL' });
+        expect(r).toMatchObject({ kind: 'refused', code: 'UNAVAILABLE', reason: 'DISK_FULL' });
         expect(r.kind === 'refused' && r.message).toMatch(/storage is full/i);
       }
       expect((await read()).kind).toBe('ok');
       const { backMs, acknowledged } = await recover();
       report(
-        `full disk, server with its WAL on a volume of its own: writes refused with STORAGE_FULL, reads served, ` +
+        `full disk, server with its WAL on a volume of its own: writes refused with DISK_FULL, reads served, ` +
           `writes back ${Math.round(backMs)} ms after space was freed, no restart; ${acknowledged} acknowledged turns kept`,
       );
     }));
@@ -206,7 +206,7 @@ const SEND = `mutation($input: SendMessageInput!) { sendMessage(input: $input) {
       const { refusals, read, recover } = await fillUp('onedisk', false);
       for (const r of refusals) {
         expect(r).toMatchObject({ kind: 'refused', code: 'UNAVAILABLE' });
-        expect(['STORAGE_FULL', 'DATABASE_UNAVAILABLE']).toContain(
+        expect(['DISK_FULL', 'DATABASE_UNAVAILABLE']).toContain(
           r.kind === 'refused' ? r.reason : r.kind,
         );
       }

@@ -46,7 +46,7 @@ const SEND = `mutation($input: SendMessageInput!) { sendMessage(input: $input) {
     keepOnFailure(dir);
   });
 
-  it('refuses writes with STORAGE_FULL, keeps reads, loses nothing and recovers by itself', () =>
+  it('refuses writes with DISK_FULL, keeps reads, loses nothing and recovers by itself', () =>
     keeping(async () => {
       if (skipped || !disk) return;
       const port = await freePort();
@@ -127,7 +127,7 @@ const SEND = `mutation($input: SendMessageInput!) { sendMessage(input: $input) {
         ];
         for (const o of outcomes) {
           if (o.kind === 'refused') {
-            expect(o).toMatchObject({ code: 'UNAVAILABLE', reason: 'STORAGE_FULL' });
+            expect(o).toMatchObject({ code: 'UNAVAILABLE', reason: 'DISK_FULL' });
             expect(o.message).toMatch(/storage is full/i);
             refused = o;
           } else expect(o.kind).toBe('ok');
@@ -140,7 +140,7 @@ const SEND = `mutation($input: SendMessageInput!) { sendMessage(input: $input) {
       // Once full, every write is refused before any of it is done; reads go on, and the
       // health check says why.
       const again = await send();
-      expect(again).toMatchObject({ kind: 'refused', code: 'UNAVAILABLE', reason: 'STORAGE_FULL' });
+      expect(again).toMatchObject({ kind: 'refused', code: 'UNAVAILABLE', reason: 'DISK_FULL' });
       const refusedUpFront = `full-${n}`;
       refusedIds.push(refusedUpFront);
       const stored = new Map(
@@ -198,7 +198,7 @@ const SEND = `mutation($input: SendMessageInput!) { sendMessage(input: $input) {
       for (const [id, content] of acknowledged) expect(kept.get(id)).toBe(content);
       for (const id of refusedIds) expect(kept.get(id)).toBe(contents.get(id));
       report(
-        `full disk, embedded: writes refused with STORAGE_FULL at ${Math.round(freeWhenRefused / MB)} MB free ` +
+        `full disk, embedded: writes refused with DISK_FULL at ${Math.round(freeWhenRefused / MB)} MB free ` +
           `(reserve 24 MB), reads served, writes back without a restart; ${acknowledged.size} acknowledged turns kept`,
       );
     }));

@@ -307,7 +307,8 @@ describe('facts from conversations', () => {
     });
     const section = context.sections.find((s) => s.name === 'facts')!;
     const texts = section.items.map((i) => i.text);
-    expect(texts).toContain('- [milestone, shared] Joe was born in Iowa.');
+    // Alice's words, quoted: Bob's prompt gives them as data, never as its own lines.
+    expect(texts).toContain('- [milestone, shared by another member] "Joe was born in Iowa."');
     expect(texts).toContain('- [hobby, personal] Joe loved fishing on the lake.');
     // Alice's private facts never reach Bob's prompt.
     expect(texts.some((x) => /taught|retired|golf/.test(x))).toBe(false);

@@ -7,7 +7,7 @@ import { GqlResponse, TestApp, TestUser } from '../support/test-app.js';
 
 export const MEMORY_FIELDS = `id type content confidence source legacyId conversationId
   sourceMessageId sourceTurnIndex conversationMode sourceReference referenceCount
-  lastReferencedAt status validFrom validTo supersededBy archivedAt archiveReason deletedAt
+  lastReferencedAt status validFrom validTo supersededBy { id content status } archivedAt archiveReason deletedAt
   restorableUntil createdAt updatedAt history { at action fromStatus relatedMemoryId reason details }`;
 
 export interface MemoryView {
@@ -27,7 +27,7 @@ export interface MemoryView {
   status: string;
   validFrom: string;
   validTo: string | null;
-  supersededBy: string | null;
+  supersededBy: { id: string; content: string; status: string } | null;
   archivedAt: string | null;
   archiveReason: string | null;
   deletedAt: string | null;

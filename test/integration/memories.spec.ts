@@ -384,7 +384,8 @@ describe('Memories', () => {
       expect(porto).toMatchObject({
         status: 'ARCHIVED',
         archiveReason: 'SUPERSEDED',
-        supersededBy: lisbon.id,
+        // The newer memory itself, as Fact.supersededBy is a Fact.
+        supersededBy: { id: lisbon.id, content: 'I live in Lisbon now.', status: 'ACTIVE' },
       });
       expect(porto.validTo).not.toBeNull();
       expect(porto.history.map((h) => h.action)).toEqual(['CREATED', 'SUPERSEDED']);

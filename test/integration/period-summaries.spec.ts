@@ -324,13 +324,17 @@ describe('period summaries', () => {
 
   it('answers a question about a period with that period’s summary, in recall and context', async () => {
     const recall = await ok<{
-      recall: { sourceType: string; provenance: { period: { period: string; start: string } } }[];
+      recall: {
+        edges: {
+          node: { sourceType: string; provenance: { period: { period: string; start: string } } };
+        }[];
+      };
     }>(
-      'query($l: ID!) { recall(legacyId: $l, query: "What did we talk about in October?") { sourceType provenance { period { period start } } } }',
+      'query($l: ID!) { recall(legacyId: $l, query: "What did we talk about in October?") { edges { node { sourceType provenance { period { period start } } } } } }',
       { l: legacyId },
       angeleno,
     );
-    expect(recall.recall[0]).toEqual({
+    expect(recall.recall.edges[0].node).toEqual({
       sourceType: 'PERIOD_SUMMARY',
       provenance: { period: { period: 'MONTH', start: '2025-10-01' } },
     });
@@ -341,17 +345,21 @@ describe('period summaries', () => {
       { c: conversations.la },
       angeleno,
     );
-    expect(context.context.sections.find((s) => s.name === 'periods')?.items).toEqual([
+    expect(context.context.sections.find((s) => s.name === 'PERIODS')?.items).toEqual([
       { sourceType: 'PERIOD_SUMMARY' },
     ]);
     // The kiwi had no October, only a week that reached into it: theirs, never the other's.
-    const theirs = await ok<{ recall: { sourceType: string; sourceId: string }[] }>(
-      'query($l: ID!) { recall(legacyId: $l, query: "What did we talk about in October?") { sourceType sourceId } }',
+    const theirs = await ok<{
+      recall: { edges: { node: { sourceType: string; sourceId: string } }[] };
+    }>(
+      'query($l: ID!) { recall(legacyId: $l, query: "What did we talk about in October?") { edges { node { sourceType sourceId } } } }',
       { l: legacyId },
       kiwi,
     );
     const own = new Set((await rows(kiwi)).map((r) => r.id));
-    const periods = theirs.recall.filter((r) => r.sourceType === 'PERIOD_SUMMARY');
+    const periods = theirs.recall.edges
+      .map((e) => e.node)
+      .filter((r) => r.sourceType === 'PERIOD_SUMMARY');
     expect(periods.length).toBeGreaterThan(0);
     for (const item of periods) expect(own.has(item.sourceId)).toBe(true);
   });
@@ -464,13 +472,13 @@ describe('period summaries', () => {
     const stale = await september();
     expect(stale).toMatchObject({ stale: true, summary: '' });
     // Until it is rebuilt, a question about September gets nothing of it.
-    const recall = await ok<{ recall: { sourceId: string; text: string }[] }>(
-      'query($l: ID!) { recall(legacyId: $l, query: "What did we talk about in September?") { sourceId text } }',
+    const recall = await ok<{ recall: { edges: { node: { sourceId: string; text: string } }[] } }>(
+      'query($l: ID!) { recall(legacyId: $l, query: "What did we talk about in September?") { edges { node { sourceId text } } } }',
       { l: legacyId },
       spring,
     );
     expect(JSON.stringify(recall)).not.toContain('parrot');
-    expect(recall.recall.map((r) => r.sourceId)).not.toContain(stale.id);
+    expect(recall.recall.edges.map((e) => e.node.sourceId)).not.toContain(stale.id);
     await jobs.drain();
     const rebuilt = await september();
     expect(rebuilt.stale).toBe(false);

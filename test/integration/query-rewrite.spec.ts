@@ -17,16 +17,14 @@ describe('Recall with the query rewritten by the model', () => {
   let legacyId: string;
 
   const RECALL = `query($q: String!, $l: ID!) {
-    recall(query: $q, legacyId: $l, first: 10) { sourceType text }
+    recall(query: $q, legacyId: $l, first: 10) { edges { node { sourceType text } } }
   }`;
   const recall = async (q: string) => {
-    const res = await t.gql<{ recall: { sourceType: string; text: string }[] }>(
-      RECALL,
-      { q, l: legacyId },
-      alice,
-    );
+    const res = await t.gql<{
+      recall: { edges: { node: { sourceType: string; text: string } }[] };
+    }>(RECALL, { q, l: legacyId }, alice);
     expect(res.errors).toBeUndefined();
-    return res.data!.recall;
+    return res.data!.recall.edges.map((e) => e.node);
   };
   const rewriteRequests = () =>
     fake

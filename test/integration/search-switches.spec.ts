@@ -118,12 +118,12 @@ describe('Search switches, set by configuration', () => {
         candidates: { paths: { path: string }[]; scores: { name: string; value: number }[] }[];
       };
     }>(DEBUG, { c: conversationId, q: 'What did the tractor carry last week?' });
-    expect(d).toMatchObject({ fusion: 'rrf', hybrid: false, timeExpression: 'last week' });
+    expect(d).toMatchObject({ fusion: 'RRF', hybrid: false, timeExpression: 'last week' });
     expect(d.candidates.length).toBeGreaterThan(0);
     const score = (c: (typeof d.candidates)[number], name: string) =>
       c.scores.find((s) => s.name === name)!.value;
     for (const c of d.candidates.filter((x) => x.paths.length > 0)) {
-      expect(c.paths.map((p) => p.path)).toEqual(['dense']);
+      expect(c.paths.map((p) => p.path)).toEqual(['DENSE']);
       expect(score(c, 'rrf')).toBeGreaterThan(0);
       expect(score(c, 'time')).toBe(0);
       expect(score(c, 'final')).toBeCloseTo(score(c, 'rrf'), 12);
@@ -136,8 +136,8 @@ describe('Search switches, set by configuration', () => {
     }>(CONTEXT, { c: conversationId, q: 'the red tractor and the dog' });
     expect(context.budget).toBe(300);
     expect(context.tokenCount).toBeLessThanOrEqual(300);
-    expect(context.sections.map((s) => s.name)).not.toContain('summaries');
-    expect(context.sections.map((s) => s.name)).toContain('turns');
+    expect(context.sections.map((s) => s.name)).not.toContain('SUMMARIES');
+    expect(context.sections.map((s) => s.name)).toContain('TURNS');
   });
 
   it('keeps the query text in metrics with the debug setting on', async () => {

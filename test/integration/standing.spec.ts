@@ -154,13 +154,15 @@ describe('Standing instructions and preferences', () => {
   });
 
   it('answers recall over HTTP with the instruction among the first results', async () => {
-    const res = await t.gql<{ recall: { sourceType: string; text: string }[] }>(
-      `query($q: String!, $l: ID!) { recall(query: $q, legacyId: $l, first: 5) { sourceType text } }`,
+    const res = await t.gql<{
+      recall: { edges: { node: { sourceType: string; text: string } }[] };
+    }>(
+      `query($q: String!, $l: ID!) { recall(query: $q, legacyId: $l, first: 5) { edges { node { sourceType text } } } }`,
       { q: 'Tell me about the old farm in the fifties', l: legacyId },
       alice,
     );
     expect(res.errors).toBeUndefined();
-    expect(res.data!.recall.map((r) => r.text)).toContain(INSTRUCTION);
+    expect(res.data!.recall.edges.map((e) => e.node).map((r) => r.text)).toContain(INSTRUCTION);
   });
 
   it('leaves advice said to a person in an imported dialogue alone', async () => {

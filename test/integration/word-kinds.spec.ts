@@ -121,13 +121,15 @@ describe('Kinds of what a turn names', () => {
   });
 
   it('answers recall over HTTP with the turn that names the kind asked for', async () => {
-    const res = await t.gql<{ recall: { sourceType: string; text: string }[] }>(
-      `query($q: String!, $l: ID!) { recall(query: $q, legacyId: $l, first: 3) { sourceType text } }`,
+    const res = await t.gql<{
+      recall: { edges: { node: { sourceType: string; text: string } }[] };
+    }>(
+      `query($q: String!, $l: ID!) { recall(query: $q, legacyId: $l, first: 3) { edges { node { sourceType text } } } }`,
       { q: 'What martial arts did John do?', l: legacyId },
       alice,
     );
     expect(res.errors).toBeUndefined();
-    expect(res.data!.recall[0].text).toContain('taekwondo');
+    expect(res.data!.recall.edges.map((e) => e.node)[0].text).toContain('taekwondo');
   });
 
   it('reads segments stored before kinds existed, once, and counts their words', async () => {

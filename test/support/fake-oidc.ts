@@ -1,13 +1,18 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
+import { exportJWK, generateKeyPair, jwtVerify, SignJWT, type JWK } from 'jose';
 
 /**
- * A minimal OpenID Connect provider for the console's sign-in test (node:http and jose only):
+ * A minimal OpenID Connect provider for the console's sign-in tests (node:http and jose only):
  * discovery, an authorization endpoint that signs the configured user in at once, a token
- * endpoint that checks the PKCE verifier (S256), and the JWKS the service verifies tokens with.
+ * endpoint that checks the PKCE verifier (S256), a userinfo endpoint, an end-session endpoint
+ * and the JWKS the service verifies tokens with. Where the person's name and email go is
+ * configurable (`profileIn`): some providers put them in the access token, some in the ID
+ * token, some only behind userinfo. The real provider of the browser tests is npm's
+ * oidc-provider (oidc-provider.ts).
  */
+export type ProfilePlace = 'access_token' | 'id_token' | 'userinfo';
 export interface FakeOidcUser {
   sub: string;
   email: string;
@@ -30,19 +35,29 @@ export class FakeOidcProvider {
   private constructor(
     private readonly server: Server,
     private readonly privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey'],
+    private readonly publicKey: Awaited<ReturnType<typeof generateKeyPair>>['publicKey'],
     private readonly jwk: JWK,
-    readonly options: { clientId: string; audience: string; user: FakeOidcUser },
+    readonly options: {
+      clientId: string;
+      audience: string;
+      user: FakeOidcUser;
+      profileIn?: ProfilePlace[];
+    },
   ) {}
+
+  /** Userinfo requests' bearer tokens, in order. */
+  readonly userinfoRequests: string[] = [];
 
   static async start(options: {
     clientId: string;
     audience: string;
     user: FakeOidcUser;
+    profileIn?: ProfilePlace[];
   }): Promise<FakeOidcProvider> {
     const { privateKey, publicKey } = await generateKeyPair('RS256');
     const jwk = { ...(await exportJWK(publicKey)), kid: 'fake-1', alg: 'RS256', use: 'sig' };
     const server = createServer();
-    const provider = new FakeOidcProvider(server, privateKey, jwk, options);
+    const provider = new FakeOidcProvider(server, privateKey, publicKey, jwk, options);
     server.on('request', (req, res) => {
       provider.handle(req, res).catch((err: unknown) => {
         if (!res.headersSent) provider.json(res, 500, { error: String(err) });
@@ -89,6 +104,18 @@ export class FakeOidcProvider {
         id_token_signing_alg_values_supported: ['RS256'],
         code_challenge_methods_supported: ['S256'],
         grant_types_supported: ['authorization_code'],
+        userinfo_endpoint: `${this.issuer}/userinfo`,
+        end_session_endpoint: `${this.issuer}/logout`,
+      });
+    }
+    if (url.pathname === '/userinfo') {
+      const bearer = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+      this.userinfoRequests.push(bearer);
+      const { payload } = await jwtVerify(bearer, this.publicKey).catch(() => ({ payload: null }));
+      if (!payload) return this.json(res, 401, { error: 'invalid_token' });
+      return this.json(res, 200, {
+        sub: payload.sub,
+        ...(this.places.includes('userinfo') ? this.profile : {}),
       });
     }
     if (url.pathname === '/jwks') return this.json(res, 200, { keys: [this.jwk] });
@@ -140,26 +167,42 @@ export class FakeOidcProvider {
       return this.json(res, 400, { error: 'invalid_grant' });
     }
     this.codes.delete(form.get('code')!);
-    const { user, audience, clientId } = this.options;
-    const sign = (claims: Record<string, unknown>, aud: string) =>
-      new SignJWT(claims)
-        .setProtectedHeader({ alg: 'RS256', kid: 'fake-1' })
-        .setIssuer(this.issuer)
-        .setSubject(user.sub)
-        .setAudience(aud)
-        .setIssuedAt()
-        .setExpirationTime('1h')
-        .sign(this.privateKey);
-    const profile = { email: user.email, email_verified: true, name: user.name };
+    const { audience, clientId } = this.options;
+    const profileIn = (place: ProfilePlace) => (this.places.includes(place) ? this.profile : {});
     return this.json(res, 200, {
       token_type: 'Bearer',
       expires_in: 3600,
       scope: 'openid profile email',
-      access_token: await sign(profile, audience),
-      id_token: await sign(
-        { ...profile, ...(pending.nonce ? { nonce: pending.nonce } : {}) },
+      access_token: await this.sign(profileIn('access_token'), audience),
+      id_token: await this.sign(
+        { ...profileIn('id_token'), ...(pending.nonce ? { nonce: pending.nonce } : {}) },
         clientId,
       ),
     });
+  }
+
+  private get places(): ProfilePlace[] {
+    return this.options.profileIn ?? ['access_token', 'id_token'];
+  }
+
+  private get profile() {
+    const { user } = this.options;
+    return { email: user.email, email_verified: true, name: user.name };
+  }
+
+  /** A token of this provider, as its token endpoint signs them (for tests that skip the browser). */
+  sign(
+    claims: Record<string, unknown>,
+    audience: string,
+    options: { sub?: string; issuer?: string; expiresIn?: string } = {},
+  ): Promise<string> {
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: 'RS256', kid: 'fake-1' })
+      .setIssuer(options.issuer ?? this.issuer)
+      .setSubject(options.sub ?? this.options.user.sub)
+      .setAudience(audience)
+      .setIssuedAt()
+      .setExpirationTime(options.expiresIn ?? '1h')
+      .sign(this.privateKey);
   }
 }

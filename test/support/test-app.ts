@@ -20,6 +20,16 @@ export interface GqlResponse<T = Record<string, unknown>> {
   errors?: { message: string; path?: string[]; extensions?: Record<string, unknown> }[];
 }
 
+/** A connection as queries read it: `edges { node { ... } }`. */
+export interface Edges<T> {
+  edges: { node: T }[];
+}
+
+/** The nodes of a connection, read from its edges. */
+export function nodes<T>(connection: Edges<T>): T[] {
+  return connection.edges.map((e) => e.node);
+}
+
 export interface TestUser {
   sub: string;
   email?: string;

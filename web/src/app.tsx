@@ -7,6 +7,7 @@ import {
   useState,
   type ComponentType,
 } from 'react';
+import type { User } from 'oidc-client-ts';
 import { Provider, useQuery } from 'urql';
 import { Link, Redirect, Route, Router, Switch, useLocation } from 'wouter';
 import { graphql } from './gql';
@@ -21,7 +22,7 @@ import {
   type SessionKind,
 } from './lib/session';
 import type { ConsoleSettings } from './lib/settings';
-import { SignInPage, SignedInPage } from './pages/sign-in';
+import { SignInPage, SignedInPage, SignedOutPage } from './pages/sign-in';
 
 /** A page loaded when first shown: each route's code (and what only it uses) is a chunk of its own. */
 function page<K extends string>(load: () => Promise<Record<K, ComponentType>>, name: K) {
@@ -54,8 +55,8 @@ const ShellMe = graphql(`
 function initialSession(): { session: Session | null; notice: string | null } {
   const session = readSession();
   if (session && isExpired(session)) {
-    clearSession();
-    return { session: null, notice: 'Your session has expired: sign in again.' };
+    void clearSession();
+    return { session: null, notice: 'Your sign-in has ended: sign in again.' };
   }
   return { session, notice: null };
 }
@@ -69,37 +70,69 @@ export function App({
   userManager: typeof import('./lib/oidc').userManager | null;
 }) {
   const [{ session, notice }, setState] = useState(initialSession);
+  /** Whether this page can renew the sign-in (it holds the provider's refresh token). */
+  const [renewable, setRenewable] = useState(false);
   const manager = useMemo(
     () => (settings.oidc && userManager ? userManager(settings.oidc) : null),
     [settings, userManager],
   );
+  const providerName = settings.oidc?.providerName ?? null;
 
-  const signIn = useCallback((token: string, kind: SessionKind) => {
-    setState({ session: saveSession(token, kind), notice: null });
+  const signIn = useCallback(async (token: string, kind: SessionKind, idToken?: string | null) => {
+    const saved = await saveSession(token, kind, idToken ?? null);
+    setState({ session: saved, notice: null });
   }, []);
   const signOut = useCallback(
-    (reason: string | null) => {
-      clearSession();
+    async (reason: string | null, everywhere = false) => {
       void manager?.removeUser();
-      setState({ session: null, notice: reason });
+      setRenewable(false);
+      const endSession = await clearSession(everywhere);
+      if (endSession) {
+        // The provider ends its own session too, then sends the browser to /app/signed-out.
+        location.assign(endSession);
+        return;
+      }
+      setState({
+        session: null,
+        notice:
+          everywhere && providerName
+            ? `You are signed out of Keepsake. ${providerName} does not let Keepsake end your sign-in there: on a shared computer, sign out on ${providerName}'s own page too.`
+            : reason,
+      });
     },
-    [manager],
+    [manager, providerName],
   );
 
-  // The provider renews its token in the background: the console follows.
+  // Renewal without a hidden iframe: with the provider's refresh token (in this page's memory),
+  // a new access token is asked for before this one expires; without one, the sign-in simply
+  // ends when the token does, and the console says when (Shell).
   useEffect(() => {
     if (!manager) return;
-    const loaded = (user: { access_token: string }) => signIn(user.access_token, 'oidc');
+    const loaded = (user: User) => {
+      setRenewable(!!user.refresh_token);
+      void signIn(user.access_token, 'oidc', user.id_token ?? null);
+    };
+    const expiring = () => {
+      void manager.getUser().then((user) => {
+        if (user?.refresh_token) {
+          manager.signinSilent().catch(() => setRenewable(false));
+        }
+      });
+    };
     manager.events.addUserLoaded(loaded);
-    return () => manager.events.removeUserLoaded(loaded);
+    manager.events.addAccessTokenExpiring(expiring);
+    return () => {
+      manager.events.removeUserLoaded(loaded);
+      manager.events.removeAccessTokenExpiring(expiring);
+    };
   }, [manager, signIn]);
 
   // An expired token would be refused anyway: back to sign-in when it expires, not at the next
-  // request. (An OIDC session is renewed before then, which replaces the session and this timer.)
+  // request. (A renewed OIDC session replaces the session and this timer.)
   useEffect(() => {
     if (!session?.expiresAt) return;
     const ms = Math.min(session.expiresAt * 1000 - Date.now(), 2 ** 31 - 1);
-    const timer = setTimeout(() => signOut('Your session has expired: sign in again.'), ms);
+    const timer = setTimeout(() => void signOut('Your sign-in has ended: sign in again.'), ms);
     return () => clearTimeout(timer);
   }, [session, signOut]);
 
@@ -107,8 +140,10 @@ export function App({
     () =>
       session
         ? {
-            ...createApiClient(settings.graphqlPath, session.token, () =>
-              signOut('The service did not accept your sign-in (expired or invalid token).'),
+            ...createApiClient(
+              settings.graphqlPath,
+              session.token,
+              () => void signOut('The service did not accept your sign-in: sign in again.'),
             ),
             rest: restApi(settings.graphqlPath, session.token),
           }
@@ -125,7 +160,13 @@ export function App({
       {api && session ? (
         <Provider value={api.client}>
           <RestContext.Provider value={api.rest}>
-            <Shell session={session} onSignOut={() => signOut(null)}>
+            <Shell
+              session={session}
+              providerName={providerName}
+              renewable={renewable}
+              onSignOut={(everywhere) => void signOut(null, everywhere)}
+              onSignInAgain={() => void manager?.signinRedirect()}
+            >
               <Suspense
                 fallback={
                   <main id="main" className="page">
@@ -156,6 +197,9 @@ export function App({
                   <Route path="/signed-in">
                     <Redirect to="/" replace />
                   </Route>
+                  <Route path="/signed-out">
+                    <Redirect to="/" replace />
+                  </Route>
                   <Route>
                     <main id="main" className="page">
                       <h1>Page not found</h1>
@@ -174,9 +218,14 @@ export function App({
           <Route path="/signed-in">
             <SignedInPage manager={manager} onSignedIn={signIn} />
           </Route>
+          <Route path="/signed-out">
+            <SignedOutPage providerName={providerName} />
+          </Route>
           <Route path="/sign-in">
             <SignInPage
               manager={manager}
+              providerName={providerName}
+              issuer={settings.oidc?.issuer ?? null}
               graphqlPath={settings.graphqlPath}
               notice={notice}
               onSignedIn={signIn}
@@ -191,21 +240,48 @@ export function App({
   );
 }
 
+/** "14:05", or "14:05 on 3 March" when not today. */
+function endsAt(seconds: number): string {
+  const at = new Date(seconds * 1000);
+  const time = at.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  return at.toDateString() === new Date().toDateString()
+    ? time
+    : `${time} on ${at.toLocaleDateString([], { day: 'numeric', month: 'long' })}`;
+}
+
 function Shell({
   session,
+  providerName,
+  renewable,
   onSignOut,
+  onSignInAgain,
   children,
 }: {
   session: Session;
-  onSignOut: () => void;
+  providerName: string | null;
+  renewable: boolean;
+  onSignOut: (everywhere: boolean) => void;
+  onSignInAgain: () => void;
   children: React.ReactNode;
 }) {
   const [location] = useLocation();
   const [{ data }] = useQuery({ query: ShellMe });
+  const [choosing, setChoosing] = useState(false);
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 30_000);
+    return () => clearInterval(timer);
+  }, []);
   const current = (path: string) =>
     (path === '/' ? location === '/' || location.startsWith('/legacies') : location === path)
       ? 'page'
       : undefined;
+  // A sign-in this page cannot renew ends with its token: said plainly, ten minutes ahead.
+  const ending =
+    session.kind === 'oidc' &&
+    !renewable &&
+    session.expiresAt !== null &&
+    session.expiresAt * 1000 - now < 10 * 60_000;
   return (
     <>
       <header className="top">
@@ -231,10 +307,44 @@ function Shell({
             Development sign-in
           </p>
         )}
-        <button type="button" className="link-button" onClick={onSignOut}>
+        <button
+          type="button"
+          className="link-button"
+          aria-expanded={providerName ? choosing : undefined}
+          onClick={() => (providerName ? setChoosing(!choosing) : onSignOut(false))}
+        >
           Sign out
         </button>
       </header>
+      {choosing && providerName && (
+        <section className="card sign-out" aria-labelledby="sign-out-heading">
+          <h2 id="sign-out-heading">Sign out</h2>
+          <p>
+            On a shared computer, sign out of {providerName} too: otherwise the next person who
+            signs in here goes straight into your account.
+          </p>
+          <p className="actions">
+            <button type="button" className="primary" onClick={() => onSignOut(true)}>
+              Sign out of Keepsake and {providerName}
+            </button>
+            <button type="button" onClick={() => onSignOut(false)}>
+              Sign out of Keepsake only
+            </button>
+            <button type="button" className="link-button" onClick={() => setChoosing(false)}>
+              Cancel
+            </button>
+          </p>
+        </section>
+      )}
+      {ending && session.expiresAt !== null && (
+        <p className="notice" role="status">
+          Your sign-in ends at {endsAt(session.expiresAt)}.{' '}
+          <button type="button" className="link-button" onClick={onSignInAgain}>
+            Sign in again now
+          </button>{' '}
+          to keep going without interruption.
+        </p>
+      )}
       {children}
     </>
   );

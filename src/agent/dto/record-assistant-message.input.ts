@@ -36,7 +36,7 @@ export class RecordAssistantMessageInput extends TurnInput {
 
   @Field(() => [ID], {
     nullable: true,
-    description: `Context or recall items your model used, as RecallItem.id gives them ("MEMORY:<id>", "FACT:<id>"; for a ContextItem, its sourceType and id joined by a colon), at most ${MAX_USED_IDS}. MEMORY items count like usedMemoryIds; FACT items must be facts you may see (uses of facts are not counted, as for the agent's replies). Other source types are refused.`,
+    description: `Context or recall items your model used, by their recall id: RecallItem.id, which a ContextItem gives as recallItemId ("MEMORY:<id>", "FACT:<id>"), at most ${MAX_USED_IDS}. MEMORY items count like usedMemoryIds; FACT items must be facts you may see (uses of facts are not counted, as for the agent's replies). Other source types are refused.`,
   })
   @IsOptional()
   @IsArray()

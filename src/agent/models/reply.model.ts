@@ -7,6 +7,8 @@ import {
   ObjectType,
   registerEnumType,
 } from '@nestjs/graphql';
+import type { ContextSectionName, ContextSourceType } from '../../context/context.types.js';
+import { ContextSectionKind, SourceType } from '../../context/models/context-enums.model.js';
 
 export enum MemoryActionKind {
   SAVED = 'SAVED',
@@ -18,6 +20,29 @@ registerEnumType(MemoryActionKind, {
   name: 'MemoryActionKind',
   description:
     'What a reply did to your memories: SAVED, FORGOTTEN (restorable with restoreMemory), LOOKED_UP (answered from recall), NOT_SAVED (memory paused, remembering off for the conversation, or not a valid memory).',
+});
+
+export enum MemoryNotSavedReason {
+  MEMORY_PAUSED = 'MEMORY_PAUSED',
+  REMEMBER_OFF = 'REMEMBER_OFF',
+  INVALID_MEMORY = 'INVALID_MEMORY',
+}
+registerEnumType(MemoryNotSavedReason, {
+  name: 'MemoryNotSavedReason',
+  description:
+    'Why a memory asked for in chat was not saved: MEMORY_PAUSED (your memory is paused), REMEMBER_OFF (remembering is off in this conversation), INVALID_MEMORY (not something that can be kept as a memory).',
+});
+
+export enum ReplyErrorCode {
+  MODEL_UNAVAILABLE = 'MODEL_UNAVAILABLE',
+  MODEL_OUTPUT_INVALID = 'MODEL_OUTPUT_INVALID',
+  CANCELLED = 'CANCELLED',
+  INTERNAL = 'INTERNAL',
+}
+registerEnumType(ReplyErrorCode, {
+  name: 'ReplyErrorCode',
+  description:
+    'Why an error turn was stored instead of a reply: MODEL_UNAVAILABLE (the model did not answer after its retries), MODEL_OUTPUT_INVALID (it answered something unusable), CANCELLED (nobody waited for the reply, so the embedded model stopped writing it), INTERNAL (anything else).',
 });
 
 @ObjectType('AssistantReplyDelta', {
@@ -52,16 +77,22 @@ export class ReplyDeltaModel {
   isError: boolean;
 }
 
-@ObjectType('ContextItemRef', { description: 'A context item the model was given for a reply.' })
+@ObjectType('ContextItemRef', {
+  description:
+    'A context item the model was given for a reply. It has no id: its score belongs to this reply; `recallItemId` names the item.',
+})
 export class ContextItemRefModel {
-  @Field({ description: 'FACT, MEMORY, PERIOD_SUMMARY, PROFILE, STORY, SUMMARY or TURN.' })
-  sourceType: string;
+  @Field(() => SourceType)
+  sourceType: ContextSourceType;
 
-  @Field(() => ID)
-  id: string;
+  @Field(() => ID, { description: 'The RecallItem it is (its id).' })
+  recallItemId: string;
 
-  @Field({ description: 'The context section it was placed in.' })
-  section: string;
+  @Field(() => ID, { description: "The item's own record (see ItemProvenance.sourceId)." })
+  sourceId: string;
+
+  @Field(() => ContextSectionKind, { description: 'The context section it was placed in.' })
+  section: ContextSectionName;
 
   @Field(() => Float)
   score: number;
@@ -86,10 +117,7 @@ export class MemoryActionModel {
   })
   restorableUntil: Date | null;
 
-  @Field(() => String, {
-    nullable: true,
-    description: 'NOT_SAVED: MEMORY_PAUSED, REMEMBER_OFF or INVALID_MEMORY.',
-  })
+  @Field(() => MemoryNotSavedReason, { nullable: true, description: 'NOT_SAVED: why.' })
   reason: string | null;
 
   @Field(() => String, {
@@ -131,11 +159,7 @@ export class MessageGenerationModel {
   @Field()
   isError: boolean;
 
-  @Field(() => String, {
-    nullable: true,
-    description:
-      'MODEL_UNAVAILABLE, MODEL_OUTPUT_INVALID, CANCELLED (nobody waited for the reply) or INTERNAL on an error turn.',
-  })
+  @Field(() => ReplyErrorCode, { nullable: true, description: 'On an error turn: why.' })
   errorCode: string | null;
 
   @Field(() => [ContextItemRefModel])

@@ -9,18 +9,7 @@ import {
   Optional,
 } from '@nestjs/common';
 import type { Response } from 'express';
-import { DomainException, PublicErrorCode } from './domain.exception.js';
-
-const STATUS: Record<PublicErrorCode, number> = {
-  UNAUTHENTICATED: 401,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  BAD_USER_INPUT: 400,
-  CONFLICT: 409,
-  RATE_LIMITED: 429,
-  UNAVAILABLE: 503,
-  INTERNAL_SERVER_ERROR: 500,
-};
+import { DomainException, PUBLIC_CODES, PublicErrorCode } from './domain.exception.js';
 
 /** Provided by the database module: what a failure of the database itself tells the client. */
 export const DATABASE_FAILURES = Symbol('DATABASE_FAILURES');
@@ -59,7 +48,7 @@ export class DomainHttpExceptionFilter implements ExceptionFilter {
       caught instanceof DomainException ? caught : (this.failures?.failure(caught) ?? caught);
     if (error instanceof DomainException) {
       if (error.retryAfterSeconds) res.setHeader('retry-after', String(error.retryAfterSeconds));
-      res.status(STATUS[error.publicCode]).json({
+      res.status(PUBLIC_CODES[error.publicCode].status).json({
         errors: [
           {
             message: error.message,
@@ -85,7 +74,14 @@ export class DomainHttpExceptionFilter implements ExceptionFilter {
               status === 413
                 ? 'The file is larger than this server accepts (DOCUMENT_MAX_BYTES).'
                 : error.message,
-            extensions: { code, reason: status === 413 ? 'TOO_LARGE' : 'INVALID_REQUEST' },
+            extensions: {
+              code,
+              ...(code === PublicErrorCode.BAD_USER_INPUT
+                ? status === 413
+                  ? { reason: 'TOO_LARGE', field: 'file' }
+                  : { reason: 'INVALID_REQUEST', field: 'body' }
+                : { reason: 'INVALID_REQUEST' }),
+            },
           },
         ],
       });

@@ -78,10 +78,13 @@ export function ConnectionType<T>(nodeType: Type<T>, name = nodeType.name): Type
 
   @ObjectType(`${name}Connection`, { isAbstract: true })
   abstract class ConnectionClass {
-    @Field(() => [EdgeType])
+    @Field(() => [EdgeType], { description: 'The page, in order: read each `node`.' })
     edges: EdgeType[];
 
-    @Field(() => [nodeType])
+    @Field(() => [nodeType], {
+      deprecationReason:
+        'Read edges { node }: Relay-style pagination helpers (Apollo Client, urql Graphcache, Relay) merge the edges of the pages they fetch, not nodes, so a list read from nodes shows only the last page.',
+    })
     nodes: T[];
 
     @Field(() => PageInfo)

@@ -1,6 +1,9 @@
 import { Field, Float, GraphQLISODateTime, ID, Int, ObjectType } from '@nestjs/graphql';
 import { JSONObjectScalar } from '../../common/scalars/json.scalar.js';
 import { MessageModel } from '../../conversations/models/conversation.model.js';
+import { SummaryPeriod } from '../../periods/models/period-summary.model.js';
+import type { ContextSectionName, ContextSourceType } from '../context.types.js';
+import { ContextSectionKind, SourceType } from './context-enums.model.js';
 
 @ObjectType('ScoreComponent', {
   description:
@@ -27,7 +30,7 @@ export class TurnRangeModel {
   description: "A period summary's period, local dates and what it was built from.",
 })
 export class PeriodProvenanceModel {
-  @Field({ description: 'WEEK, MONTH or YEAR.' })
+  @Field(() => SummaryPeriod)
   period: string;
 
   @Field({ description: 'First day, YYYY-MM-DD.' })
@@ -62,13 +65,19 @@ export class StoryProvenanceModel {
   charEnd: number;
 }
 
-@ObjectType('ItemProvenance', { description: 'Where a retrieved item came from.' })
+@ObjectType('ItemProvenance', {
+  description:
+    'Where a remembered item came from. It has no id of its own: it belongs to the item that holds it.',
+})
 export class ProvenanceModel {
-  @Field({ description: 'FACT, MEMORY, PERIOD_SUMMARY, PROFILE, STORY, SUMMARY or TURN.' })
-  sourceType: string;
+  @Field(() => SourceType)
+  sourceType: ContextSourceType;
 
-  @Field(() => ID, { description: 'The fact, memory, summary or turn segment.' })
-  id: string;
+  @Field(() => ID, {
+    description:
+      "The item's own record: the fact, memory, summary, period summary, story passage or turn passage (its `sourceId`).",
+  })
+  sourceId: string;
 
   @Field(() => ID, { nullable: true })
   conversationId: string | null;
@@ -107,16 +116,25 @@ export class ProvenanceModel {
   story?: StoryProvenanceModel | null;
 }
 
-@ObjectType('ContextItem', { description: 'A retrieved item as given to the model.' })
+@ObjectType('ContextItem', {
+  description:
+    "A retrieved item as given to the model in this assembly. It has no id: its text, tokens and scores belong to this context (a normalized cache keeps them with the query that asked), and it names what it is with `recallItemId`, a RecallItem's id.",
+})
 export class ContextItemModel {
-  @Field({ description: 'FACT, MEMORY, PERIOD_SUMMARY, PROFILE, STORY, SUMMARY or TURN.' })
-  sourceType: string;
+  @Field(() => SourceType)
+  sourceType: ContextSourceType;
 
-  @Field(() => ID)
-  id: string;
+  @Field(() => ID, {
+    description:
+      'The id of the RecallItem it is (`<sourceType>:<sourceId>`, or `profile:<field>`): what recall returns for it and what forgetRecallItem takes.',
+  })
+  recallItemId: string;
 
-  @Field({ description: 'The context section it is in.' })
-  section: string;
+  @Field(() => ID, { description: "The item's own record (see ItemProvenance.sourceId)." })
+  sourceId: string;
+
+  @Field(() => ContextSectionKind, { description: 'The context section it is in.' })
+  section: ContextSectionName;
 
   @Field({ description: 'The text given to the model.' })
   text: string;
@@ -139,8 +157,8 @@ export class ContextItemModel {
 
 @ObjectType('ContextSection')
 export class ContextSectionModel {
-  @Field({ description: 'facts, memories, periods, stories, summaries or turns.' })
-  name: string;
+  @Field(() => ContextSectionKind)
+  name: ContextSectionName;
 
   @Field()
   title: string;

@@ -1,10 +1,21 @@
 import { Field, Float, GraphQLISODateTime, ID, Int, ObjectType } from '@nestjs/graphql';
+import type { ContextSectionName, ContextSourceType } from '../context.types.js';
+import type { PathName, SearchScope } from '../../search/search.types.js';
+import type { WidenReason as WidenReasonValue } from '../../search/hybrid-search.service.js';
+import {
+  CandidateScope,
+  ContextSectionKind,
+  SearchFusion,
+  SearchPath,
+  SourceType,
+  WidenReason,
+} from './context-enums.model.js';
 import { ProvenanceModel, ScoreComponentModel } from './context.model.js';
 
 @ObjectType('RetrievalPathHit')
 export class PathHitModel {
-  @Field({ description: 'dense, lexical, trigram, time or standing.' })
-  path: string;
+  @Field(() => SearchPath)
+  path: PathName;
 
   @Field(() => Float)
   score: number;
@@ -17,20 +28,21 @@ export class PathHitModel {
 }
 
 @ObjectType('RetrievalCandidate', {
-  description: 'A candidate of one retrieval, with its scores and what became of it.',
+  description:
+    'A candidate of one retrieval, with its scores and what became of it. It has no id: its scores belong to this retrieval; `recallItemId` names the item.',
 })
 export class RetrievalCandidateModel {
-  @Field()
-  sourceType: string;
+  @Field(() => SourceType)
+  sourceType: ContextSourceType;
 
-  @Field(() => ID)
-  id: string;
+  @Field(() => ID, { description: 'The RecallItem it is (its id).' })
+  recallItemId: string;
 
-  @Field({
-    description:
-      'current (this conversation), wider (after widening) or provider (ranked by the facts or memories module).',
-  })
-  scope: string;
+  @Field(() => ID, { description: "The item's own record (see ItemProvenance.sourceId)." })
+  sourceId: string;
+
+  @Field(() => CandidateScope)
+  scope: SearchScope | 'provider';
 
   @Field(() => [PathHitModel])
   paths: PathHitModel[];
@@ -47,8 +59,11 @@ export class RetrievalCandidateModel {
   @Field()
   kept: boolean;
 
-  @Field(() => String, { nullable: true, description: 'The section it was placed in.' })
-  section: string | null;
+  @Field(() => ContextSectionKind, {
+    nullable: true,
+    description: 'The section it was placed in (or, dropped, meant for).',
+  })
+  section: ContextSectionName | null;
 
   @Field({ description: 'Why it was kept or dropped.' })
   reason: string;
@@ -97,8 +112,8 @@ export class RetrievalDebugModel {
   @Field(() => GraphQLISODateTime, { description: 'The conversation clock.' })
   clock: Date;
 
-  @Field({ description: 'weighted or rrf.' })
-  fusion: string;
+  @Field(() => SearchFusion)
+  fusion: 'weighted' | 'rrf';
 
   @Field()
   hybrid: boolean;
@@ -109,14 +124,14 @@ export class RetrievalDebugModel {
   @Field()
   widened: boolean;
 
-  @Field(() => String, { nullable: true, description: 'few_good_hits or refers_back.' })
-  widenReason: string | null;
+  @Field(() => WidenReason, { nullable: true })
+  widenReason: WidenReasonValue | null;
 
   @Field({ description: 'The trigram fallback ran.' })
   fallback: boolean;
 
-  @Field(() => [String], { description: 'Paths that could not run: dense, lexical.' })
-  degraded: string[];
+  @Field(() => [SearchPath], { description: 'Paths that could not run: dense, lexical.' })
+  degraded: PathName[];
 
   @Field(() => String, { nullable: true })
   failedStage: string | null;

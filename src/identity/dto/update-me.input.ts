@@ -3,10 +3,14 @@ import { IsBoolean, IsOptional, IsString, MaxLength } from 'class-validator';
 
 @InputType()
 export class UpdateMeInput {
-  @Field(() => String, { nullable: true })
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'The name the family sees: one line of 1 to 100 characters (no line breaks, tabs or invisible characters).',
+  })
   @IsOptional()
   @IsString()
-  @MaxLength(100)
+  @MaxLength(400)
   displayName?: string;
 
   @Field(() => String, { nullable: true, description: 'An IANA time zone such as Europe/Paris.' })

@@ -105,8 +105,8 @@ export class MemoryModel {
   })
   validTo: Date | null;
 
-  @Field(() => ID, { nullable: true, description: 'The memory that replaced it.' })
-  supersededBy: string | null;
+  /** Not exposed: resolved through `supersededBy` (a Memory) by MemoryResolver. */
+  supersededBy?: string | null;
 
   @Field(() => GraphQLISODateTime, { nullable: true })
   archivedAt: Date | null;

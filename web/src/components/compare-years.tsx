@@ -8,6 +8,7 @@ import { MONTHS } from '../lib/periods';
 import { ChartCanvas } from './chart';
 import { TableWrap } from './table-wrap';
 import { ErrorNote } from './status';
+import { nodesOf } from '../lib/more';
 
 const Compare = graphql(`
   query CompareYears($legacyId: ID!, $year: Int!, $otherYear: Int!, $month: Int) {
@@ -49,12 +50,14 @@ export const YearSideFields = graphql(`
 const MonthSummaries = graphql(`
   query MonthSummaries($legacyId: ID!, $after: String) {
     periodSummaries(legacyId: $legacyId, period: MONTH, first: 100, after: $after) {
-      nodes {
-        id
-        start
-        conversationCount
-        turnCount
-        keyThemes
+      edges {
+        node {
+          id
+          start
+          conversationCount
+          turnCount
+          keyThemes
+        }
       }
       pageInfo {
         hasNextPage
@@ -66,7 +69,7 @@ const MonthSummaries = graphql(`
 
 type Comparison = CompareYearsQuery['compareYears'];
 type Side = Comparison['current'];
-type Month = MonthSummariesQuery['periodSummaries']['nodes'][number];
+type Month = MonthSummariesQuery['periodSummaries']['edges'][number]['node'];
 
 /** Per month of one year: what its month summary says (nothing for a month without one). */
 function byMonth(months: readonly Month[], year: number): (Month | null)[] {
@@ -106,7 +109,7 @@ export function CompareYears({ legacyId }: { legacyId: string }) {
         .query(MonthSummaries, { legacyId, after })
         .toPromise();
       if (read.error || !read.data) break;
-      months.push(...read.data.periodSummaries.nodes);
+      months.push(...nodesOf(read.data.periodSummaries));
       const oldest = months.at(-1)?.start ?? '';
       const { hasNextPage, endCursor } = read.data.periodSummaries.pageInfo;
       if (!hasNextPage || oldest < `${Math.min(years.year, years.otherYear)}`) break;
@@ -180,12 +183,12 @@ function ComparisonView({ comparison: c, months }: { comparison: Comparison; mon
         labels: MONTHS,
         datasets: [
           {
-            label: `Turns ${c.year}`,
+            label: `Messages ${c.year}`,
             data: current.map((m) => m?.turnCount ?? 0),
             backgroundColor: '#1d4ed8',
           },
           {
-            label: `Turns ${c.otherYear}`,
+            label: `Messages ${c.otherYear}`,
             data: other.map((m) => m?.turnCount ?? 0),
             backgroundColor: '#b45309',
           },
@@ -206,7 +209,7 @@ function ComparisonView({ comparison: c, months }: { comparison: Comparison; mon
       </div>
       <dl className="pairs">
         <div>
-          <dt>Themes of both</dt>
+          <dt>Came up in both</dt>
           <dd>{c.sharedThemes.join(', ') || 'none'}</dd>
         </div>
         <div>
@@ -222,7 +225,7 @@ function ComparisonView({ comparison: c, months }: { comparison: Comparison; mon
       {any ? (
         <>
           <ChartCanvas
-            label={`Turns per month in ${c.year} and ${c.otherYear}, from the month summaries`}
+            label={`Messages per month in ${c.year} and ${c.otherYear}, from the month summaries`}
             config={config}
           />
           <details>
@@ -261,7 +264,7 @@ function MonthCell({ month }: { month: Month | null }) {
   return (
     <td>
       {month.conversationCount} conversation{month.conversationCount === 1 ? '' : 's'},{' '}
-      {month.turnCount} turns
+      {month.turnCount} message{month.turnCount === 1 ? '' : 's'}
       {month.keyThemes.length > 0 && (
         <span className="muted"> · {month.keyThemes.slice(0, 5).join(', ')}</span>
       )}
@@ -279,17 +282,17 @@ function SideCard({ side }: { side: Side }) {
           <dd>{side.conversationCount}</dd>
         </div>
         <div>
-          <dt>Turns</dt>
+          <dt>Messages</dt>
           <dd>{side.turnCount}</dd>
         </div>
         {side.emotionalTone && (
           <div>
-            <dt>Tone</dt>
+            <dt>How it felt</dt>
             <dd>{side.emotionalTone}</dd>
           </div>
         )}
         <div>
-          <dt>Themes</dt>
+          <dt>What came up</dt>
           <dd>{side.themes.join(', ') || 'none'}</dd>
         </div>
         {side.people.length > 0 && (

@@ -2,10 +2,24 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { CombinedError, useClient, type AnyVariables, type TypedDocumentNode } from 'urql';
 import { useLatest } from './use-latest';
 
-/** A Relay connection as the lists ask for it: its nodes and where the next page starts. */
+/** A Relay connection as the lists ask for it: its edges and where the next page starts. */
 export interface Connection<N> {
-  nodes: readonly N[];
+  edges: readonly { node: N }[];
   pageInfo: { hasNextPage: boolean; endCursor?: string | null };
+}
+
+/**
+ * A connection's nodes, read from its edges: the API's `nodes` is deprecated, since
+ * Relay-style pagination helpers merge edges only.
+ */
+export function nodesOf<N>(connection: { edges: readonly { node: N }[] }): N[];
+export function nodesOf<N>(
+  connection: { edges: readonly { node: N }[] } | null | undefined,
+): N[] | undefined;
+export function nodesOf<N>(
+  connection: { edges: readonly { node: N }[] } | null | undefined,
+): N[] | undefined {
+  return connection?.edges.map((e) => e.node);
 }
 
 export interface More<N> {
@@ -92,7 +106,7 @@ export function useMore<D, V extends AnyVariables, N extends { id: string }>(
 
   const nodes = useMemo(() => {
     const seen = new Set<string>();
-    return [first?.nodes ?? NONE, ...pages.map((p) => p.nodes)]
+    return [nodesOf(first) ?? NONE, ...pages.map((p) => nodesOf(p))]
       .flat()
       .filter((n) => !seen.has(n.id) && !!seen.add(n.id));
   }, [first, pages]);

@@ -57,18 +57,40 @@ export function readSession(): Session | null {
   }
 }
 
-export function saveSession(token: string, kind: SessionKind): Session {
+/**
+ * Keeps the session: this page goes on with the token in memory, pages loaded later use the
+ * cookie /app/session sets. Resolves once the service has it (and, with a provider, has read who
+ * signed in from the ID token), so that what the console shows next is up to date.
+ */
+export async function saveSession(
+  token: string,
+  kind: SessionKind,
+  idToken: string | null = null,
+): Promise<Session> {
   const session = { token, kind, expiresAt: tokenExpiry(token) };
   localStorage.setItem(KEY, JSON.stringify({ kind, expiresAt: session.expiresAt }));
-  // This page goes on with the token in memory; pages loaded later use the cookie.
-  void fetch(SESSION_PATH, {
+  await fetch(SESSION_PATH, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}` },
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(idToken ? { idToken } : {}),
   }).catch(() => undefined);
   return session;
 }
 
-export function clearSession(): void {
+/**
+ * Ends the console's session; with `provider`, also asks where to end the provider's session
+ * (RP-initiated logout): the URL to go to, or null when the provider offers none.
+ */
+export async function clearSession(provider = false): Promise<string | null> {
   localStorage.removeItem(KEY);
-  void fetch(SESSION_PATH, { method: 'DELETE', keepalive: true }).catch(() => undefined);
+  try {
+    const res = await fetch(`${SESSION_PATH}${provider ? '?provider=true' : ''}`, {
+      method: 'DELETE',
+      keepalive: true,
+    });
+    const body = (await res.json()) as { endSessionUrl?: string | null };
+    return body.endSessionUrl ?? null;
+  } catch {
+    return null;
+  }
 }

@@ -1,7 +1,7 @@
 /** The service's public settings for the console (GET /app/config.json). */
 export interface ConsoleSettings {
   graphqlPath: string;
-  oidc: { issuer: string; clientId: string; scopes: string } | null;
+  oidc: { issuer: string; clientId: string; scopes: string; providerName: string } | null;
 }
 
 export async function loadSettings(): Promise<ConsoleSettings> {

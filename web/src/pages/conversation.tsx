@@ -10,13 +10,16 @@ import type {
   ReplyDeltaSubscription,
   TurnAddedSubscription,
 } from '../gql/graphql';
-import { label, when } from '../lib/format';
+import { when } from '../lib/format';
 import { nameOf, type Person } from '../lib/people';
+import { nodesOf } from '../lib/more';
 
 const ConversationMessages = graphql(`
   query ConversationMessages($id: ID!, $legacyId: ID!) {
     me {
       id
+      memoryPaused
+      rememberByDefault
     }
     legacy(id: $legacyId) {
       id
@@ -42,35 +45,38 @@ const ConversationMessages = graphql(`
         leftAt
       }
       messages(last: 100) {
-        nodes {
-          id
-          role
-          authorId
-          content
-          turnIndex
-          occurredAt
-          placeholder
-          isError
-          generation {
-            model
-            promptTokens
-            completionTokens
-            contextTokens
-            contextTruncated
-            contextItems {
-              id
-              sourceType
-              section
-              score
-            }
-          }
-          usedMemories {
+        edges {
+          node {
             id
+            role
+            authorId
             content
-            type
-            conversationId
-            sourceTurnIndex
-            source
+            turnIndex
+            occurredAt
+            placeholder
+            isError
+            generation {
+              model
+              promptTokens
+              completionTokens
+              contextTokens
+              contextTruncated
+              contextItems {
+                recallItemId
+                sourceId
+                sourceType
+                section
+                score
+              }
+            }
+            usedMemories {
+              id
+              content
+              type
+              conversationId
+              sourceTurnIndex
+              source
+            }
           }
         }
       }
@@ -128,7 +134,9 @@ function messageId(): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-type Turn = NonNullable<ConversationMessagesQuery['conversation']>['messages']['nodes'][number];
+type Turn = NonNullable<
+  ConversationMessagesQuery['conversation']
+>['messages']['edges'][number]['node'];
 
 export function ConversationPage() {
   const { legacyId, conversationId } = useParams<{ legacyId: string; conversationId: string }>();
@@ -167,7 +175,7 @@ export function ConversationPage() {
   );
   useSubscription({ query: TurnAdded, variables: { conversationId }, pause: !taking }, onTurn);
 
-  const turns = data?.conversation.messages.nodes ?? [];
+  const turns = nodesOf(data?.conversation.messages) ?? [];
   // A block body: recent Chromium returns a promise from scrollIntoView, which React would
   // take for the effect's cleanup.
   useEffect(() => {
@@ -214,23 +222,39 @@ export function ConversationPage() {
           You left this conversation: you read what was said while you took part, nothing after.
         </p>
       )}
-      {conversation && taking && (
-        <label className="check switch">
-          <input
-            type="checkbox"
-            role="switch"
-            checked={conversation.remember}
-            disabled={remembered.fetching}
-            onChange={(e) => void setRemember({ conversationId, on: e.target.checked })}
-          />
-          Remember things I say here {conversation.remember ? '(on)' : '(off)'}
-        </label>
-      )}
-      {together && taking && (
-        <p className="muted">
-          Each participant has their own switch: memories about someone come only from their own
-          turns, while theirs is on.
-        </p>
+      {conversation && taking && data && (
+        <section className="remember" aria-labelledby="remember-heading">
+          <h2 id="remember-heading" className="sr-only">
+            Remembering
+          </h2>
+          <label className="check switch">
+            <input
+              type="checkbox"
+              role="switch"
+              checked={conversation.remember}
+              disabled={remembered.fetching}
+              onChange={(e) => void setRemember({ conversationId, on: e.target.checked })}
+            />
+            Remember what I say in this conversation: {conversation.remember ? 'on' : 'off'}
+          </label>
+          <p className="muted">
+            {data.me.memoryPaused
+              ? 'Your memory is paused (see Memories): Keepsake remembers nothing new about you, whatever this switch says.'
+              : conversation.remember
+                ? 'Keepsake may remember things you tell it about yourself here, and bring them back later. You see and forget them under Memories.'
+                : 'Keepsake keeps this conversation for you, but remembers nothing about you from it.'}
+            {together &&
+              ' Each person here has their own switch: Keepsake remembers things about someone only from what they said themselves, while theirs is on.'}
+          </p>
+          {turns.length === 0 && (
+            <p className="notice" role="status">
+              Remembering is {conversation.remember ? 'on' : 'off'} in this conversation.{' '}
+              {data.me.rememberByDefault
+                ? 'Your new conversations start with it on, as you chose under Memories.'
+                : 'New conversations start with it off unless you choose otherwise, under Memories or when you start one.'}
+            </p>
+          )}
+        </section>
       )}
       <ErrorNote error={remembered.error} />
 
@@ -322,60 +346,103 @@ function TurnItem({
         </span>
       </p>
       <p className="pre">{turn.content}</p>
-      {!user && g && (
-        <details>
-          <summary>What was used</summary>
-          <p className="muted">
-            {g.model} · {g.promptTokens} prompt tokens, {g.completionTokens} in the reply,{' '}
-            {g.contextTokens} of context{g.contextTruncated ? ' (some left out)' : ''}
-          </p>
-          {turn.usedMemories.length > 0 && (
+      {!user && g && <WhatWasUsed turn={turn} legacyId={legacyId} />}
+    </li>
+  );
+}
+
+/** Where an item came from, as a family would say it. */
+const SECTION_WORDS: Record<string, string> = {
+  FACTS: "the family's facts",
+  PROFILE: 'your profile',
+  MEMORIES: 'your memories',
+  PERIODS: 'looking back',
+  STORIES: "the family's stories",
+  SUMMARIES: 'summaries of earlier talk',
+  TURNS: 'earlier conversations',
+};
+
+/**
+ * What Keepsake had in mind for a reply, in a family's words: your memories it was given, and
+ * where the rest came from. The model, token counts and scores are there for whoever opens
+ * "Technical details".
+ */
+function WhatWasUsed({ turn, legacyId }: { turn: Turn; legacyId: string }) {
+  const g = turn.generation!;
+  const counts = new Map<string, number>();
+  for (const item of g.contextItems) counts.set(item.section, (counts.get(item.section) ?? 0) + 1);
+  const facts = g.contextItems.filter((i) => i.sourceType === 'FACT');
+  return (
+    <details>
+      <summary>What Keepsake used for this reply</summary>
+      {turn.usedMemories.length === 0 && g.contextItems.length === 0 && (
+        <p>Nothing beyond this conversation.</p>
+      )}
+      {turn.usedMemories.length > 0 && (
+        <>
+          <h3>Your memories</h3>
+          <ul className="list">
+            {turn.usedMemories.map((m) => (
+              <li key={m.id}>
+                “{m.content}”{' '}
+                <span className="muted">
+                  {m.conversationId ? (
+                    <>
+                      from{' '}
+                      <Link href={`/legacies/${legacyId}/conversations/${m.conversationId}`}>
+                        a conversation
+                      </Link>
+                      {m.sourceTurnIndex != null && `, message ${m.sourceTurnIndex + 1}`}
+                    </>
+                  ) : (
+                    'you asked Keepsake to remember it'
+                  )}
+                </span>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      {counts.size > 0 && (
+        <p>
+          Also:{' '}
+          {[...counts]
+            .map(([section, n]) => `${n} from ${SECTION_WORDS[section] ?? section.toLowerCase()}`)
+            .join(', ')}
+          {facts.length > 0 && (
             <>
-              <h3>Memories</h3>
-              <ul className="list">
-                {turn.usedMemories.map((m) => (
-                  <li key={m.id}>
-                    “{m.content}” <span className="badge">{label(m.type)}</span>{' '}
-                    <span className="muted">
-                      {label(m.source)}
-                      {m.conversationId && (
-                        <>
-                          {' · from '}
-                          <Link href={`/legacies/${legacyId}/conversations/${m.conversationId}`}>
-                            a conversation
-                          </Link>
-                          {m.sourceTurnIndex != null && `, turn ${m.sourceTurnIndex}`}
-                        </>
-                      )}
-                    </span>
-                  </li>
-                ))}
-              </ul>
+              {' ('}
+              {facts.map((item, i) => (
+                <span key={item.recallItemId}>
+                  {i > 0 && ', '}
+                  <Link href={`/legacies/${legacyId}/facts/${item.sourceId}`}>fact {i + 1}</Link>
+                </span>
+              ))}
+              {')'}
             </>
           )}
-          <h3>Context items</h3>
-          {g.contextItems.length === 0 ? (
-            <p>None.</p>
-          ) : (
-            <ul className="list">
-              {g.contextItems.map((item) => (
-                <li key={`${item.section}-${item.id}`}>
-                  {label(item.sourceType)} in {item.section}{' '}
-                  <span className="muted">
-                    · score {item.score.toFixed(2)}
-                    {item.sourceType === 'FACT' && (
-                      <>
-                        {' · '}
-                        <Link href={`/legacies/${legacyId}/facts/${item.id}`}>the fact</Link>
-                      </>
-                    )}
-                  </span>
-                </li>
-              ))}
-            </ul>
-          )}
-        </details>
+          .
+        </p>
       )}
-    </li>
+      {g.contextTruncated && (
+        <p className="muted">Some of what it found was left out, to keep the reply focused.</p>
+      )}
+      <details className="technical">
+        <summary>Technical details</summary>
+        <p className="muted">
+          Model {g.model} · {g.promptTokens} tokens in, {g.completionTokens} out, {g.contextTokens}{' '}
+          of them retrieved{g.contextTruncated ? ' (some items left out for the budget)' : ''}
+        </p>
+        {g.contextItems.length > 0 && (
+          <ul className="list">
+            {g.contextItems.map((item) => (
+              <li key={`${item.section}-${item.recallItemId}`} className="muted">
+                {item.recallItemId} in {item.section.toLowerCase()}, score {item.score.toFixed(3)}
+              </li>
+            ))}
+          </ul>
+        )}
+      </details>
+    </details>
   );
 }

@@ -7,6 +7,7 @@ import { graphql } from '../gql';
 import { parseConversationFile } from '../lib/conversation-file';
 import { errorMessage, when } from '../lib/format';
 import { nameOf } from '../lib/people';
+import { nodesOf } from '../lib/more';
 
 const ConversationList = graphql(`
   query ConversationList($legacyId: ID!) {
@@ -26,17 +27,19 @@ const ConversationList = graphql(`
       }
     }
     conversations(legacyId: $legacyId, first: 50) {
-      nodes {
-        id
-        title
-        messageCount
-        remember
-        lastActivityAt
-        startedBy
-        readableUntilTurn
-        participants {
-          userId
-          leftAt
+      edges {
+        node {
+          id
+          title
+          messageCount
+          remember
+          lastActivityAt
+          startedBy
+          readableUntilTurn
+          participants {
+            userId
+            leftAt
+          }
         }
       }
     }
@@ -107,8 +110,16 @@ export function ConversationsPage() {
               checked={rememberOn}
               onChange={(e) => setRemember(e.target.checked)}
             />
-            Remember things I say in it
+            Remember what I say in this conversation: {rememberOn ? 'on' : 'off'}
           </label>
+          <p className="muted">
+            {rememberOn
+              ? 'Keepsake may remember things you tell it about yourself, and bring them back later.'
+              : 'Keepsake keeps the conversation, but remembers nothing about you from it.'}{' '}
+            {data?.me.rememberByDefault
+              ? 'On is your default (under Memories).'
+              : 'Off is the default; you can turn it on here, or later in the conversation.'}
+          </p>
           {others.length > 0 && (
             <fieldset className="choices">
               <legend>Talk together with (optional)</legend>
@@ -127,8 +138,8 @@ export function ConversationsPage() {
                 </label>
               ))}
               <p className="muted">
-                Everyone in it reads every turn and every reply; each has their own remember switch,
-                off until they turn it on.
+                Everyone in it reads every message and every reply; each person has their own
+                remember switch, off until they turn it on.
               </p>
             </fieldset>
           )}
@@ -141,9 +152,9 @@ export function ConversationsPage() {
 
       <section aria-labelledby="list-heading">
         <h2 id="list-heading">Your conversations</h2>
-        {data && data.conversations.nodes.length === 0 && <p>No conversations yet.</p>}
+        {data && nodesOf(data.conversations).length === 0 && <p>No conversations yet.</p>}
         <ul className="list">
-          {data?.conversations.nodes.map((c) => (
+          {(nodesOf(data?.conversations) ?? []).map((c) => (
             <li key={c.id} className="row">
               <Link href={`/legacies/${legacyId}/conversations/${c.id}`}>
                 {c.title ?? 'Untitled conversation'}
@@ -155,8 +166,8 @@ export function ConversationsPage() {
                     .map((p) => nameOf(people, p.userId, me))
                     .join(', ')} · `}
                 {c.readableUntilTurn != null && 'you left · '}
-                {c.messageCount} turns · {c.remember ? 'remembering' : 'not remembering'} ·{' '}
-                {when(c.lastActivityAt)}
+                {c.messageCount} message{c.messageCount === 1 ? '' : 's'} · remembering{' '}
+                {c.remember ? 'on' : 'off'} · {when(c.lastActivityAt)}
               </span>
             </li>
           ))}

@@ -6,6 +6,7 @@ import { ErrorNote } from '../components/status';
 import { graphql } from '../gql';
 import type { FactWatchSubscription } from '../gql/graphql';
 import { label, when } from '../lib/format';
+import { VisibilityBadge } from '../components/visibility';
 
 const FactDetails = graphql(`
   query FactDetails($id: ID!) {
@@ -102,9 +103,7 @@ export function FactPage() {
           <section className="card" aria-labelledby="fact-heading">
             <h2 id="fact-heading">{fact.content}</h2>
             <p className="meta">
-              <span className={`badge ${fact.visibility === 'SHARED' ? 'shared' : 'private'}`}>
-                {label(fact.visibility)}
-              </span>
+              <VisibilityBadge visibility={fact.visibility} />
               <span className="badge">{label(fact.category)}</span>
               <span className="badge">{label(fact.status)}</span>
               <span className="muted">

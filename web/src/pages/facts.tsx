@@ -2,7 +2,7 @@ import { useCallback, useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useSubscription } from 'urql';
 import { Link, useParams } from 'wouter';
 import { LegacyNav } from '../components/legacy-nav';
-import { ErrorNote, StatusNote } from '../components/status';
+import { ErrorNote } from '../components/status';
 import { graphql } from '../gql';
 import type {
   FactCategory,
@@ -15,6 +15,8 @@ import type {
 import { CATEGORIES } from '../lib/facts';
 import { label, when } from '../lib/format';
 import { useCoalesced } from '../lib/use-coalesced';
+import { nodesOf } from '../lib/more';
+import { VisibilityBadge, VISIBILITY_CHOICES } from '../components/visibility';
 
 const FactsPageData = graphql(`
   query FactsPage($legacyId: ID!, $filter: FactFilter) {
@@ -34,21 +36,23 @@ const FactsPageData = graphql(`
       }
     }
     facts(legacyId: $legacyId, filter: $filter, first: 100) {
-      nodes {
-        id
-        content
-        category
-        visibility
-        status
-        authorId
-        author {
+      edges {
+        node {
           id
-          displayName
-          email
+          content
+          category
+          visibility
+          status
+          authorId
+          author {
+            id
+            displayName
+            email
+          }
+          mentionCount
+          createdAt
+          updatedAt
         }
-        mentionCount
-        createdAt
-        updatedAt
       }
     }
   }
@@ -115,7 +119,7 @@ const RestoreFact = graphql(`
   }
 `);
 
-type FactRow = FactsPageQuery['facts']['nodes'][number];
+type FactRow = FactsPageQuery['facts']['edges'][number]['node'];
 
 export function FactsPage() {
   const { legacyId } = useParams<{ legacyId: string }>();
@@ -166,7 +170,8 @@ export function FactsPage() {
   const me = data?.me.id;
   const role = data?.legacy.viewerRole;
   const moderator = (role === 'OWNER' || role === 'ADMIN') && !shownAsMember;
-  const facts = data?.facts.nodes ?? [];
+  const facts = nodesOf(data?.facts) ?? [];
+  const filtered = Boolean(applied || category || visibility || authorId || asMember);
 
   return (
     <main id="main" className="page">
@@ -223,8 +228,11 @@ export function FactsPage() {
             onChange={(e) => setVisibility(e.target.value as FactVisibility | '')}
           >
             <option value="">All</option>
-            <option value="SHARED">Shared</option>
-            <option value="PRIVATE">Private</option>
+            {VISIBILITY_CHOICES.map((c) => (
+              <option key={c.value} value={c.value}>
+                {c.label}
+              </option>
+            ))}
           </select>
         </span>
         <span>
@@ -267,7 +275,15 @@ export function FactsPage() {
 
       <ErrorNote error={error} />
       {fetching && !data && <p>Loading…</p>}
-      {data && facts.length === 0 && <p>No facts match.</p>}
+      {data && facts.length === 0 && (
+        <p>
+          {filtered
+            ? 'No facts match.'
+            : status === 'DELETED'
+              ? 'No deleted facts.'
+              : 'No facts yet: write the first one below.'}
+        </p>
+      )}
       <ul className="facts" aria-label="Facts">
         {facts.map((fact) => (
           <FactItem
@@ -284,7 +300,17 @@ export function FactsPage() {
         ))}
       </ul>
 
-      {!asMember && <AddFactForm legacyId={legacyId} onAdded={setNotice} />}
+      {!asMember && (
+        <AddFactForm
+          legacyId={legacyId}
+          onAdded={(message) => {
+            setNotice(message);
+            // Asked again at once: an empty list holds no fact whose change would refresh it,
+            // and waiting for the live event showed "No facts yet" beside the new fact's notice.
+            refetch({ requestPolicy: 'network-only' });
+          }}
+        />
+      )}
     </main>
   );
 }
@@ -357,9 +383,7 @@ function FactItem({
         <p className="fact-content">{fact.content}</p>
       )}
       <p className="meta">
-        <span className={`badge ${shared ? 'shared' : 'private'}`}>
-          {shared ? 'Shared' : 'Private'}
-        </span>
+        <VisibilityBadge visibility={fact.visibility} />
         <span className="badge">{label(fact.category)}</span>
         {fact.status !== 'ACTIVE' && <span className="badge">{label(fact.status)}</span>}
         <span className="muted">
@@ -456,7 +480,12 @@ function AddFactForm({ legacyId, onAdded }: { legacyId: string; onAdded: (m: str
     });
     if (result.data) {
       setContent('');
-      onAdded(share ? 'Fact added and shared.' : 'Fact added (private).');
+      const added = result.data.addFact.content;
+      onAdded(
+        share
+          ? `Added and shared with the family: “${added}”`
+          : `Added, only you see it until you share it: “${added}”`,
+      );
     }
   }
 
@@ -493,7 +522,6 @@ function AddFactForm({ legacyId, onAdded }: { legacyId: string; onAdded: (m: str
           Add fact
         </button>
       </form>
-      {added.data && <StatusNote>Added “{added.data.addFact.content}”.</StatusNote>}
     </section>
   );
 }

@@ -4,7 +4,8 @@ import { Link, useLocation } from 'wouter';
 import { ImportArchiveForm } from '../components/legacy-archive';
 import { ErrorNote } from '../components/status';
 import { graphql } from '../gql';
-import { label, when } from '../lib/format';
+import { label, role, when } from '../lib/format';
+import { nodesOf } from '../lib/more';
 
 const HomeData = graphql(`
   query HomeData {
@@ -14,13 +15,15 @@ const HomeData = graphql(`
       email
     }
     legacies(first: 100) {
-      nodes {
-        id
-        name
-        description
-        bornOn
-        diedOn
-        viewerRole
+      edges {
+        node {
+          id
+          name
+          description
+          bornOn
+          diedOn
+          viewerRole
+        }
       }
     }
     myInvitations {
@@ -48,6 +51,15 @@ const AcceptInvitation = graphql(`
     acceptInvitation(id: $id) {
       id
       name
+    }
+  }
+`);
+
+const UpdateMyName = graphql(`
+  mutation UpdateMyName($name: String!) {
+    updateMe(input: { displayName: $name }) {
+      id
+      displayName
     }
   }
 `);
@@ -90,7 +102,11 @@ export function HomePage() {
     <main id="main" className="page">
       <h1>Your legacies</h1>
       {data?.me && (
-        <p className="muted">Signed in as {data.me.displayName ?? data.me.email ?? data.me.id}</p>
+        <YourName
+          key={data.me.displayName ?? ''}
+          displayName={data.me.displayName}
+          email={data.me.email}
+        />
       )}
       <ErrorNote error={error} />
       {fetching && !data && <p>Loading…</p>}
@@ -124,11 +140,11 @@ export function HomePage() {
       {data && (
         <section aria-labelledby="legacies-heading">
           <h2 id="legacies-heading">Legacies</h2>
-          {data.legacies.nodes.length === 0 ? (
+          {nodesOf(data.legacies).length === 0 ? (
             <p>You are not a member of any legacy yet: create one, or accept an invitation.</p>
           ) : (
             <ul className="cards">
-              {data.legacies.nodes.map((legacy) => (
+              {nodesOf(data.legacies).map((legacy) => (
                 <li key={legacy.id} className="card">
                   <h3>
                     <Link href={`/legacies/${legacy.id}`}>{legacy.name}</Link>
@@ -137,7 +153,7 @@ export function HomePage() {
                   <p className="muted">
                     {[legacy.bornOn, legacy.diedOn].filter(Boolean).join(' – ')}
                     {legacy.bornOn || legacy.diedOn ? ' · ' : ''}
-                    You are {label(legacy.viewerRole).toLowerCase()}
+                    You are {role(legacy.viewerRole)}
                   </p>
                   <p className="actions">
                     <Link href={`/legacies/${legacy.id}/facts`}>Facts</Link>
@@ -176,5 +192,63 @@ export function HomePage() {
 
       <ImportArchiveForm onImported={refreshList} />
     </main>
+  );
+}
+
+/**
+ * Who is signed in, by the name the family sees, never an id: a provider that gives no name
+ * leaves the person to choose one here, and anyone may change theirs.
+ */
+function YourName({ displayName, email }: { displayName: string | null; email: string | null }) {
+  const [editing, setEditing] = useState(displayName === null);
+  const [name, setName] = useState(displayName ?? '');
+  const [saved, save] = useMutation(UpdateMyName);
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    const result = await save({ name: name.trim() });
+    if (result.data) setEditing(false);
+  }
+
+  if (!editing && displayName) {
+    return (
+      <p className="muted">
+        Signed in as <strong>{displayName}</strong>
+        {email && <> ({email})</>}.{' '}
+        <button type="button" className="link-button" onClick={() => setEditing(true)}>
+          Change your name
+        </button>
+      </p>
+    );
+  }
+  return (
+    <form className="card form" onSubmit={(e) => void submit(e)} aria-labelledby="your-name">
+      <h2 id="your-name">{displayName ? 'Your name' : 'What should your family call you?'}</h2>
+      <p>
+        {displayName
+          ? 'The name the others see beside what you share and say.'
+          : `Your sign-in did not say your name${email ? ` (only ${email})` : ''}. The others see this name beside what you share and say.`}
+      </p>
+      <label htmlFor="display-name">Your name</label>
+      <input
+        id="display-name"
+        value={name}
+        onChange={(e) => setName(e.target.value)}
+        required
+        maxLength={100}
+        autoComplete="name"
+      />
+      <ErrorNote error={saved.error} />
+      <p className="actions">
+        <button type="submit" className="primary" disabled={saved.fetching}>
+          Save your name
+        </button>
+        {displayName && (
+          <button type="button" className="link-button" onClick={() => setEditing(false)}>
+            Cancel
+          </button>
+        )}
+      </p>
+    </form>
   );
 }

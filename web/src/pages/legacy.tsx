@@ -6,7 +6,7 @@ import { LegacyNav } from '../components/legacy-nav';
 import { ErrorNote, StatusNote } from '../components/status';
 import { graphql } from '../gql';
 import type { LegacyRole } from '../gql/graphql';
-import { label, when } from '../lib/format';
+import { label, role as roleWithArticle, when } from '../lib/format';
 
 const LegacyDetails = graphql(`
   query LegacyDetails($id: ID!) {
@@ -138,15 +138,18 @@ export function LegacyPage() {
       <h1>{legacy.name}</h1>
       <LegacyNav legacyId={legacyId} name={legacy.name} />
       {legacy.description && <p>{legacy.description}</p>}
-      <p className="muted">You are {label(legacy.viewerRole).toLowerCase()} of this legacy.</p>
+      <p className="muted">You are {roleWithArticle(legacy.viewerRole)} of this legacy.</p>
       {status && <StatusNote>{status}</StatusNote>}
 
       {manages ? (
         <LegacyForm legacy={legacy} onSaved={() => setStatus('Legacy saved.')} />
       ) : (
         <section className="card" aria-labelledby="persona-heading">
-          <h2 id="persona-heading">Persona</h2>
-          <p className="pre">{legacy.persona ?? 'The default persona, which names the legacy.'}</p>
+          <h2 id="persona-heading">How Keepsake talks about {legacy.name}</h2>
+          <p className="pre">
+            {legacy.persona ??
+              `Keepsake’s own way: a warm companion helping the family remember ${legacy.name}.`}
+          </p>
         </section>
       )}
 
@@ -182,7 +185,7 @@ export function LegacyPage() {
                           (r) =>
                             r.data &&
                             setStatus(
-                              `${who} is now ${label(r.data.setLegacyMemberRole.role).toLowerCase()}.`,
+                              `${who} is now ${roleWithArticle(r.data.setLegacyMemberRole.role)}.`,
                             ),
                         )
                       }
@@ -325,10 +328,18 @@ function LegacyForm({ legacy, onSaved }: { legacy: EditableLegacy; onSaved: () =
             <input id="edit-died" type="date" value={fields.diedOn} onChange={set('diedOn')} />
           </span>
         </div>
-        <label htmlFor="edit-persona">
-          Persona (the agent’s system prompt; empty for the default)
-        </label>
-        <textarea id="edit-persona" rows={4} value={fields.persona} onChange={set('persona')} />
+        <label htmlFor="edit-persona">How Keepsake talks about {legacy.name}</label>
+        <p className="muted" id="edit-persona-help">
+          What Keepsake keeps in mind in every conversation about {legacy.name}: the tone to take,
+          what to call them, what to be careful with. Leave it empty for Keepsake’s own way.
+        </p>
+        <textarea
+          id="edit-persona"
+          rows={4}
+          value={fields.persona}
+          onChange={set('persona')}
+          aria-describedby="edit-persona-help"
+        />
         <ErrorNote error={saved.error} />
         <button type="submit" className="primary" disabled={saved.fetching}>
           Save

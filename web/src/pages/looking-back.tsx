@@ -23,28 +23,30 @@ const LookingBack = graphql(`
         hasNextPage
         endCursor
       }
-      nodes {
-        id
-        period
-        start
-        end
-        timeZone
-        summary
-        emotionalTone
-        keyThemes
-        recurringPatterns
-        people
-        places
-        conversationCount
-        turnCount
-        conversationIds
-        sourceChunkIds
-        sourcePeriodIds
-        aggregated
-        stale
-        model
-        promptVersion
-        updatedAt
+      edges {
+        node {
+          id
+          period
+          start
+          end
+          timeZone
+          summary
+          emotionalTone
+          keyThemes
+          recurringPatterns
+          people
+          places
+          conversationCount
+          turnCount
+          conversationIds
+          sourceChunkIds
+          sourcePeriodIds
+          aggregated
+          stale
+          model
+          promptVersion
+          updatedAt
+        }
       }
     }
   }
@@ -88,7 +90,7 @@ const DeleteSummary = graphql(`
   }
 `);
 
-type Summary = LookingBackQuery['periodSummaries']['nodes'][number];
+type Summary = LookingBackQuery['periodSummaries']['edges'][number]['node'];
 
 const selectSummaries = (data: LookingBackQuery) => data.periodSummaries;
 
@@ -277,35 +279,55 @@ function SummaryItem({
       <h3>{name}</h3>
       <p className="meta">
         <span className="badge">{label(s.period)}</span>
-        {s.aggregated && <span className="badge">Offline summary</span>}
+        {s.aggregated && (
+          <span className="badge" title="Keepsake has no language model set up">
+            Put together without a language model
+          </span>
+        )}
         {s.stale && <span className="badge">Being rebuilt</span>}
         <span className="muted">
-          {calendarDay(s.start)} – {calendarDay(s.end)} ({s.timeZone}) · {s.conversationCount}{' '}
-          conversation{s.conversationCount === 1 ? '' : 's'}, {s.turnCount} turns
+          {calendarDay(s.start)} – {calendarDay(s.end)} · {s.conversationCount} conversation
+          {s.conversationCount === 1 ? '' : 's'}, {s.turnCount} message
+          {s.turnCount === 1 ? '' : 's'}
         </span>
       </p>
+      {s.aggregated && (
+        <p className="muted">
+          Without a language model, Keepsake puts this together from what was said: the sentences
+          that say most about the period, and the names and words that came up most. It reads less
+          well than a written summary.
+        </p>
+      )}
       <p className="pre">{s.summary}</p>
       <dl className="pairs">
-        {s.emotionalTone && <Pair term="Tone" value={s.emotionalTone} />}
-        <Pair term="Themes" value={s.keyThemes.join(', ')} />
-        <Pair term="Came back" value={s.recurringPatterns.join(', ')} />
+        {s.emotionalTone && <Pair term="How it felt" value={s.emotionalTone} />}
+        <Pair term="What came up" value={s.keyThemes.join(', ')} />
+        <Pair term="Came up again and again" value={s.recurringPatterns.join(', ')} />
         <Pair term="People" value={s.people.join(', ')} />
         <Pair term="Places" value={s.places.join(', ')} />
-        <Pair term="Built from" value={builtFrom} />
       </dl>
       {s.conversationIds.length > 0 && (
         <p className="muted">
-          Conversations:{' '}
+          From{' '}
           {s.conversationIds.map((id, i) => (
             <span key={id}>
               {i > 0 && ', '}
               <Link href={`/legacies/${legacyId}/conversations/${id}`}>conversation {i + 1}</Link>
             </span>
-          ))}{' '}
-          · {s.model}
-          {s.promptVersion ? ` (${s.promptVersion})` : ''} · {when(s.updatedAt)}
+          ))}
         </p>
       )}
+      <details className="technical">
+        <summary>How it was made</summary>
+        <dl className="pairs">
+          <Pair term="Built from" value={builtFrom} />
+          <Pair term="Time zone" value={s.timeZone} />
+          <Pair
+            term="Made by"
+            value={`${s.model}${s.promptVersion ? ` (${s.promptVersion})` : ''}, ${when(s.updatedAt)}`}
+          />
+        </dl>
+      </details>
       <button type="button" className="danger" onClick={() => setConfirming(true)}>
         Delete<span className="sr-only"> the summary of {name}</span>
       </button>

@@ -6,6 +6,7 @@ import type { MemoryExportFormat, MemoryType } from '../gql/graphql';
 import { download } from '../lib/download';
 import { errorMessage, label, when } from '../lib/format';
 import { useLatest } from '../lib/use-latest';
+import { nodesOf } from '../lib/more';
 
 const TYPES: MemoryType[] = ['EMOTION', 'FACT', 'GOAL', 'PATTERN', 'PREFERENCE', 'RELATIONSHIP'];
 
@@ -35,17 +36,19 @@ const MemoriesData = graphql(`
       replyMemoryShare
     }
     memories(filter: $filter, first: 100) {
-      nodes {
-        id
-        content
-        type
-        status
-        source
-        confidence
-        legacyId
-        conversationId
-        createdAt
-        restorableUntil
+      edges {
+        node {
+          id
+          content
+          type
+          status
+          source
+          confidence
+          legacyId
+          conversationId
+          createdAt
+          restorableUntil
+        }
       }
     }
   }
@@ -217,27 +220,27 @@ export function MemoriesPage() {
 
       {data && (
         <section className="card" aria-labelledby="pause-heading">
-          <h2 id="pause-heading">Memory</h2>
+          <h2 id="pause-heading">Keepsake's memory of you</h2>
           <label className="check switch">
             <input
               type="checkbox"
               role="switch"
-              checked={data.me.memoryPaused}
-              onChange={(e) => void pause({ paused: e.target.checked })}
+              checked={!data.me.memoryPaused}
+              onChange={(e) => void pause({ paused: !e.target.checked })}
             />
-            Pause memory
+            Remember things about me: {data.me.memoryPaused ? 'paused' : 'on'}
           </label>
           <p className="muted">
             {data.me.memoryPaused
-              ? 'Paused: nothing new is remembered and no memory is used in replies. “Remember this” still works.'
-              : 'On: Keepsake remembers from conversations where you allow it.'}
+              ? 'Paused: Keepsake remembers nothing new about you and uses no memory in its replies, whatever a conversation’s switch says. “Remember this” below still works.'
+              : 'On: Keepsake remembers things about you only in conversations where you turn remembering on (each conversation has its own switch, off unless you turn it on).'}
           </p>
         </section>
       )}
 
       {stats && (
         <section className="card" aria-labelledby="stats-heading">
-          <h2 id="stats-heading">In numbers</h2>
+          <h2 id="stats-heading">Your memories in numbers</h2>
           <dl className="stats">
             <div>
               <dt>Memories held</dt>
@@ -256,21 +259,21 @@ export function MemoriesPage() {
               </div>
             ))}
             <div>
-              <dt>Turns examined</dt>
+              <dt>Messages of yours Keepsake read</dt>
               <dd>{stats.turnsExamined}</dd>
             </div>
             <div>
-              <dt>Created per 10 turns</dt>
+              <dt>New memories per 10 messages</dt>
               <dd>{stats.creationRatePer10Turns.toFixed(1)}</dd>
             </div>
             <div>
-              <dt>Duplicates merged</dt>
+              <dt>Said again, kept once</dt>
               <dd>
                 {stats.duplicatesMerged} ({Math.round(stats.duplicateRate * 100)}%)
               </dd>
             </div>
             <div>
-              <dt>Replies using memories</dt>
+              <dt>Replies that used a memory</dt>
               <dd>
                 {stats.repliesUsingMemories} of {stats.replies} (
                 {Math.round(stats.replyMemoryShare * 100)}%)
@@ -332,9 +335,9 @@ export function MemoriesPage() {
           </label>
           <button type="submit">Search</button>
         </form>
-        {data && data.memories.nodes.length === 0 && <p>No memories match.</p>}
+        {data && nodesOf(data.memories).length === 0 && <p>No memories match.</p>}
         <ul className="list" aria-label="Memories">
-          {data?.memories.nodes.map((m) => (
+          {(nodesOf(data?.memories) ?? []).map((m) => (
             <li key={m.id} className="row memory">
               <span>
                 {m.content} <span className="badge">{label(m.type)}</span>

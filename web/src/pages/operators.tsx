@@ -82,15 +82,17 @@ const FailedJobs = graphql(`
         hasNextPage
         endCursor
       }
-      nodes {
-        id
-        type
-        key
-        attempts
-        maxAttempts
-        lastError
-        payload
-        updatedAt
+      edges {
+        node {
+          id
+          type
+          key
+          attempts
+          maxAttempts
+          lastError
+          payload
+          updatedAt
+        }
       }
     }
   }
@@ -112,15 +114,17 @@ const AuditLog = graphql(`
         hasNextPage
         endCursor
       }
-      nodes {
-        id
-        operation
-        actorId
-        targetUserId
-        targetLegacyId
-        targetConversationId
-        details
-        createdAt
+      edges {
+        node {
+          id
+          operation
+          actorId
+          targetUserId
+          targetLegacyId
+          targetConversationId
+          details
+          createdAt
+        }
       }
     }
   }

@@ -4,6 +4,7 @@ import { ErrorNote, StatusNote } from '../components/status';
 import { graphql } from '../gql';
 import type { ProfileFieldsFragment } from '../gql/graphql';
 import { when } from '../lib/format';
+import { nodesOf } from '../lib/more';
 
 export const ProfileFields = graphql(`
   fragment ProfileFields on Profile {
@@ -32,9 +33,11 @@ const ProfileQuery = graphql(`
       ...ProfileFields
     }
     legacies(first: 50) {
-      nodes {
-        id
-        name
+      edges {
+        node {
+          id
+          name
+        }
       }
     }
   }
@@ -112,7 +115,7 @@ export function ProfilePage() {
             // A new form when consent changes: withdrawing it empties the profile.
             key={profile.consentChangedAt ?? ''}
             profile={profile}
-            legacies={data.legacies.nodes}
+            legacies={nodesOf(data.legacies)}
           />
         </>
       )}

@@ -5,29 +5,33 @@ import { LegacyNav } from '../components/legacy-nav';
 import { ErrorNote, StatusNote } from '../components/status';
 import { graphql } from '../gql';
 import type { RecallQuery } from '../gql/graphql';
-import { errorMessage, label, when } from '../lib/format';
+import { day, errorMessage, messages, removeWord, sourceName } from '../lib/format';
 
 const Recall = graphql(`
   query Recall($legacyId: ID!, $query: String!) {
     recall(legacyId: $legacyId, query: $query, first: 20) {
-      id
-      sourceType
-      text
-      score
-      forgettable
-      provenance {
-        conversationId
-        occurredAt
-        turnRange {
-          start
-          end
-        }
-        story {
-          storyId
-          title
-          page
-          charStart
-          charEnd
+      edges {
+        score
+        node {
+          id
+          sourceType
+          text
+          forgettable
+          provenance {
+            conversationId
+            occurredAt
+            turnRange {
+              start
+              end
+            }
+            story {
+              storyId
+              title
+              page
+              charStart
+              charEnd
+            }
+          }
         }
       }
     }
@@ -44,7 +48,7 @@ const ForgetRecallItem = graphql(`
   }
 `);
 
-type Item = RecallQuery['recall'][number];
+type Item = RecallQuery['recall']['edges'][number]['node'] & { score: number };
 
 export function RecallPage() {
   const { legacyId } = useParams<{ legacyId: string }>();
@@ -62,7 +66,7 @@ export function RecallPage() {
       .query(Recall, { legacyId, query: query.trim() }, { requestPolicy: 'network-only' })
       .toPromise();
     if (result.error) setProblem(errorMessage(result.error));
-    setItems(result.data?.recall ?? null);
+    setItems(result.data?.recall.edges.map((e) => ({ ...e.node, score: e.score })) ?? null);
   }
 
   async function forgetItem(item: Item, confirmed = false) {
@@ -70,13 +74,15 @@ export function RecallPage() {
     const r = result.data?.forgetRecallItem;
     if (!r) return;
     if (r.requiresConfirmation) {
-      if (confirm(`Forgetting this deletes ${r.wouldDelete ?? 'more than this item'}. Go on?`)) {
+      if (confirm(`This deletes ${r.wouldDelete ?? 'more than this passage'}. Go on?`)) {
         await forgetItem(item, true);
       }
       return;
     }
     if (r.forgotten) {
-      setNotice(`Forgotten: “${item.text.slice(0, 80)}”.`);
+      setNotice(
+        `${item.sourceType === 'MEMORY' ? 'Forgotten' : item.sourceType === 'PROFILE' ? 'Cleared' : 'Deleted'}: “${item.text.slice(0, 80)}”`,
+      );
       setItems((current) => current?.filter((i) => i.id !== item.id) ?? null);
     }
   }
@@ -106,13 +112,22 @@ export function RecallPage() {
         {items?.map((item) => (
           <li key={item.id} className="row">
             <span>
-              <span className="badge">{label(item.sourceType)}</span> {item.text}
+              <span className="badge">{sourceName(item.sourceType)}</span> {item.text}
               <span className="muted">
-                {' '}
-                · score {item.score.toFixed(2)}
-                {item.provenance.occurredAt && ` · ${when(item.provenance.occurredAt)}`}
-                {item.provenance.turnRange &&
-                  ` · turns ${item.provenance.turnRange.start}–${item.provenance.turnRange.end}`}
+                {item.provenance.occurredAt && ` · ${day(item.provenance.occurredAt)}`}
+                {item.sourceType !== 'FACT' &&
+                  item.provenance.turnRange &&
+                  `, ${messages(item.provenance.turnRange)}`}
+                {item.provenance.conversationId && (
+                  <>
+                    {' · '}
+                    <Link
+                      href={`/legacies/${legacyId}/conversations/${item.provenance.conversationId}`}
+                    >
+                      open the conversation
+                    </Link>
+                  </>
+                )}
               </span>
               {item.provenance.story && (
                 <>
@@ -124,10 +139,18 @@ export function RecallPage() {
                   </Link>
                 </>
               )}
+              <details className="technical">
+                <summary>How it matched</summary>
+                <p className="muted">
+                  Score {item.score.toFixed(3)} for this question (answers are listed best first;
+                  scores compare within one question only).
+                </p>
+              </details>
             </span>
             {item.forgettable && (
               <button type="button" onClick={() => void forgetItem(item)}>
-                Forget<span className="sr-only"> this {label(item.sourceType).toLowerCase()}</span>
+                {removeWord(item.sourceType)}
+                <span className="sr-only"> this {sourceName(item.sourceType).toLowerCase()}</span>
               </button>
             )}
           </li>

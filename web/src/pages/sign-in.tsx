@@ -16,12 +16,22 @@ const WhoAmI = graphql(`
 
 interface Props {
   manager: UserManager | null;
+  /** The provider's name as people know it (OIDC_PROVIDER_NAME), and its address. */
+  providerName: string | null;
+  issuer: string | null;
   graphqlPath: string;
   notice?: string | null;
-  onSignedIn: (token: string, kind: SessionKind) => void;
+  onSignedIn: (token: string, kind: SessionKind, idToken?: string | null) => Promise<void>;
 }
 
-export function SignInPage({ manager, graphqlPath, notice, onSignedIn }: Props) {
+export function SignInPage({
+  manager,
+  providerName,
+  issuer,
+  graphqlPath,
+  notice,
+  onSignedIn,
+}: Props) {
   const [token, setToken] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -36,13 +46,13 @@ export function SignInPage({ manager, graphqlPath, notice, onSignedIn }: Props) 
     const result = await client.query(WhoAmI, {}, { requestPolicy: 'network-only' }).toPromise();
     void ws.dispose();
     setBusy(false);
-    if (result.data?.me) onSignedIn(trimmed, 'development');
+    if (result.data?.me) await onSignedIn(trimmed, 'development');
     else setError(result.error ? errorMessage(result.error) : 'The token was not accepted.');
   }
 
   return (
     <main id="main" className="page narrow">
-      <h1>Sign in to the family console</h1>
+      <h1>Sign in to Keepsake</h1>
       {notice && (
         <p className="notice" role="alert">
           {notice}
@@ -50,9 +60,14 @@ export function SignInPage({ manager, graphqlPath, notice, onSignedIn }: Props) 
       )}
       {manager ? (
         <>
-          <p>Sign in with your family’s identity provider.</p>
+          <p>
+            Your family signs in to Keepsake with <strong>{providerName}</strong>. You will enter
+            your password on {providerName}’s own page
+            {issuer ? <> ({new URL(issuer).host})</> : null}, never on Keepsake’s, and come straight
+            back here.
+          </p>
           <button type="button" className="primary" onClick={() => void manager.signinRedirect()}>
-            Sign in
+            Sign in with {providerName}
           </button>
         </>
       ) : (
@@ -87,14 +102,14 @@ export function SignInPage({ manager, graphqlPath, notice, onSignedIn }: Props) 
 }
 
 /** The provider redirects here with the authorization code; oidc-client-ts trades it (PKCE). */
-export function SignedInPage({ manager, onSignedIn }: Omit<Props, 'notice' | 'graphqlPath'>) {
+export function SignedInPage({ manager, onSignedIn }: Pick<Props, 'manager' | 'onSignedIn'>) {
   const [error, setError] = useState<string | null>(null);
   const started = useRef(false);
   useEffect(() => {
     if (!manager || started.current) return;
     started.current = true;
     manager.signinRedirectCallback().then(
-      (user) => onSignedIn(user.access_token, 'oidc'),
+      (user) => onSignedIn(user.access_token, 'oidc', user.id_token ?? null),
       (err: unknown) => setError(err instanceof Error ? err.message : String(err)),
     );
   }, [manager, onSignedIn]);
@@ -107,6 +122,25 @@ export function SignedInPage({ manager, onSignedIn }: Omit<Props, 'notice' | 'gr
           Sign-in failed: {error} <a href={`${import.meta.env.BASE_URL}sign-in`}>Try again</a>
         </p>
       )}
+    </main>
+  );
+}
+
+/** Where the provider sends the browser back once it has ended its own session too. */
+export function SignedOutPage({ providerName }: { providerName: string | null }) {
+  return (
+    <main id="main" className="page narrow">
+      <h1>You are signed out</h1>
+      <p>
+        {providerName
+          ? `You are signed out of Keepsake and of ${providerName}: the next person at this computer has to sign in with their own password.`
+          : 'You are signed out of Keepsake.'}
+      </p>
+      <p>
+        <a className="button primary" href={`${import.meta.env.BASE_URL}sign-in`}>
+          Sign in again
+        </a>
+      </p>
     </main>
   );
 }

@@ -19,6 +19,7 @@ import { usePollWhileIndexing } from '../lib/indexing';
 import { useMore } from '../lib/more';
 import { nameOf } from '../lib/people';
 import { useCoalesced } from '../lib/use-coalesced';
+import { VisibilityBadge, VISIBILITY_CHOICES } from '../components/visibility';
 
 const StoriesPage_ = graphql(`
   query StoriesPage($legacyId: ID!, $filter: StoryFilter, $after: String) {
@@ -42,23 +43,25 @@ const StoriesPage_ = graphql(`
         hasNextPage
         endCursor
       }
-      nodes {
-        id
-        title
-        kind
-        format
-        status
-        visibility
-        authorId
-        fileName
-        pageCount
-        sizeBytes
-        indexedChunks
-        totalChunks
-        failureReason
-        occurredAt
-        createdAt
-        wouldDelete
+      edges {
+        node {
+          id
+          title
+          kind
+          format
+          status
+          visibility
+          authorId
+          fileName
+          pageCount
+          sizeBytes
+          indexedChunks
+          totalChunks
+          failureReason
+          occurredAt
+          createdAt
+          wouldDelete
+        }
       }
     }
   }
@@ -73,7 +76,7 @@ const StoryChanged = graphql(`
   }
 `);
 
-type Row = StoriesPageQuery['stories']['nodes'][number];
+type Row = StoriesPageQuery['stories']['edges'][number]['node'];
 
 const selectStories = (data: StoriesPageQuery) => data.stories;
 
@@ -147,8 +150,11 @@ export function StoriesPage() {
             onChange={(e) => set('visibility', e.target.value as StoryVisibility)}
           >
             <option value="">Any</option>
-            <option value="PRIVATE">Private</option>
-            <option value="SHARED">Shared</option>
+            {VISIBILITY_CHOICES.map((c) => (
+              <option key={c.value} value={c.value}>
+                {c.label}
+              </option>
+            ))}
           </select>
         </span>
         <span>
@@ -221,7 +227,7 @@ function StoryItem({
         <Link href={`/legacies/${legacyId}/stories/${story.id}`}>{story.title}</Link>
       </p>
       <p className="meta">
-        <span className={`badge ${story.visibility.toLowerCase()}`}>{label(story.visibility)}</span>
+        <VisibilityBadge visibility={story.visibility} />
         <span className="badge">{kind}</span>
         {story.status !== 'READY' && <span className="badge">{label(story.status)}</span>}
         <span className="muted">

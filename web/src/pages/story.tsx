@@ -6,11 +6,12 @@ import { ErrorNote, StatusNote } from '../components/status';
 import { StoryActions } from '../components/story-actions';
 import { graphql } from '../gql';
 import type { StoryPageChangedSubscription, StoryReadQuery } from '../gql/graphql';
-import { day, label, when } from '../lib/format';
+import { day, when } from '../lib/format';
 import { usePollWhileIndexing } from '../lib/indexing';
 import { nameOf } from '../lib/people';
 import { downloadFile, useRest } from '../lib/rest';
 import { useCoalesced } from '../lib/use-coalesced';
+import { VisibilityBadge } from '../components/visibility';
 
 const StoryRead = graphql(`
   query StoryRead($id: ID!, $legacyId: ID!, $page: Int!) {
@@ -143,9 +144,7 @@ export function StoryPage() {
       {story && data && (
         <>
           <p className="meta">
-            <span className={`badge ${story.visibility.toLowerCase()}`}>
-              {label(story.visibility)}
-            </span>
+            <VisibilityBadge visibility={story.visibility} />
             <span className="badge">{story.kind === 'DOCUMENT' ? story.format : 'Story'}</span>
             <span className="muted">
               by{' '}
