@@ -28,7 +28,8 @@ import {
 const exec = promisify(execFile);
 const where = ON_SERVER ? 'server' : 'embedded';
 const QUESTIONS = ['Where did he move?', 'Who sang in the choir?', 'the lake house', 'bread'];
-const RECALL = `query($l: ID!, $q: String!) { recall(legacyId: $l, query: $q, first: 8) { id } }`;
+const RECALL = `query($l: ID!, $q: String!) {
+  recall(legacyId: $l, query: $q, first: 8) { edges { score node { id } } } }`;
 
 /** The packaged server's programs (pg_dump, pg_restore), as the README's procedure names them. */
 function pgBin(): string {
@@ -105,12 +106,12 @@ describe(`backups of the ${where} database`, () => {
       const answers = async (base: string, t: string) => {
         const out: string[][] = [];
         for (const q of QUESTIONS) {
-          const r = await call<{ recall: { id: string }[] }>(base, t, RECALL, {
+          const r = await call<{ recall: { edges: { node: { id: string } }[] } }>(base, t, RECALL, {
             l: quiet.legacyId,
             q,
           });
           if (r.kind !== 'ok') throw new Error(JSON.stringify(r));
-          out.push(r.data.recall.map((i) => i.id));
+          out.push(r.data.recall.edges.map((e) => e.node.id));
         }
         return out;
       };

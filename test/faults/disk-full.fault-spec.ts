@@ -151,8 +151,8 @@ const SEND = `mutation($input: SendMessageInput!) { sendMessage(input: $input) {
       );
       for (const [id, content] of acknowledged) expect(stored.get(id)).toBe(content);
       expect(stored.has(refusedUpFront)).toBe(false);
-      const recall = await gql<{ recall: unknown[] }>(
-        'query($l: ID!) { recall(legacyId: $l, query: "radios in the cellar") { id } }',
+      const recall = await gql<{ recall: { edges: unknown[] } }>(
+        'query($l: ID!) { recall(legacyId: $l, query: "radios in the cellar") { edges { node { id } } } }',
         { l: legacyId },
       );
       expect(recall.kind).toBe('ok');
