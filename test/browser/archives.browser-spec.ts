@@ -120,7 +120,7 @@ describe('Legacy archives in the console', () => {
     await page.getByRole('link', { name: 'Open the new legacy' }).click();
     await page.getByRole('heading', { name: 'Rose' }).waitFor();
     expect(page.url()).not.toContain(legacyId);
-    await page.getByText('You are owner of this legacy.').waitFor();
+    await page.getByText('You are an owner of this legacy.').waitFor();
   });
 
   it('says why an archive is refused', async () => {
