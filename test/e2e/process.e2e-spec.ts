@@ -326,7 +326,7 @@ describe('A restart in the middle of a job', () => {
           legacyId: legacy.data!.createLegacy.id,
           messages: Array.from({ length: 31 }, (_, i) => ({
             role: i % 2 === 0 ? 'USER' : 'ASSISTANT',
-            content: i % 2 === 0 ? `Joe built wooden boats, I told you in turn ${i}.` : 'I see.',
+            content: i % 2 === 0 ? `Joe built wooden boats, as turn ${i} says.` : 'I see.',
             occurredAt: new Date(Date.UTC(2020, 0, 1, 0, i)).toISOString(),
           })),
         },
@@ -373,7 +373,7 @@ describe('A restart in the middle of a job', () => {
     );
     // The fact taken from that range, once, with one mention.
     expect(facts.data!.facts.nodes).toEqual([
-      { content: 'Joe built wooden boats, I told you in turn 0.', mentionCount: 1 },
+      { content: 'Joe built wooden boats, as turn 0 says.', mentionCount: 1 },
     ]);
   }, 90_000);
 });
