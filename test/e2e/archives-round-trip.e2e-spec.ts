@@ -103,13 +103,13 @@ describe('legacy archives: round trip to a fresh Keepsake', () => {
 
   const recall = async (t: TestApp, as: TestUser, legacy: string, query: string) =>
     (
-      await ok<{ recall: { sourceType: string; text: string }[] }>(
+      await ok<{ recall: { edges: { node: { sourceType: string; text: string } }[] } }>(
         t,
-        'query($l: ID!, $q: String!) { recall(legacyId: $l, query: $q, first: 5) { sourceType text } }',
+        'query($l: ID!, $q: String!) { recall(legacyId: $l, query: $q, first: 5) { edges { node { sourceType text } } } }',
         { l: legacy, q: query },
         as,
       )
-    ).recall.map((r) => `${r.sourceType}: ${r.text}`);
+    ).recall.edges.map(({ node: r }) => `${r.sourceType}: ${r.text}`);
 
   beforeAll(async () => {
     const env = { AGENT_REPLY: 'off', JOBS_WORKER: 'false', JOBS_SCHEDULER: 'false' };
