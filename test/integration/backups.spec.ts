@@ -33,6 +33,7 @@ import { ON_SERVER, TEST_DB_ROOT } from '../support/test-database.js';
     };
   const scrape = async () => (await fetch(t.url.replace('/graphql', '/metrics'))).text();
 
+  // Three backups of a data directory: over a minute beside a busy suite.
   it('makes one when due, none again until the schedule comes round, and keeps BACKUP_KEEP', async () => {
     expect((await health()).backup).toEqual({
       schedule: '30 3 * * *',
@@ -78,7 +79,7 @@ import { ON_SERVER, TEST_DB_ROOT } from '../support/test-database.js';
     expect(h.backup.lastGoodAt).toBe('2026-11-22T09:00:00.000Z');
     expect(h.backup.ageSeconds).toBeGreaterThan(0);
     expect(await scrape()).toMatch(/^keepsake_backup_age_seconds \d+/m);
-  });
+  }, 240_000);
 
   it('tells a damaged or cut-off backup from a good one', async () => {
     const good = join(backups.directory, 'keepsake-backup-2026-11-22T09-00-00Z.tar.gz');
