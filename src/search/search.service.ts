@@ -1,3 +1,4 @@
+import { DatabaseReads } from '../database/database-reads.js';
 import { Injectable, Logger } from '@nestjs/common';
 import { DomainException, PublicErrorCode } from '../common/errors/domain.exception.js';
 import { scoreList } from '../context/context.presenter.js';
@@ -103,6 +104,7 @@ export class SearchService {
     private readonly facts: FactsService,
     private readonly embeddings: EmbeddingService,
     private readonly rewriter: QueryRewriterService,
+    private readonly reads: DatabaseReads,
   ) {}
 
   registerSource(source: RecallSource): void {
@@ -123,7 +125,17 @@ export class SearchService {
    * their conversations' summaries and turns, best first. Turns come back once per turn (its
    * best chunk). Each item says whether it can be forgotten from here.
    */
-  async recall(
+  /** Every read of one recall on one server chosen once (database-reads.ts). */
+  recall(
+    user: UserEntity,
+    legacyId: string,
+    text: string,
+    first?: number | null,
+  ): Promise<RecallItemModel[]> {
+    return this.reads.scope(() => this.recallOnce(user, legacyId, text, first));
+  }
+
+  private async recallOnce(
     user: UserEntity,
     legacyId: string,
     text: string,
