@@ -312,8 +312,10 @@ if (!ON_SERVER) {
         // What asynchronous replication may lose is the last commits the standby had not received.
         const other = r.problems.acknowledged.filter((p) => !r.lost.includes(p));
         report(
-          `failover (asynchronous): service writes again ${Math.round(r.writesAgainMs)} ms after the kill; ` +
-            `${r.turns} turns acknowledged, ${r.lost.length} lost; other differences: ${other.length ? other.join('; ') : 'none'}`,
+          `failover (asynchronous): service writes again ${Math.round(r.writesAgainMs)} ms after the kill ` +
+            `(promotion took ${Math.round(r.promotedMs)} ms); ` +
+            `${r.turns} turns acknowledged, ${r.lost.length} lost; other differences: ${other.length ? other.join('; ') : 'none'}; ` +
+            `background work: ${r.problems.background.length ? r.problems.background.join('; ') : 'settled, none twice'}`,
         );
       }),
     240_000,
