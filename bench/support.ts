@@ -106,8 +106,9 @@ export function wholeArg(name: string, raw: string, min: number): number {
 /**
  * The service's configuration for a load benchmark: the variables set in the environment apply
  * (EMBEDDINGS_LOCAL_MODEL, EMBEDDED_DATABASE_THREAD=main, say), under the bench's own limits,
- * data directory and server (with pools of 20 for writes and 20 for reads), with the agent's
- * reply off; `overrides` last.
+ * data directory and server (with pools of 20 for writes and 20 for reads unless
+ * DATABASE_POOL_SIZE or DATABASE_READ_POOL_SIZE say otherwise), with the agent's reply off;
+ * `overrides` last.
  */
 export function benchConfig(
   dataDir: string,
@@ -119,7 +120,11 @@ export function benchConfig(
     ...BENCH_LIMITS,
     DATA_DIR: dataDir,
     ...(server
-      ? { DATABASE_URL: server.url, DATABASE_POOL_SIZE: '20', DATABASE_READ_POOL_SIZE: '20' }
+      ? {
+          DATABASE_URL: server.url,
+          DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE ?? '20',
+          DATABASE_READ_POOL_SIZE: process.env.DATABASE_READ_POOL_SIZE ?? '20',
+        }
       : {}),
     JWT_SECRET,
     LOG_LEVEL: 'silent',
