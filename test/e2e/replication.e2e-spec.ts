@@ -1,7 +1,9 @@
 import { join } from 'node:path';
+import { createClient } from 'graphql-ws';
 import pg from 'pg';
+import WebSocket from 'ws';
 import { children, ensureBuilt } from '../support/service-process.js';
-import { GENEROUS_LIMITS, signToken, TEST_JWT_SECRET } from '../support/test-app.js';
+import { GENEROUS_LIMITS, signToken, subscribe, TEST_JWT_SECRET } from '../support/test-app.js';
 import { ON_SERVER } from '../support/test-database.js';
 import {
   acknowledgedWritesHold,
@@ -271,10 +273,46 @@ if (!ON_SERVER) {
   );
 
   it(
-    'fails over with synchronous replication: writes again without a restart, no acknowledged turn lost, jobs settled once',
+    'fails over with synchronous replication: writes again without a restart, no acknowledged turn lost, jobs settled once, subscriptions follow',
     () =>
       keeping(async () => {
+        // A subscriber across the failover: its instance listens on the new primary by itself,
+        // closes the socket (1012: events may have been missed), and the client subscribes again.
+        const started = await gql<{ startConversation: { id: string } }>(
+          'mutation($l: ID!) { startConversation(input: { legacyId: $l }) { id } }',
+          { l: legacyId },
+        );
+        const watched = started.kind === 'ok' ? started.data.startConversation.id : '';
+        const closes: number[] = [];
+        const ws = createClient({
+          url: `${service.base.replace('http', 'ws')}/graphql`,
+          webSocketImpl: WebSocket,
+          connectionParams: { authorization: `Bearer ${token}` },
+          retryAttempts: 20,
+          retryWait: () => sleep(300),
+          on: { closed: (e) => closes.push((e as { code: number }).code) },
+        });
+        const events = subscribe<{ messageAdded: { content: string } }>(
+          ws,
+          'subscription($c: ID!) { messageAdded(conversationId: $c) { content } }',
+          { c: watched },
+        );
+        await events.ready;
+
         const r = await drill(a, b, 4000);
+        for (let i = 0; i < 100 && !closes.includes(1012); i++) await sleep(100);
+        expect(closes).toContain(1012);
+        await sleep(1000);
+        const sent = await gql(
+          `mutation($c: ID!) { sendMessage(input: { conversationId: $c, content: "Heard after the failover." }) { message { id } } }`,
+          { c: watched },
+        );
+        expect(sent.kind).toBe('ok');
+        const seen = await events.waitFor(1, 15_000);
+        expect(seen.map((e) => e.data?.messageAdded.content)).toContain(
+          'Heard after the failover.',
+        );
+        await ws.dispose();
         expect(r.turns).toBeGreaterThan(0);
         expect(r.lost).toEqual([]);
         expect(r.problems.acknowledged).toEqual([]);
