@@ -4,6 +4,8 @@
  *                          [--profile] (the statements the service's floor spends its time on)
  *                          [--keep] (leave the database on the server)
  *                          [--server] (without DATABASE_URL: the project's test server, postgres.sh)
+ *                          [--replicas N] (a primary of its own and N streaming replicas: context
+ *                                          measured again with them taking the reads, side by side)
  *                          [--database NAME] (on the server: that database, filled if new, else
  *                                             measured as it is, and kept)
  *                          [--data-dir DIR] (embedded: that data directory, the same way)
@@ -47,12 +49,14 @@ import { toldPeriod } from '../src/search/told-period.js';
 import {
   BENCH_LIMITS,
   benchDatabase,
+  benchServers,
   benchServerUrl,
   JWT_SECRET,
   percentile,
   table,
   token,
   rng,
+  wholeArg,
 } from './support.js';
 import { KINDS_VERSION, wordKinds } from '../src/search/word-kinds.js';
 
@@ -203,8 +207,13 @@ async function main(): Promise<void> {
       server: { type: 'boolean', default: false },
       database: { type: 'string' },
       'data-dir': { type: 'string' },
+      replicas: { type: 'string', default: '0' },
     },
   });
+  const replicas = wholeArg('replicas', values.replicas, 0);
+  if (replicas > 0 && (values.database !== undefined || values['data-dir'] !== undefined)) {
+    throw new Error('--replicas makes servers of its own: it takes no --database or --data-dir');
+  }
   const total = Number(values.messages);
   const users = Math.max(1, Number(values.users));
   const perUser = Math.max(1, Math.floor(total / users));
@@ -213,9 +222,12 @@ async function main(): Promise<void> {
   const keptDir = values['data-dir'];
   if (keptDir) mkdirSync(keptDir, { recursive: true });
   const dataDir = keptDir ?? mkdtempSync(join(tmpdir(), 'keepsake-context-bench-'));
-  const serverUrl = benchServerUrl(values.server || values.database !== undefined);
+  const servers = replicas > 0 ? await benchServers(replicas) : null;
+  const serverUrl = servers
+    ? servers.url
+    : benchServerUrl(values.server || values.database !== undefined);
   const server = serverUrl ? await benchDatabase(serverUrl, values.database) : null;
-  const config = AppConfig.load({
+  const env = {
     // The service's variables set in the environment apply (EMBEDDINGS_LOCAL_MODEL, say).
     ...process.env,
     ...BENCH_LIMITS,
@@ -228,7 +240,8 @@ async function main(): Promise<void> {
     JOBS_SCHEDULER: 'false',
     // One user writes everything here: the bench measures the work, not the abuse limits.
     CONVERSATIONS_PER_USER_PER_DAY: '1000000',
-  });
+  };
+  const config = AppConfig.load(env);
   const app = await createApp(config);
   try {
     await app.listen(0, '127.0.0.1');
@@ -618,6 +631,42 @@ async function main(): Promise<void> {
         row("service's floor + query embedding", embed),
       ]),
     );
+    if (servers && server) {
+      // The same queries again, through an instance whose reads go to the replicas.
+      await servers.caughtUp();
+      const replicaApp = await createApp(
+        AppConfig.load({
+          ...env,
+          DATABASE_REPLICA_URLS: servers.replicaUrls(server.url).join(','),
+        }),
+      );
+      const onReplicas: number[] = [];
+      try {
+        await replicaApp.listen(0, '127.0.0.1');
+        const { port: rport } = replicaApp.getHttpServer().address() as { port: number };
+        for (const [i, q] of list.entries()) {
+          const t0 = performance.now();
+          const res = await fetch(`http://127.0.0.1:${rport}/graphql`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` },
+            body: JSON.stringify({ query: CONTEXT, variables: { c: current, q } }),
+          });
+          const body = (await res.json()) as { errors?: { message: string }[] };
+          if (body.errors?.length) throw new Error(body.errors[0].message);
+          if (i >= Number(values.warmup)) onReplicas.push(performance.now() - t0);
+        }
+      } finally {
+        await replicaApp.close();
+      }
+      const label = `${replicas} replica${replicas > 1 ? 's' : ''}`;
+      console.log(`\ncontext over GraphQL, the same ${service.length} queries, side by side (ms):`);
+      console.log(
+        table([
+          { ...row('primary alone (its read pool)', service) },
+          { ...row(`${label} taking the reads`, onReplicas) },
+        ]),
+      );
+    }
     const [size] = (await ds.query(
       `SELECT pg_total_relation_size('messages')::float8 AS messages,
               pg_relation_size('message_segments')::float8 AS segments,
@@ -672,6 +721,7 @@ async function main(): Promise<void> {
     await app.close();
     if (!keptDir) rmSync(dataDir, { recursive: true, force: true });
     if (server && !values.keep && values.database === undefined) await server.drop();
+    servers?.stop();
   }
 }
 

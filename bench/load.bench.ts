@@ -1,6 +1,6 @@
 /**
  * npm run bench:load -- [--clients 200] [--seconds 60] [--recall 0.2] [--warmup 2] [--seed 1]
- *                       [--server]
+ *                       [--server [--replicas N]]
  *
  * The service under a crowd: --clients concurrent clients, each its own user with its own legacy
  * and conversation, call for --seconds a mix of `sendMessage` (AGENT_REPLY=off, so the log and
@@ -13,6 +13,10 @@
  * the writes lost (a send answered without error but not in the log) or left behind (a send
  * refused but in the log), with the service's event-loop delay and the machine's load average.
  * The service's variables set in the environment apply (EMBEDDED_DATABASE_THREAD=main, say).
+ *
+ * --replicas N: a primary of the bench's own and N streaming replicas (bench/support.ts), the
+ * run made twice in one go, on a fresh database each time: without replicas (reads on the
+ * primary's read pool), then with DATABASE_REPLICA_URLS naming them; the figures side by side.
  */
 import type { Server } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
@@ -27,6 +31,8 @@ import type { CallResult, LoadClient, LoadInput, LoadOutput } from './load-clien
 import {
   benchConfig,
   benchDatabase,
+  benchServers,
+  BenchServers,
   benchServerUrl,
   percentile,
   table,
@@ -43,8 +49,10 @@ function options() {
       warmup: { type: 'string', default: '2' },
       seed: { type: 'string', default: '1' },
       server: { type: 'boolean', default: false },
+      replicas: { type: 'string', default: '0' },
     },
   });
+  const replicas = wholeArg('replicas', values.replicas, 0);
   const recallShare = Number(values.recall);
   if (!(recallShare >= 0 && recallShare <= 1)) throw new Error('--recall is a share, 0 to 1');
   return {
@@ -54,7 +62,8 @@ function options() {
     /** Unmeasured sends per client first (and one recall): connections, JIT, caches. */
     warmup: wholeArg('warmup', values.warmup, 0),
     seed: wholeArg('seed', values.seed, 0),
-    serverUrl: benchServerUrl(values.server),
+    replicas,
+    serverUrl: replicas > 0 ? undefined : benchServerUrl(values.server),
   };
 }
 
@@ -94,11 +103,57 @@ function row(name: string, calls: CallResult[], elapsedS: number): Record<string
   };
 }
 
+type Options = ReturnType<typeof options>;
+
 async function main(): Promise<void> {
   const opts = options();
+  if (opts.replicas === 0) {
+    await measure(opts, opts.serverUrl ?? null, null);
+    return;
+  }
+  const servers = await benchServers(opts.replicas);
+  try {
+    const none = await measure(opts, servers.url, null);
+    const some = await measure(opts, servers.url, servers);
+    const label = `${opts.replicas} replica${opts.replicas > 1 ? 's' : ''}`;
+    const side = (op: string, a: Record<string, string>, b: Record<string, string>) => ({
+      calls: op,
+      'answered/s, none': a['answered/s'],
+      [`answered/s, ${label}`]: b['answered/s'],
+      'p95 ms, none': a['p95 ms'],
+      [`p95 ms, ${label}`]: b['p95 ms'],
+      'p99 ms, none': a['p99 ms'],
+      [`p99 ms, ${label}`]: b['p99 ms'],
+      'errors, none': a.errors,
+      [`errors, ${label}`]: b.errors,
+    });
+    console.log(
+      [
+        '',
+        `Side by side: the same run on the primary alone, then with ${label} taking the reads`,
+        '',
+        table(none.map((r, i) => side(r.calls, r, some[i]))),
+      ].join('\n'),
+    );
+  } finally {
+    servers.stop();
+  }
+}
+
+/** One run on a fresh database; prints its report and answers its rows (all, send, recall). */
+async function measure(
+  opts: Options,
+  serverUrl: string | null,
+  replicas: BenchServers | null,
+): Promise<Record<string, string>[]> {
   const dataDir = mkdtempSync(join(tmpdir(), 'keepsake-load-'));
-  const server = opts.serverUrl ? await benchDatabase(opts.serverUrl) : null;
-  const config = benchConfig(dataDir, server);
+  const server = serverUrl ? await benchDatabase(serverUrl) : null;
+  if (replicas) await replicas.caughtUp();
+  const config = benchConfig(
+    dataDir,
+    server,
+    replicas && server ? { DATABASE_REPLICA_URLS: replicas.replicaUrls(server.url).join(',') } : {},
+  );
   const bootStarted = performance.now();
   const app = await createApp(config);
   try {
@@ -159,20 +214,21 @@ async function main(): Promise<void> {
       if (c.retryAfterSeconds) hints.push(c.retryAfterSeconds);
     }
     const byOp = (op: CallResult['op']) => run.calls.filter((c) => c.op === op);
+    const rows = [
+      row('all', run.calls, elapsedS),
+      row('sendMessage', byOp('sendMessage'), elapsedS),
+      row('recall', byOp('recall'), elapsedS),
+    ];
     console.log(
       [
         'Keepsake load benchmark (sendMessage and recall over GraphQL/HTTP)',
         `  clients            ${opts.clients}, each its own user, legacy and conversation, in a thread of their own (each waits for its previous answer)`,
         `  mix                ${Math.round((1 - opts.recallShare) * 100)}% sendMessage (AGENT_REPLY=off), ${Math.round(opts.recallShare * 100)}% recall, for ${opts.seconds} s; ${opts.warmup} warm-up sends and a recall per client first (${setupS.toFixed(1)} s)`,
-        `  database           ${server ? 'PostgreSQL server (DATABASE_URL), pool of 20' : `embedded PGlite in a fresh ${dataDir}, in the ${config.env.EMBEDDED_DATABASE_THREAD === 'worker' ? 'thread of its own' : "service's thread"}, requests refused after ${config.env.DATABASE_QUEUE_TIMEOUT_MS} ms`}; background jobs in the service process`,
+        `  database           ${server ? `PostgreSQL server (DATABASE_URL), pool of ${config.env.DATABASE_POOL_SIZE} for writes, ${config.env.DATABASE_READ_POOL_SIZE} for reads${replicas ? `; reads on ${config.env.DATABASE_REPLICA_URLS?.length} replica(s) (DATABASE_REPLICA_URLS)` : ' on the primary'}` : `embedded PGlite in a fresh ${dataDir}, in the ${config.env.EMBEDDED_DATABASE_THREAD === 'worker' ? 'thread of its own' : "service's thread"}, requests refused after ${config.env.DATABASE_QUEUE_TIMEOUT_MS} ms`}; background jobs in the service process`,
         `  runtime            node ${process.version}, ${process.platform}/${process.arch}; boot ${ms(bootMs)} ms`,
         `  load average       ${loadBefore} before, ${loadAfter} after (1, 5, 15 min)`,
         '',
-        table([
-          row('all', run.calls, elapsedS),
-          row('sendMessage', byOp('sendMessage'), elapsedS),
-          row('recall', byOp('recall'), elapsedS),
-        ]),
+        table(rows),
         '',
         `errors             ${errors.size ? [...errors].map(([code, n]) => `${code} ${n}`).join(', ') : 'none'}` +
           (hints.length
@@ -186,6 +242,7 @@ async function main(): Promise<void> {
     );
     if (run.firstError) console.error(`first error: ${run.firstError}`);
     if (lost > 0 || leftBehind > 0) process.exitCode = 1;
+    return rows;
   } finally {
     await app.close();
     rmSync(dataDir, { recursive: true, force: true });

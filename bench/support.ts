@@ -1,5 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { AppConfig } from '../src/config/app-config.js';
 
@@ -103,7 +106,9 @@ export function wholeArg(name: string, raw: string, min: number): number {
 /**
  * The service's configuration for a load benchmark: the variables set in the environment apply
  * (EMBEDDINGS_LOCAL_MODEL, EMBEDDED_DATABASE_THREAD=main, say), under the bench's own limits,
- * data directory and server (with a pool of 20), with the agent's reply off; `overrides` last.
+ * data directory and server (with pools of 20 for writes and 20 for reads unless
+ * DATABASE_POOL_SIZE or DATABASE_READ_POOL_SIZE say otherwise), with the agent's reply off;
+ * `overrides` last.
  */
 export function benchConfig(
   dataDir: string,
@@ -114,7 +119,13 @@ export function benchConfig(
     ...process.env,
     ...BENCH_LIMITS,
     DATA_DIR: dataDir,
-    ...(server ? { DATABASE_URL: server.url, DATABASE_POOL_SIZE: '20' } : {}),
+    ...(server
+      ? {
+          DATABASE_URL: server.url,
+          DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE ?? '20',
+          DATABASE_READ_POOL_SIZE: process.env.DATABASE_READ_POOL_SIZE ?? '20',
+        }
+      : {}),
     JWT_SECRET,
     LOG_LEVEL: 'silent',
     AGENT_REPLY: 'off',
@@ -132,4 +143,122 @@ export function rng(seed: number) {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** A free TCP port on loopback. */
+async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A primary and its streaming replicas for a bench's `--replicas N`, stopped by `stop()`. */
+export interface BenchServers {
+  /** The primary's URL (of its `postgres` database). */
+  url: string;
+  /** The replicas' URLs of a database `url` names on the primary (they hold every database). */
+  replicaUrls(databaseUrl: string): string[];
+  /** Resolves once every replica has replayed what the primary has written so far. */
+  caughtUp(): Promise<void>;
+  stop(): void;
+}
+
+/**
+ * With `--replicas N`: a primary of the bench's own (not the shared test server) and N streaming
+ * hot standbys of it (test/support/postgres.sh start, then replica --of), on free ports in a
+ * folder of their own, removed by `stop()`. DATABASE_URL and DATABASE_REPLICA_URLS in the
+ * environment, when both are set, are used instead and left running.
+ */
+export async function benchServers(replicas: number): Promise<BenchServers> {
+  const given = process.env.DATABASE_REPLICA_URLS;
+  if (process.env.DATABASE_URL) {
+    if (!given) throw new Error('--replicas with DATABASE_URL needs DATABASE_REPLICA_URLS too');
+    const urls = given.split(/[\s,]+(?=postgres(?:ql)?:\/\/)/i).filter(Boolean);
+    return {
+      url: process.env.DATABASE_URL,
+      replicaUrls: (db) => urls.map((u) => withDatabase(u, new URL(db).pathname)),
+      caughtUp: () => waitReplayed(process.env.DATABASE_URL!, urls),
+      stop: () => undefined,
+    };
+  }
+  const root = mkdtempSync(join(tmpdir(), 'keepsake-bench-servers-'));
+  // The servers' own user (keepsake-pg, as root) must reach it.
+  chmodSync(root, 0o755);
+  const env = { ...process.env };
+  delete env.TEST_DATABASE_URL;
+  const script = (...args: string[]) =>
+    execFileSync('bash', ['test/support/postgres.sh', ...args], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env,
+    })
+      .trim()
+      .split('\n')
+      .pop()!;
+  const servers: { port: number; dir: string }[] = [];
+  const stop = () => {
+    for (const s of servers.reverse()) {
+      try {
+        script('stop', '--port', String(s.port), '--dir', s.dir);
+      } catch {
+        // already stopped
+      }
+    }
+    rmSync(root, { recursive: true, force: true });
+  };
+  try {
+    const primary = { port: await freePort(), dir: join(root, 'primary') };
+    servers.push(primary);
+    const url = script('start', '--port', String(primary.port), '--dir', primary.dir);
+    const ports: number[] = [];
+    for (let i = 0; i < replicas; i++) {
+      const replica = { port: await freePort(), dir: join(root, `replica-${i + 1}`) };
+      servers.push(replica);
+      script('replica', '--of', primary.dir, '--port', String(replica.port), '--dir', replica.dir);
+      ports.push(replica.port);
+    }
+    const replicaUrls = (db: string) =>
+      ports.map((port) => {
+        const u = new URL(db);
+        u.port = String(port);
+        return u.toString();
+      });
+    console.log(`servers: a primary on port ${primary.port}, replicas on ${ports.join(', ')}`);
+    return { url, replicaUrls, caughtUp: () => waitReplayed(url, replicaUrls(url)), stop };
+  } catch (err) {
+    stop();
+    throw err;
+  }
+}
+
+function withDatabase(url: string, pathname: string): string {
+  const u = new URL(url);
+  u.pathname = pathname;
+  return u.toString();
+}
+
+async function waitReplayed(primaryUrl: string, replicaUrls: string[]): Promise<void> {
+  const one = async (url: string, text: string) => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      return (await client.query<{ lsn: string }>(text)).rows[0].lsn;
+    } finally {
+      await client.end();
+    }
+  };
+  const target = await one(primaryUrl, 'SELECT pg_current_wal_lsn()::text AS lsn');
+  for (const url of replicaUrls) {
+    for (;;) {
+      const lsn = await one(url, `SELECT (pg_last_wal_replay_lsn() >= '${target}')::text AS lsn`);
+      if (lsn === 'true') break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
 }

@@ -59,4 +59,15 @@ export const CROSS_CHECKS: ((env: never) => string[])[] = [
     env.EVENT_BUS === 'postgres' && !env.DATABASE_URL
       ? ['EVENT_BUS=postgres needs DATABASE_URL']
       : [],
+  (env: {
+    DATABASE_URL?: string;
+    DATABASE_REPLICA_URLS?: string[];
+    DATABASE_LISTEN_URL?: string;
+  }) =>
+    [
+      env.DATABASE_REPLICA_URLS && 'DATABASE_REPLICA_URLS',
+      env.DATABASE_LISTEN_URL && 'DATABASE_LISTEN_URL',
+    ]
+      .filter((name): name is string => !!name && !env.DATABASE_URL)
+      .map((name) => `${name} needs DATABASE_URL (the embedded database has no replicas)`),
 ];

@@ -1,4 +1,5 @@
 import { QUOTED_NOTE } from './quoted.js';
+import { DatabaseReads } from '../database/database-reads.js';
 import { Injectable, Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
@@ -48,6 +49,23 @@ function byScore(a: ContextItem, b: ContextItem): number {
   return b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
+export interface AssembleInput {
+  user: UserEntity;
+  /** Who will read it, when not `user` (see ContextRequest.viewer). */
+  viewer?: UserEntity;
+  conversation: ConversationEntity;
+  legacy: LegacyEntity;
+  query: string;
+  budget?: number | null;
+  /** Recent turns up to (and including) this turn index; defaults to the latest. */
+  uptoTurn?: number;
+  now?: Date;
+  /** Defaults to REPLY (sendMessage). */
+  purpose?: ContextPurpose;
+  /** Per-assembly state the caller wants to read back (the debug view). */
+  shared?: Map<string, unknown>;
+}
+
 /**
  * Builds what the agent sees for a reply: the persona, the retrieved sections within the token
  * budget, and the recent window. Sections come from providers that feature modules register,
@@ -64,6 +82,7 @@ export class ContextAssemblerService {
     private readonly conversations: ConversationsService,
     private readonly config: AppConfig,
     private readonly embeddings: EmbeddingService,
+    private readonly reads: DatabaseReads,
   ) {}
 
   register(provider: ContextSectionProvider): void {
@@ -80,22 +99,15 @@ export class ContextAssemblerService {
     return Math.max(0, Math.min(budget, MAX_CONTEXT_BUDGET));
   }
 
-  async assemble(input: {
-    user: UserEntity;
-    /** Who will read it, when not `user` (see ContextRequest.viewer). */
-    viewer?: UserEntity;
-    conversation: ConversationEntity;
-    legacy: LegacyEntity;
-    query: string;
-    budget?: number | null;
-    /** Recent turns up to (and including) this turn index; defaults to the latest. */
-    uptoTurn?: number;
-    now?: Date;
-    /** Defaults to REPLY (sendMessage). */
-    purpose?: ContextPurpose;
-    /** Per-assembly state the caller wants to read back (the debug view). */
-    shared?: Map<string, unknown>;
-  }): Promise<AssembledContext> {
+  /**
+   * The context for one turn. Its sections' reads share one choice of server (database-reads.ts):
+   * a replica that has replayed every write acknowledged before, the turn just sent included.
+   */
+  assemble(input: AssembleInput): Promise<AssembledContext> {
+    return this.reads.scope(() => this.assembleOnce(input));
+  }
+
+  private async assembleOnce(input: AssembleInput): Promise<AssembledContext> {
     const started = performance.now();
     const budget = this.budget(input.budget);
     // Notices (the offline one, a failed reply's) are no part of the conversation a model

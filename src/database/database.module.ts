@@ -1,10 +1,14 @@
 import { Global, Inject, Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
+import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { DatabaseMaintenanceService } from './database-maintenance.service.js';
+import { DatabaseReads } from './database-reads.js';
 import { describeDatabase } from './database.config.js';
-import { dataSourceOptions } from './data-source-options.js';
-import { SCHEMA_LOCK_SQL, SCHEMA_UNLOCK_SQL } from './schema-lock.js';
+import { dataSourceOptions, serverDataSourceOptions } from './data-source-options.js';
+import { ReplicaSet } from './replica-set.js';
+import { SCHEMA_XACT_LOCK_SQL } from './schema-lock.js';
+import { NoWritableServerError, serverLocator } from './server-locator.js';
 import { EmbeddedPostgres, openEmbeddedPostgres } from './embedded-postgres.js';
 import { pgvectorProblem } from './pgvector-version.js';
 import { DatabaseQueue } from './database-queue.js';
@@ -57,6 +61,8 @@ const TRANSIENT = new Set([
 
 export function isTransientConnectError(err: unknown): boolean {
   const e = err as { code?: string; message?: string; errors?: unknown[] };
+  // Several hosts, none the primary yet: down or standbys, as while a failover is under way.
+  if (err instanceof NoWritableServerError) return err.transient;
   if (e?.code && TRANSIENT.has(e.code)) return true;
   // Several addresses for one host name: Node reports an AggregateError of each attempt.
   if (Array.isArray(e?.errors) && e.errors.length > 0)
@@ -90,7 +96,7 @@ async function connect(
       const wait = Math.min(delay, deadline - Date.now());
       if (!isTransientConnectError(err) || wait <= 0) {
         throw new DatabaseUnavailableError(
-          `Cannot connect to PostgreSQL${config.env.DATABASE_URL ? ` at ${describeDatabase(config.env.DATABASE_URL)}` : ''}: ${(err as Error).message}`,
+          `Cannot connect to PostgreSQL${config.env.DATABASE_URL ? ` at ${describeDatabase(config.env.DATABASE_URL)}` : ''}: ${(err as Error).message}${poolerHint(err)}`,
         );
       }
       logger.warn({
@@ -102,6 +108,13 @@ async function connect(
       await new Promise((r) => setTimeout(r, wait));
     }
   }
+}
+
+/** PgBouncer refuses startup parameters it does not know, statement_timeout among them. */
+function poolerHint(err: unknown): string {
+  return /unsupported startup parameter: statement_timeout/.test((err as Error).message)
+    ? ' (behind PgBouncer, leave DATABASE_STATEMENT_TIMEOUT_MS at 0 and set statement_timeout on the role: ALTER ROLE ... SET statement_timeout = ...)'
+    : '';
 }
 
 /** The turns of the embedded database's one connection (none on a server, which has a pool). */
@@ -120,25 +133,78 @@ export async function openDataSource(
   queue: DatabaseQueue | null = embedded ? databaseQueue(config) : null,
 ): Promise<DataSource> {
   const ds = await connect(config, embedded, queue);
-  // The lock lives on a connection of its own; migrations run on others from the pool.
+  // The lock is held by a transaction on a connection of its own while migrations run on others
+  // from the pool: a transaction's lock, not a session's, so that it holds (and is let go)
+  // behind a pooler in transaction mode too, which keeps a transaction on one server connection
+  // but may run a session's next statement on another.
   const lock = embedded ? null : ds.createQueryRunner();
   try {
     if (lock) {
-      await lock.connect();
-      await lock.query(SCHEMA_LOCK_SQL);
+      await lock.startTransaction();
+      await lock.query(SCHEMA_XACT_LOCK_SQL);
     }
     if (config.env.DATABASE_URL) await ensureExtensions(ds, config.env.DATABASE_URL);
     await ds.runMigrations({ transaction: 'each' });
   } catch (err) {
+    if (lock?.isTransactionActive) await lock.rollbackTransaction().catch(() => undefined);
     await lock?.release();
     await ds.destroy();
     throw err;
   }
   if (lock) {
-    await lock.query(SCHEMA_UNLOCK_SQL);
+    await lock.commitTransaction();
     await lock.release();
   }
   return ds;
+}
+
+/**
+ * The read side (database-reads.ts): on a server, the primary's read pool and the replicas of
+ * DATABASE_REPLICA_URLS, checked from the start (one that is down at boot joins once it is up).
+ */
+export async function openReads(
+  config: AppConfig,
+  dataSource: DataSource,
+  metrics: ServiceMetrics | null,
+): Promise<DatabaseReads> {
+  const url = config.env.DATABASE_URL;
+  if (!url) return new DatabaseReads(dataSource);
+  const readPool = new DataSource(
+    serverDataSourceOptions(config, {
+      url,
+      poolSize: config.env.DATABASE_READ_POOL_SIZE,
+      primary: true,
+      reads: true,
+    }),
+  );
+  await readPool.initialize();
+  const urls = config.env.DATABASE_REPLICA_URLS ?? [];
+  const replicas = urls.length
+    ? new ReplicaSet(
+        urls,
+        (replicaUrl) =>
+          new DataSource(
+            serverDataSourceOptions(config, {
+              url: replicaUrl,
+              poolSize: config.env.DATABASE_READ_POOL_SIZE,
+              primary: false,
+              reads: true,
+            }),
+          ),
+        serverLocator(url, config.env.DB_CONNECT_TIMEOUT_MS),
+        {
+          maxLagMs: config.env.DATABASE_REPLICA_MAX_LAG_MS,
+          checkMs: config.env.DATABASE_REPLICA_CHECK_MS,
+          checkTimeoutMs: config.env.HEALTH_DB_TIMEOUT_MS,
+          connectTimeoutMs: config.env.DB_CONNECT_TIMEOUT_MS,
+        },
+      )
+    : null;
+  if (replicas) {
+    await replicas.start();
+    metrics?.readReplicasWith(() => replicas.statuses());
+  }
+  return new DatabaseReads(readPool, replicas, metrics, true);
 }
 
 @Injectable()
@@ -147,10 +213,12 @@ class DatabaseLifecycle implements OnApplicationShutdown {
 
   constructor(
     private readonly dataSource: DataSource,
+    private readonly reads: DatabaseReads,
     @Inject(EMBEDDED_POSTGRES) private readonly embedded: EmbeddedPostgres | null,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
+    await this.reads.close();
     if (this.dataSource.isInitialized) await this.dataSource.destroy();
     await this.embedded?.close();
     this.logger.log('database closed');
@@ -185,6 +253,12 @@ class DatabaseLifecycle implements OnApplicationShutdown {
         }
       },
     },
+    {
+      provide: DatabaseReads,
+      inject: [AppConfig, DataSource, { token: ServiceMetrics, optional: true }],
+      useFactory: (config: AppConfig, dataSource: DataSource, metrics?: ServiceMetrics) =>
+        openReads(config, dataSource, metrics ?? null),
+    },
     DatabaseLifecycle,
     DatabaseMaintenanceService,
     StorageGuard,
@@ -192,6 +266,7 @@ class DatabaseLifecycle implements OnApplicationShutdown {
   ],
   exports: [
     DataSource,
+    DatabaseReads,
     EMBEDDED_POSTGRES,
     DatabaseQueue,
     DatabaseMaintenanceService,

@@ -1,3 +1,4 @@
+import { DatabaseReads } from '../database/database-reads.js';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { QueryVector } from '../embeddings/embedding.service.js';
@@ -47,7 +48,10 @@ export type RankedFact = FactEntity & { score: number };
  */
 @Injectable()
 export class VisibleFactRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly reads: DatabaseReads,
+  ) {}
 
   /** The facts among `ids` that the viewer may see, as they see them. */
   findByIds(ids: readonly string[], viewerId: string): Promise<FactEntity[]> {
@@ -104,7 +108,7 @@ export class VisibleFactRepository {
       if (after)
         where.push(sql`(f.created_at, f.id) < (${after[0]}::timestamptz, ${after[1]}::uuid)`);
       return run(
-        this.dataSource.manager,
+        await this.reads.source(),
         sql`SELECT ${viewerColumnsSql(viewerId)}, f.created_at::text AS "cursorKey" FROM facts f
           WHERE ${join(where, ' AND ')}
           ORDER BY f.created_at DESC, f.id DESC LIMIT ${limit}`,
@@ -126,7 +130,7 @@ export class VisibleFactRepository {
       ? sql`WHERE (score, id) < (${Number(after[0])}::float8, ${after[1]}::uuid)`
       : empty;
     return run(
-      this.dataSource.manager,
+      await this.reads.source(),
       sql`WITH matched AS (
          SELECT ${viewerColumnsSql(viewerId)}, ${lexical} AS lexical, ${dense} AS dense
            FROM facts f ${joined}

@@ -1,5 +1,5 @@
+import { DatabaseReads } from '../database/database-reads.js';
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { vectorText } from '../embeddings/vector-sql.js';
 import { MemoryEntity } from './memory.entity.js';
 import { MemoryStatus, MemoryType } from './memory.enums.js';
@@ -28,7 +28,7 @@ export interface MemoryCounts {
  */
 @Injectable()
 export class MemoryListRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly reads: DatabaseReads) {}
 
   private conditions(userId: string, filter: MemoryListFilter): Sql[] {
     const statuses =
@@ -43,7 +43,7 @@ export class MemoryListRepository {
   }
 
   /** Newest first, keyset-paged on (created_at, id). */
-  page(
+  async page(
     userId: string,
     filter: MemoryListFilter,
     limit: number,
@@ -54,7 +54,7 @@ export class MemoryListRepository {
       where.push(sql`(m.created_at, m.id) < (${after.createdAt}::timestamptz, ${after.id})`);
     }
     return run(
-      this.dataSource.manager,
+      await this.reads.source(),
       sql`SELECT ${columns()} FROM memories m WHERE ${join(where, ' AND ')}
         ORDER BY m.created_at DESC, m.id DESC LIMIT ${limit}`,
     );
@@ -64,7 +64,7 @@ export class MemoryListRepository {
    * Keyword or meaning: full-text matches rank first (1 + ts_rank), then substring and
    * trigram word similarity (typos, partial words), then cosine similarity to the query.
    */
-  search(
+  async search(
     userId: string,
     filter: MemoryListFilter,
     text: string,
@@ -85,7 +85,7 @@ export class MemoryListRepository {
       dense = similarity;
     }
     return run(
-      this.dataSource.manager,
+      await this.reads.source(),
       sql`WITH qv AS MATERIALIZED (SELECT ${qv} AS v)
        SELECT ${columns('x')}, x.rank FROM (
          SELECT y.*, GREATEST(y.fulltext, y.substring, y.words, y.dense) AS rank,
@@ -109,7 +109,7 @@ export class MemoryListRepository {
 
   async counts(userId: string): Promise<MemoryCounts[]> {
     const rows: { type: MemoryType; status: MemoryStatus; n: string }[] = await run(
-      this.dataSource.manager,
+      await this.reads.source(),
       sql`SELECT type, status, count(*) AS n FROM memories WHERE user_id = ${userId} GROUP BY type, status`,
     );
     return rows.map((r) => ({ type: r.type, status: r.status, count: Number(r.n) }));

@@ -1,4 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ReadObserver, ReadRoute } from '../database/database-reads.js';
+import type { ReplicaStatus } from '../database/replica-set.js';
 
 /** What the database-backed gauges show, read at most once per METRICS_DB_REFRESH_MS. */
 export interface DatabaseSnapshot {
@@ -20,7 +22,7 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
  * that the GraphQL options (the operation plugin, graphql-ws hooks) can count into it.
  * Labels are bounded: root fields of the schema, job types, model tasks, error codes.
  */
-export class ServiceMetrics {
+export class ServiceMetrics implements ReadObserver {
   readonly registry = new Registry();
   private readonly requests: Counter<'operation' | 'type' | 'outcome'>;
   private readonly requestSeconds: Histogram<'operation' | 'type'>;
@@ -30,6 +32,9 @@ export class ServiceMetrics {
   private readonly modelCalls: Counter<'task' | 'model' | 'outcome'>;
   private readonly modelTokens: Counter<'task' | 'model' | 'kind'>;
   private readonly modelSeconds: Histogram<'task'>;
+  private readonly reads: Counter<'route'>;
+  private readonly replicaWait: Histogram;
+  private replicaReader: (() => ReplicaStatus[]) | null = null;
   private reader: (() => Promise<DatabaseSnapshot>) | null = null;
   private backupReader: (() => Promise<Date | null>) | null = null;
   private snapshot: { at: number; value: Promise<DatabaseSnapshot> } | null = null;
@@ -86,6 +91,55 @@ export class ServiceMetrics {
       buckets: LATENCY_BUCKETS,
       registers,
     });
+    this.reads = new Counter({
+      name: 'keepsake_database_reads_total',
+      help: 'Read-only work routed (a statement, or a search or context assembly as a whole), by where it went: replica, primary (no replica configured), primary_no_replica (none in rotation), primary_replica_behind (none had replayed the reads fence within DATABASE_REPLICA_MAX_LAG_MS), primary_no_fence, primary_replica_failed (read again on the primary).',
+      labelNames: ['route'],
+      registers,
+    });
+    this.replicaWait = new Histogram({
+      name: 'keepsake_database_replica_wait_seconds',
+      help: 'Time a read took to find a replica that had replayed its fence (the fence itself included), or to give up.',
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
+      registers,
+    });
+    const replicas = () => this.replicaReader?.() ?? [];
+    new Gauge({
+      name: 'keepsake_database_replica_lag_seconds',
+      help: 'How far behind the primary each replica was at its last check: how long ago the primary first wrote past what it has replayed (absent while unknown).',
+      labelNames: ['replica'],
+      registers,
+      collect() {
+        this.reset();
+        for (const r of replicas()) {
+          if (r.lagMs !== null) this.set({ replica: r.name }, r.lagMs / 1000);
+        }
+      },
+    });
+    new Gauge({
+      name: 'keepsake_database_replica_lag_bytes',
+      help: "Bytes of WAL the primary had written past each replica's replayed position at its last check.",
+      labelNames: ['replica'],
+      registers,
+      collect() {
+        this.reset();
+        for (const r of replicas()) {
+          if (r.lagBytes !== null) this.set({ replica: r.name }, r.lagBytes);
+        }
+      },
+    });
+    new Gauge({
+      name: 'keepsake_database_replica_in_rotation',
+      help: 'Whether each replica takes reads (1), or is out (0) with its state: lagging, down, not-standby or starting.',
+      labelNames: ['replica', 'state'],
+      registers,
+      collect() {
+        this.reset();
+        for (const r of replicas()) {
+          this.set({ replica: r.name, state: r.state }, r.state === 'in' ? 1 : 0);
+        }
+      },
+    });
     const snapshot = () => this.databaseSnapshot();
     new Gauge({
       name: 'keepsake_jobs',
@@ -131,6 +185,16 @@ export class ServiceMetrics {
       },
     });
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Where the replica gauges read each replica's state from (with DATABASE_REPLICA_URLS). */
+  readReplicasWith(reader: () => ReplicaStatus[]): void {
+    this.replicaReader = reader;
+  }
+
+  databaseRead(route: ReadRoute, waitSeconds: number | null): void {
+    this.reads.inc({ route });
+    if (waitSeconds !== null) this.replicaWait.observe(waitSeconds);
   }
 
   /** Where the backup gauge reads the newest good backup's time from (the embedded database's). */

@@ -1,3 +1,4 @@
+import { DatabaseReads } from '../database/database-reads.js';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { SummaryPeriodName } from '../llm/language-model.js';
@@ -54,7 +55,10 @@ function revive(row: PeriodSummaryEntity): PeriodSummaryEntity {
 /** All SQL of period summaries, their scheduler cursors and backfills. */
 @Injectable()
 export class PeriodSummaryRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly reads: DatabaseReads,
+  ) {}
 
   private m(manager?: EntityManager): EntityManager {
     return manager ?? this.dataSource.manager;
@@ -62,6 +66,12 @@ export class PeriodSummaryRepository {
 
   private async select(statement: Sql, manager?: EntityManager) {
     const rows = await run<PeriodSummaryEntity>(this.m(manager), statement);
+    return rows.map(revive);
+  }
+
+  /** Read-only work that may go to a replica (database-reads.ts). */
+  private async selectRead(statement: Sql) {
+    const rows = await run<PeriodSummaryEntity>(await this.reads.source(), statement);
     return rows.map(revive);
   }
 
@@ -242,7 +252,7 @@ export class PeriodSummaryRepository {
     if (after) {
       filters.push(sql`(period_start, id) < (${after.start}::date, ${after.id}::uuid)`);
     }
-    return this.select(
+    return this.selectRead(
       sql`SELECT ${COLUMNS} FROM period_summaries WHERE ${join(filters, ' AND ')}
         ORDER BY period_start DESC, id DESC LIMIT ${limit}`,
     );
@@ -250,7 +260,7 @@ export class PeriodSummaryRepository {
 
   /** The member's summaries that overlap [from, to), for a question about that time. */
   overlapping(userId: string, legacyId: string, from: Date, to: Date, limit: number) {
-    return this.select(sql`SELECT ${COLUMNS} FROM period_summaries
+    return this.selectRead(sql`SELECT ${COLUMNS} FROM period_summaries
         WHERE user_id = ${userId} AND legacy_id = ${legacyId} AND deleted_at IS NULL AND NOT stale
           AND starts_at < ${to} AND ends_at > ${from}
         ORDER BY starts_at LIMIT ${limit}`);

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import pg from 'pg';
 import { DataSource, EntityManager } from 'typeorm';
+import type { ServerLocator } from '../database/server-locator.js';
 import { Queryable, run, sql } from '../database/sql.js';
 
 /**
@@ -71,15 +72,16 @@ abstract class SqlNotifyTransport implements NotifyTransport {
 
 /**
  * A real PostgreSQL server: statements through the application's pool, LISTEN on a dedicated
- * connection that reconnects (and listens again) after it drops.
+ * connection (DATABASE_LISTEN_URL: direct to the primary, never through a pooler in
+ * transaction mode, which would drop the LISTEN with the transaction) that reconnects, to the
+ * primary found then (a failover included), and listens again after it drops.
  */
 export class PgNotifyTransport extends SqlNotifyTransport {
   private readonly logger = new Logger('EventBus');
 
   constructor(
     protected readonly db: DataSource,
-    private readonly connectionString: string,
-    private readonly connectTimeoutMs: number,
+    private readonly primary: ServerLocator,
   ) {
     super();
   }
@@ -90,10 +92,7 @@ export class PgNotifyTransport extends SqlNotifyTransport {
     let lost = false;
     let retryMs = 500;
     const connect = async (): Promise<void> => {
-      const next = new pg.Client({
-        connectionString: this.connectionString,
-        connectionTimeoutMillis: this.connectTimeoutMs,
-      });
+      const { client: next } = await this.primary.connect({ application_name: 'keepsake-listen' });
       next.on('notification', (n) => {
         if (n.channel === channel && n.payload !== undefined) onPayload(n.payload);
       });
@@ -103,7 +102,6 @@ export class PgNotifyTransport extends SqlNotifyTransport {
         void next.end().catch(() => undefined);
         if (!stopped) reconnect();
       });
-      await next.connect();
       await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
       client = next;
       retryMs = 500;

@@ -10,6 +10,7 @@ import {
 import { ScheduledTasksService } from '../jobs/scheduled-tasks.service.js';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
+import { serverLocator } from '../database/server-locator.js';
 import { EventBus } from './event-bus.js';
 import { InProcessEventBus } from './in-process-event-bus.js';
 import { PgNotifyTransport } from './notify-transport.js';
@@ -21,7 +22,10 @@ async function createEventBus(config: AppConfig, dataSource: DataSource): Promis
   if (mode === 'memory' || (mode === 'auto' && !url)) return new InProcessEventBus();
   if (!url) throw new Error('EVENT_BUS=postgres needs DATABASE_URL');
   const bus = new PostgresEventBus(
-    new PgNotifyTransport(dataSource, url, config.env.DB_CONNECT_TIMEOUT_MS),
+    new PgNotifyTransport(
+      dataSource,
+      serverLocator(config.env.DATABASE_LISTEN_URL ?? url, config.env.DB_CONNECT_TIMEOUT_MS),
+    ),
   );
   await bus.start();
   return bus;

@@ -1,5 +1,6 @@
+import { DatabaseReads } from '../database/database-reads.js';
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import type { Candidate, SourceKind } from './search.types.js';
 import { Sql, run, sql } from '../database/sql.js';
 
@@ -74,11 +75,11 @@ export interface ProvenanceMessage {
  */
 @Injectable()
 export class CandidateRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly reads: DatabaseReads) {}
 
   async details(kind: SourceKind, ids: string[]): Promise<Map<string, CandidateDetails>> {
     if (ids.length === 0) return new Map();
-    const rows = await run<CandidateDetails>(this.dataSource, DETAILS[kind](ids));
+    const rows = await run<CandidateDetails>(await this.reads.source(), DETAILS[kind](ids));
     return new Map(rows.map((r) => [r.id, r]));
   }
 
@@ -97,7 +98,7 @@ export class CandidateRepository {
     if (refs.messageIds.length === 0 && refs.ranges.length === 0) return [];
     // Two index lookups joined by UNION: an OR with EXISTS would scan every turn of the user.
     return run(
-      manager ?? this.dataSource.manager,
+      manager ?? (await this.reads.source()),
       sql`SELECT m.id, m.conversation_id AS "conversationId", m.turn_index AS "turnIndex",
               m.metadata, m.occurred_at AS "occurredAt"
          FROM messages m

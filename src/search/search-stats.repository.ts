@@ -1,5 +1,5 @@
+import { DatabaseReads } from '../database/database-reads.js';
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { segmentWithheldSql } from '../conversations/withheld-reply.js';
 import { storyVisibleSql } from '../stories/story-visibility.js';
 import type { ScopeParams } from './search.repository.js';
@@ -45,7 +45,7 @@ const withheldCte = (conversationId: string, userId: string) => sql`, withheld A
  */
 @Injectable()
 export class SearchStatsRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly reads: DatabaseReads) {}
 
   /** Turn lexemes of the query with their document frequencies, and the scopes' sizes. */
   async lexemeStats(
@@ -84,7 +84,7 @@ export class SearchStatsRepository {
       lengthAll: string | null;
       currentOwned: boolean;
     }[] = await run(
-      this.dataSource,
+      await this.reads.source(),
       sql`WITH owned AS (
          SELECT id FROM conversations WHERE legacy_id = ${s.legacyId} AND user_id = ${s.userId}
        ),
@@ -135,7 +135,7 @@ export class SearchStatsRepository {
   /** The latest time something was said in the user's conversations about the legacy. */
   async latestOccurred(userId: string, legacyId: string): Promise<Date | null> {
     const rows: { at: Date | null }[] = await run(
-      this.dataSource,
+      await this.reads.source(),
       sql`SELECT max(occurred_at) AS at FROM message_segments WHERE legacy_id = ${legacyId} AND user_id = ${userId}`,
     );
     return rows[0]?.at ?? null;

@@ -1,9 +1,10 @@
+import { DatabaseReads } from '../database/database-reads.js';
 import { activeInLegacySql } from '../facts/fact-visibility.js';
 import { activeMemoryScopeSql } from '../memories/memory-scope.js';
 import { storyPassageScopeSql } from '../stories/story-visibility.js';
 import { chunkReadableSql, segmentReadableSql } from '../conversations/withheld-reply.js';
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { denseTerms, similarityOf, widenHnswScan } from '../embeddings/vector-sql.js';
 import type { QueryVector } from '../embeddings/embedding.service.js';
 import type { SourceKind } from './search.types.js';
@@ -153,7 +154,7 @@ const SAID_TO_PERSON = raw(SAID_TO_PERSON_SQL);
  */
 @Injectable()
 export class SearchRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly reads: DatabaseReads) {}
 
   /**
    * Nearest neighbours for several kinds and one scope in one transaction, with the HNSW
@@ -167,7 +168,7 @@ export class SearchRepository {
     q: QueryVector,
     limit: number,
   ): Promise<Map<SourceKind, PathRow[]>> {
-    return this.dataSource.transaction(async (m) => {
+    return (await this.reads.source()).transaction(async (m) => {
       await widenHnswScan(m, limit);
       const out = new Map<SourceKind, PathRow[]>();
       for (const kind of kinds) out.set(kind, await this.dense(m, kind, scope, s, q, limit));
@@ -183,7 +184,7 @@ export class SearchRepository {
     if (ids.length === 0) return [];
     const { filter, distance } = denseTerms(q, kind);
     const rows = await run<{ id: string; distance: number }>(
-      this.dataSource,
+      await this.reads.source(),
       sql`SELECT e.item_id AS id, ${distance} AS distance FROM embeddings e
         WHERE ${filter} AND e.item_id = ANY(${ids}::uuid[])`,
     );
@@ -346,7 +347,7 @@ export class SearchRepository {
              FROM (${words}) t
              JOIN q ON q.lexeme = t.lexeme) s`;
     const rows = await run<{ id: string; raw: number; coverage: number }>(
-      this.dataSource,
+      await this.reads.source(),
       sql`WITH q AS (SELECT * FROM unnest(${lexemes}, ${q.idf}::float8[]) AS q(lexeme, idf)),
        ${hits}
        SELECT r.id, r.raw, r.coverage
@@ -378,7 +379,7 @@ export class SearchRepository {
     const k = KINDS[kind];
     const onlyIds = ids ? sql` AND x.id = ANY(${ids}::uuid[])` : empty;
     const rows = await run<{ id: string; raw: number; coverage: number }>(
-      this.dataSource,
+      await this.reads.source(),
       sql`WITH q AS (
          SELECT websearch_to_tsquery('simple', ${q.simple}) AS query,
                 ARRAY(SELECT u.lexeme FROM unnest(to_tsvector('simple', ${q.keywords})) AS u) AS lexemes
@@ -424,7 +425,7 @@ export class SearchRepository {
       scores.push(sql`(${matched})::float8 / ${raw(String(likes.length))}`);
     }
     const rows = await run<{ id: string; score: number }>(
-      this.dataSource,
+      await this.reads.source(),
       sql`SELECT x.id, greatest(${join(scores, ', ')}) AS score
          FROM ${k.table} x
         WHERE ${k.scope(scope, s)} AND (${join(conditions, ' OR ')})
@@ -447,7 +448,7 @@ export class SearchRepository {
     // Said in the period, or telling of it ("last Friday" said on the Monday after).
     const told = k.told ? sql` OR (${k.told.to} > ${from} AND ${k.told.from} < ${to})` : empty;
     const rows = await run<{ id: string }>(
-      this.dataSource,
+      await this.reads.source(),
       sql`SELECT x.id FROM ${k.table} x
         WHERE ${k.scope(scope, s)} AND ((${k.timeTo} >= ${from} AND ${k.timeFrom} < ${to})${told})
         ORDER BY ${k.timeTo} DESC, x.id
@@ -462,7 +463,7 @@ export class SearchRepository {
    */
   async standing(scope: ScopeName, s: ScopeParams, limit: number): Promise<PathRow[]> {
     const rows = await run<{ id: string }>(
-      this.dataSource,
+      await this.reads.source(),
       sql`SELECT x.id FROM message_segments x
         WHERE ${STANDING_TURN} AND ${SEGMENT_SCOPE(scope, s)} AND NOT ${SAID_TO_PERSON}
         ORDER BY x.occurred_at DESC, x.id

@@ -1,3 +1,4 @@
+import { DatabaseReads } from '../database/database-reads.js';
 import { Injectable, Logger } from '@nestjs/common';
 import {
   CommonErrorCode,
@@ -96,6 +97,7 @@ export class SearchService {
     private readonly facts: FactsService,
     private readonly embeddings: EmbeddingService,
     private readonly rewriter: QueryRewriterService,
+    private readonly reads: DatabaseReads,
   ) {}
 
   registerSource(source: RecallSource): void {
@@ -114,9 +116,19 @@ export class SearchService {
   /**
    * "What do you remember about X?": the user's memories, the legacy's facts they may see, and
    * their conversations' summaries and turns, best first. Turns come back once per turn (its
-   * best chunk). Each item says whether it can be forgotten from here.
+   * best chunk). Each item says whether it can be forgotten from here. Every read of one recall
+   * goes to one server, chosen once (database-reads.ts).
    */
-  async recall(
+  recall(
+    user: UserEntity,
+    legacyId: string,
+    text: string,
+    first?: number | null,
+  ): Promise<RecallHit[]> {
+    return this.reads.scope(() => this.recallOnce(user, legacyId, text, first));
+  }
+
+  private async recallOnce(
     user: UserEntity,
     legacyId: string,
     text: string,

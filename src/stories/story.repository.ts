@@ -1,3 +1,4 @@
+import { DatabaseReads } from '../database/database-reads.js';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
@@ -53,7 +54,10 @@ function revive(row: StoryEntity): StoryEntity {
 /** All SQL of stories, their files and their chunks. */
 @Injectable()
 export class StoryRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly reads: DatabaseReads,
+  ) {}
 
   private m(manager?: EntityManager): EntityManager {
     return manager ?? this.dataSource.manager;
@@ -180,7 +184,7 @@ export class StoryRepository {
       where.push(sql`(s.created_at, s.id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`);
     }
     const rows = await run<StoryEntity>(
-      this.m(),
+      await this.reads.source(),
       sql`SELECT ${COLUMNS} FROM stories s WHERE ${join(where, ' AND ')}
         ORDER BY s.created_at DESC, s.id DESC LIMIT ${limit}`,
     );
@@ -197,7 +201,7 @@ export class StoryRepository {
       ? sql`AND (s.created_at, s.id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`
       : empty;
     const rows = await run<StoryEntity>(
-      this.m(),
+      await this.reads.source(),
       sql`SELECT ${COLUMNS} FROM stories s
         WHERE s.author_id = ${authorId} AND NOT ${isMemberSql(raw('s.legacy_id'), sql`${authorId}`)} ${cursor}
         ORDER BY s.created_at DESC, s.id DESC LIMIT ${limit}`,

@@ -1,3 +1,4 @@
+import { DatabaseReads } from '../database/database-reads.js';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { coversAnsweredAloneSql } from '../conversations/withheld-reply.js';
@@ -72,7 +73,10 @@ export interface NewChunk {
 
 @Injectable()
 export class ConversationChunkRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly reads: DatabaseReads,
+  ) {}
 
   private m(manager?: EntityManager): EntityManager {
     return manager ?? this.dataSource.manager;
@@ -187,7 +191,7 @@ export class ConversationChunkRepository {
   async forConversations(conversationIds: readonly string[]): Promise<ConversationChunkEntity[]> {
     if (conversationIds.length === 0) return [];
     return run(
-      this.m(),
+      await this.reads.source(),
       sql`SELECT ${COLUMNS} FROM conversation_chunks k WHERE k.conversation_id = ANY(${conversationIds}::uuid[])
         ORDER BY k.conversation_id, k.range_start`,
     );

@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { serverLocator } from '../../src/database/server-locator.js';
 import { PgNotifyTransport } from '../../src/pubsub/notify-transport.js';
 import { startTestApp, TestApp } from '../support/test-app.js';
 
@@ -13,7 +14,10 @@ describe('PgNotifyTransport parking', () => {
 
   beforeAll(async () => {
     t = await startTestApp({ JOBS_WORKER: 'false', JOBS_SCHEDULER: 'false' });
-    transport = new PgNotifyTransport(t.app.get(DataSource), 'postgres://unused', 1000);
+    transport = new PgNotifyTransport(
+      t.app.get(DataSource),
+      serverLocator('postgres://unused', 1000),
+    );
   }, 120_000);
   afterAll(() => t.close());
 

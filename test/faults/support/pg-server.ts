@@ -46,6 +46,26 @@ export class PgServer {
   stop(): void {
     this.script('stop');
   }
+
+  /**
+   * Makes it a streaming hot standby of `primary` (pg_basebackup the first time) under the
+   * name `name` (what synchronous_standby_names lists), and starts it; answers the URL of `db`.
+   */
+  replicaOf(primary: PgServer, name: string, db = 'keepsake'): string {
+    return this.script('replica', '--of', primary.dir, '--name', name, '--db', db)
+      .split('\n')
+      .pop()!;
+  }
+
+  /** pg_ctl promote: the standby becomes a primary. */
+  promote(): void {
+    this.script('promote');
+  }
+
+  /** The stopped or crashed former primary rewound (pg_rewind) and started as `primary`'s standby. */
+  rejoin(primary: PgServer, name: string): void {
+    this.script('rejoin', '--of', primary.dir, '--name', name);
+  }
 }
 
 /** The script reuses TEST_DATABASE_URL when given; a server of a test's own must not. */
