@@ -190,10 +190,10 @@ if (!ON_SERVER) {
           { l: legacyId },
         );
         expect(listed.data!.facts.edges.map((e) => e.node.id)).toContain(added.data!.addFact.id);
-        const recalled = await gql<{ recall: { id: string }[] }>(
+        const recalled = await gql<{ recall: { edges: { node: { id: string } }[] } }>(
           urlB,
           token,
-          'query($l: ID!) { recall(legacyId: $l, query: "nets") { id } }',
+          'query($l: ID!) { recall(legacyId: $l, query: "nets") { edges { node { id } } } }',
           { l: legacyId },
         );
         expect(recalled.errors).toBeUndefined();

@@ -218,8 +218,8 @@ if (!ON_SERVER) {
           ),
         );
         // Recall runs on the replica too.
-        const recalled = await gql<{ recall: unknown[] }>(
-          'query($l: ID!) { recall(legacyId: $l, query: "fact") { id } }',
+        const recalled = await gql<{ recall: { edges: unknown[] } }>(
+          'query($l: ID!) { recall(legacyId: $l, query: "fact") { edges { node { id } } } }',
           { l: legacyId },
         );
         expect(recalled.kind).toBe('ok');
