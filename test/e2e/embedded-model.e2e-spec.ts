@@ -95,7 +95,12 @@ describe('LLM=embedded (SmolLM2-135M in the service)', () => {
       expect(reply.content.endsWith(' […]')).toBe(true);
       expect(reply.generation.completionTokens).toBe(24);
     }
-    await deltas.waitFor(2);
+    // The reply's answer can come before its last deltas, which travel through the event bus
+    // (LISTEN/NOTIFY on a server).
+    const deadline = Date.now() + 15_000;
+    while (!deltas.events.some((e) => e.data?.assistantReplyDelta.done) && Date.now() < deadline) {
+      await deltas.waitFor(deltas.events.length + 1, 2_000).catch(() => undefined);
+    }
     const streamed = deltas.events.map((e) => e.data!.assistantReplyDelta);
     expect(streamed.at(-1)?.done).toBe(true);
     expect(
