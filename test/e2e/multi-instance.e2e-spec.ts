@@ -205,6 +205,8 @@ describeServer('Two instances on one PostgreSQL server', () => {
       { c: conversationId },
     );
     await again.ready;
+    // `ready` is a short pause, not the server's word: give the subscribe message time to land.
+    await new Promise((r) => setTimeout(r, 1500));
     await send(urlA, 'After the listener was dropped.');
     // The agent's reply to an earlier turn may come first.
     const heard = () =>
