@@ -19,6 +19,16 @@ function alive(pid) {
 export default async function globalSetup() {
   mkdirSync(ROOT, { recursive: true });
   for (const entry of readdirSync(ROOT)) {
+    // The fault suite's folders (faults/<name>-<pid>) are left to theirs while that run lives.
+    if (entry === 'faults') {
+      for (const dir of readdirSync(join(ROOT, entry))) {
+        const owner = /-(\d+)$/.exec(dir)?.[1];
+        if (!owner || !alive(Number(owner))) {
+          rmSync(join(ROOT, entry, dir), { recursive: true, force: true });
+        }
+      }
+      continue;
+    }
     const pid = /^run-(\d+)$/.exec(entry)?.[1];
     if (!pid || !alive(Number(pid))) rmSync(join(ROOT, entry), { recursive: true, force: true });
   }
