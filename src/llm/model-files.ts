@@ -205,12 +205,12 @@ export async function fetchModel(
   const folder = cacheFolder(modelsDir, model);
   const cached = await verifiedFiles(folder, model);
   if (cached) return { paths: cached, source: null };
-  await mkdir(modelsDir, { recursive: true });
-  const failures: string[] = [];
-  for (const source of model.sources) {
-    if (options.sources && !options.sources.includes(source.kind)) continue;
-    const staging = await mkdtemp(join(modelsDir, `.${model.name}-`));
-    try {
+  return fromFirstSource(
+    model.sources.filter((s) => !options.sources || options.sources.includes(s.kind)),
+    modelsDir,
+    model.name,
+    describe,
+    async (source, staging) => {
       if (source.kind === 'huggingface') await fromHub(source, model, staging, options);
       else await fromMaven(source, model, staging, options);
       for (const file of pinned(model)) {
@@ -226,13 +226,35 @@ export async function fetchModel(
       await rm(folder, { recursive: true, force: true });
       await rename(staging, folder);
       return { paths: (await verifiedFiles(folder, model))!, source: describe(source) };
+    },
+  );
+}
+
+/**
+ * Tries each source in order, each in a staging folder of its own inside `modelsDir` (removed
+ * afterwards, whatever happened), and answers what the first that succeeds gives; throws
+ * ModelFetchError naming what each source said when none does.
+ */
+export async function fromFirstSource<S, T>(
+  sources: readonly S[],
+  modelsDir: string,
+  name: string,
+  describeSource: (source: S) => string,
+  install: (source: S, staging: string) => Promise<T>,
+): Promise<T> {
+  await mkdir(modelsDir, { recursive: true });
+  const failures: string[] = [];
+  for (const source of sources) {
+    const staging = await mkdtemp(join(modelsDir, `.${name}-`));
+    try {
+      return await install(source, staging);
     } catch (err) {
-      failures.push(`${describe(source)}: ${(err as Error).message}`);
+      failures.push(`${describeSource(source)}: ${(err as Error).message}`);
     } finally {
       await rm(staging, { recursive: true, force: true });
     }
   }
   throw new ModelFetchError(
-    `No source served ${model.name} with its pinned files. ${failures.join('; ')}`,
+    `No source served ${name} with its pinned files. ${failures.join('; ')}`,
   );
 }
