@@ -19,8 +19,9 @@ export interface ServerPool {
 /**
  * One TypeORM `postgres` configuration for both stores. The embedded database is a single
  * PostgreSQL session, so it gets a pool of exactly one connection (two would interleave
- * statements), whose turns `queue` hands out when given; code must never query outside an open
- * transaction's own manager.
+ * statements); code must never query outside an open transaction's own manager. `queue`, when
+ * given, hands out the turns on the pool's connections (database-queue.ts): the embedded one,
+ * or a server's DATABASE_POOL_SIZE.
  */
 export function dataSourceOptions(
   config: AppConfig,
@@ -49,12 +50,16 @@ export function dataSourceOptions(
       },
     };
   }
-  return serverDataSourceOptions(config, {
-    url: config.env.DATABASE_URL!,
-    poolSize: config.env.DATABASE_POOL_SIZE,
-    primary: true,
-    reads: false,
-  });
+  return serverDataSourceOptions(
+    config,
+    {
+      url: config.env.DATABASE_URL!,
+      poolSize: config.env.DATABASE_POOL_SIZE,
+      primary: true,
+      reads: false,
+    },
+    queue,
+  );
 }
 
 /**
@@ -63,7 +68,15 @@ export function dataSourceOptions(
  * locator finds the primary among the URL's hosts (server-locator.ts). The read pools create no
  * extension (a replica could not).
  */
-export function serverDataSourceOptions(config: AppConfig, pool: ServerPool): DataSourceOptions {
+export function serverDataSourceOptions(
+  config: AppConfig,
+  pool: ServerPool,
+  /** Whose turn it is on the pool's connections (as many slots as the pool has). */
+  queue?: DatabaseQueue,
+): DataSourceOptions {
+  const failover = pool.primary
+    ? failoverPg(serverLocator(pool.url, config.env.DB_CONNECT_TIMEOUT_MS))
+    : undefined;
   return {
     type: 'postgres' as const,
     entities: ENTITIES,
@@ -73,9 +86,7 @@ export function serverDataSourceOptions(config: AppConfig, pool: ServerPool): Da
     migrationsRun: false,
     logging: false as const,
     ...(pool.reads ? { installExtensions: false } : {}),
-    ...(pool.primary
-      ? { driver: failoverPg(serverLocator(pool.url, config.env.DB_CONNECT_TIMEOUT_MS)) }
-      : {}),
+    ...(queue ? { driver: queuedPg(queue, failover) } : failover ? { driver: failover } : {}),
     poolSize: pool.poolSize,
     extra: {
       connectionString: pool.url,

@@ -110,7 +110,7 @@ export const databaseVariables = defineVariables({
   },
   DATABASE_QUEUE_TIMEOUT_MS: {
     description:
-      'Embedded database only: how long a request may wait for its turn on the one connection before it is refused with UNAVAILABLE (reason DATABASE_BUSY, retryAfterSeconds), with nothing done. Requests are served in the order they came, before background work; one that has begun is never refused.',
+      "How long a request may wait for its turn on a connection (the embedded database's one, or DATABASE_POOL_SIZE's on a server) before it is refused with UNAVAILABLE (reason DATABASE_BUSY, retryAfterSeconds), with nothing done. GraphQL queries are served before mutations, requests in the order they came and before background work; one that has begun is never refused.",
     default: '10000',
     parse: integer(100, 600_000),
   },

@@ -17,7 +17,7 @@ export const DATABASE_REASONS: ReasonTable<DatabaseErrorCode> = {
   DATABASE_BUSY: {
     code: PublicErrorCode.UNAVAILABLE,
     means:
-      'The embedded database could not begin the request within DATABASE_QUEUE_TIMEOUT_MS: nothing was done; send it again after retryAfterSeconds.',
+      'The database could not begin the request within DATABASE_QUEUE_TIMEOUT_MS: nothing was done; send it again after retryAfterSeconds.',
   },
   DATABASE_UNAVAILABLE: {
     code: PublicErrorCode.UNAVAILABLE,
@@ -36,7 +36,7 @@ export class DatabaseException extends DomainException {
     super(DATABASE_REASONS[code].code, code, message, undefined, retryAfterSeconds);
   }
 
-  /** A request the embedded database could not begin within DATABASE_QUEUE_TIMEOUT_MS. */
+  /** A request the database could not begin within DATABASE_QUEUE_TIMEOUT_MS. */
   static busy(retryAfterSeconds: number): DatabaseException {
     return new DatabaseException(
       DatabaseErrorCode.DATABASE_BUSY,

@@ -88,7 +88,7 @@ async function connect(
     const ds = new DataSource(
       embedded
         ? dataSourceOptions(config, embedded.pgConfig, queue ?? undefined)
-        : dataSourceOptions(config),
+        : dataSourceOptions(config, undefined, queue ?? undefined),
     );
     try {
       return await ds.initialize();
@@ -117,20 +117,19 @@ function poolerHint(err: unknown): string {
     : '';
 }
 
-/** The turns of the embedded database's one connection (none on a server, which has a pool). */
-export function databaseQueue(config: AppConfig): DatabaseQueue | null {
-  return config.embedded
-    ? new DatabaseQueue({
-        requestTimeoutMs: config.env.DATABASE_QUEUE_TIMEOUT_MS,
-        connectTimeoutMs: config.env.DB_CONNECT_TIMEOUT_MS,
-      })
-    : null;
+/** The turns of the embedded database's one connection, or of the server's write pool. */
+export function databaseQueue(config: AppConfig): DatabaseQueue {
+  return new DatabaseQueue({
+    requestTimeoutMs: config.env.DATABASE_QUEUE_TIMEOUT_MS,
+    connectTimeoutMs: config.env.DB_CONNECT_TIMEOUT_MS,
+    slots: config.embedded ? 1 : config.env.DATABASE_POOL_SIZE,
+  });
 }
 
 export async function openDataSource(
   config: AppConfig,
   embedded: EmbeddedPostgres | null,
-  queue: DatabaseQueue | null = embedded ? databaseQueue(config) : null,
+  queue: DatabaseQueue | null = databaseQueue(config),
 ): Promise<DataSource> {
   const ds = await connect(config, embedded, queue);
   // The lock is held by a transaction on a connection of its own while migrations run on others

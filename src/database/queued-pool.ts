@@ -13,8 +13,8 @@ type Checkout = (
  * The turn is given back when the client is released (after a statement, or at the end of a
  * transaction, which keeps the connection throughout).
  */
-export function queuedPg(queue: DatabaseQueue): typeof pg {
-  class QueuedPool extends pg.Pool {
+export function queuedPg(queue: DatabaseQueue, base: typeof pg = pg): typeof pg {
+  class QueuedPool extends base.Pool {
     override connect(): Promise<pg.PoolClient>;
     override connect(callback: Checkout): void;
     override connect(callback?: Checkout): Promise<pg.PoolClient> | void {
@@ -44,5 +44,5 @@ export function queuedPg(queue: DatabaseQueue): typeof pg {
       );
     }
   }
-  return { ...pg, Pool: QueuedPool } as typeof pg;
+  return { ...base, Pool: QueuedPool } as typeof pg;
 }

@@ -25,7 +25,7 @@ import { sessionCookieToken } from '../identity/session-cookie.js';
 import { upgradeAllowed } from '../console/origins.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import { currentRequestId } from '../logging/request-context.storage.js';
-import { asRequest } from '../database/database-queue.js';
+import { asRequest, markQuery } from '../database/database-queue.js';
 import { DatabaseFailureMapper, formatError, publicCodeOf } from './format-error.js';
 import { DomainException } from '../common/errors/domain.exception.js';
 import type { EventBus } from '../pubsub/event-bus.js';
@@ -167,6 +167,19 @@ function writesRefusedPlugin(database: DatabaseState): ApolloServerPlugin<Reques
   };
 }
 
+/** A query's statements go before mutations' on the database's connections (database-queue.ts). */
+function databaseTurnsPlugin(): ApolloServerPlugin<RequestContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ operation }) {
+          if (operation?.operation === OperationTypeNode.QUERY) markQuery();
+        },
+      };
+    },
+  };
+}
+
 /** Request counts and latency per operation for /metrics. */
 function operationMetricsPlugin(
   metrics: ServiceMetrics,
@@ -279,7 +292,14 @@ function graphqlWsOptions(
     path: '/graphql',
     // A query or mutation over the socket takes its turn on the embedded database as a request
     // that came in now, as over HTTP (a subscription's events are resolved outside it).
-    execute: (args) => asRequest(() => execute(args)),
+    execute: (args) =>
+      asRequest(() => {
+        if (
+          getOperationAST(args.document, args.operationName)?.operation === OperationTypeNode.QUERY
+        )
+          markQuery();
+        return execute(args);
+      }),
     // Browsers let any page open a WebSocket anywhere: a page from an origin CORS_ORIGINS does
     // not list is refused here (4403), as its HTTP requests are by CORS.
     onConnect: (ctx) => {
@@ -429,6 +449,7 @@ export function graphqlOptions(
     formatError: (formatted, error) =>
       formatError(formatted, error, !env.GRAPHQL_INTROSPECTION, databaseFailure),
     plugins: [
+      databaseTurnsPlugin(),
       landingPageEnabled(env)
         ? ApolloServerPluginLandingPageLocalDefault({ embed: true })
         : ApolloServerPluginLandingPageDisabled(),

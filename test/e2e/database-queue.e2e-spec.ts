@@ -10,8 +10,9 @@ const SEND = `mutation($input: SendMessageInput!) {
 /**
  * Waiting for the embedded database over HTTP and WebSocket: requests take their turn in the
  * order they came, and one that cannot begin within DATABASE_QUEUE_TIMEOUT_MS is refused with
- * UNAVAILABLE and a retry hint, having done nothing. (On a server the pool of connections has
- * no such queue: the suite on a server runs these on an embedded database too.)
+ * UNAVAILABLE and a retry hint, having done nothing. (The suite on a server runs these on an
+ * embedded database too: one connection makes the order plain to see; the server's pool has the
+ * same queue, tested in database-server.spec.ts.)
  */
 /** An app on an embedded database of its own, whose requests wait at most `timeoutMs`. */
 function queueApp(timeoutMs: string) {
@@ -152,5 +153,45 @@ describe('waiting for the embedded database: order', () => {
     expect(turns.map((m) => m.content)).toEqual(['First.', 'Second.', 'Third.']);
     expect(turns[1].turnIndex).toBe(turns[0].turnIndex + 1);
     expect(turns[2].turnIndex).toBe(turns[1].turnIndex + 1);
+  });
+
+  const COUNT = 'query($id: ID!) { conversation(id: $id) { messageCount } }';
+
+  /** Holds the connection, asks, and answers what line the request waited in. */
+  async function lineOf(ask: () => Promise<unknown>) {
+    const release = await hold();
+    let asked: Promise<unknown>;
+    let line;
+    try {
+      asked = ask();
+      while (ctx.queue.waiting().requests === 0) await new Promise((r) => setTimeout(r, 5));
+      line = ctx.queue.waiting();
+    } finally {
+      await release();
+    }
+    await asked;
+    return line;
+  }
+
+  // Queries go before mutations (database-queue.ts): a read someone waits on is not kept behind
+  // a crowd of senders' statements.
+  it('puts a query over HTTP in the queries line, a mutation in the mutations line', async () => {
+    const query = await lineOf(() => ctx.t.gql(COUNT, { id: ctx.conversationId }, ctx.owner));
+    expect(query).toMatchObject({ requests: 1, queries: 1 });
+    const mutation = await lineOf(() =>
+      ctx.t.gql(
+        SEND,
+        { input: { conversationId: ctx.conversationId, content: 'A mutation.' } },
+        ctx.owner,
+      ),
+    );
+    expect(mutation).toMatchObject({ requests: 1, queries: 0 });
+  });
+
+  it('puts a query over WebSocket in the queries line alike', async () => {
+    const line = await lineOf(() =>
+      subscribe(ctx.t.ws(ctx.owner), COUNT, { id: ctx.conversationId }).waitFor(1, 10_000),
+    );
+    expect(line).toMatchObject({ requests: 1, queries: 1 });
   });
 });

@@ -2,7 +2,13 @@ import { createServer, Server, Socket, connect as tcpConnect } from 'node:net';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../../src/config/app-config.js';
-import { DatabaseUnavailableError, openDataSource } from '../../src/database/database.module.js';
+import { PublicErrorCode } from '../../src/common/errors/domain.exception.js';
+import { asBackground, asRequest, markQuery } from '../../src/database/database-queue.js';
+import {
+  databaseQueue,
+  DatabaseUnavailableError,
+  openDataSource,
+} from '../../src/database/database.module.js';
 import { PGVECTOR_MINIMUM, versionAtLeast } from '../../src/database/pgvector-version.js';
 import { startTestApp } from '../support/test-app.js';
 import {
@@ -145,6 +151,65 @@ describeServer('DATABASE_URL on a real server', () => {
       ),
     );
     expect(new Set(pids).size).toBe(3);
+  });
+
+  it("hands the pool's connections to queries first, and refuses a request that cannot begin", async () => {
+    const config = AppConfig.load({
+      ...SECRET,
+      DATABASE_URL: db.databaseUrl!,
+      DATABASE_POOL_SIZE: '2',
+      DATABASE_QUEUE_TIMEOUT_MS: '1500',
+    });
+    const queue = databaseQueue(config);
+    const ds = await openDataSource(config, null, queue);
+    opened.push(ds);
+    await ds.query('CREATE TABLE served (id serial PRIMARY KEY, who text NOT NULL)');
+    const serve = (who: string) => ds.query('INSERT INTO served (who) VALUES ($1)', [who]);
+    // Both connections held by open transactions, as two long requests would.
+    const runners = await Promise.all(
+      [0, 1].map(async () => {
+        const runner = ds.createQueryRunner();
+        await runner.connect();
+        await runner.startTransaction();
+        return runner;
+      }),
+    );
+    const now = performance.now();
+    const statements = [
+      asBackground(() => serve('job')),
+      asRequest(() => serve('mutation'), now - 200),
+      asRequest(() => {
+        markQuery();
+        return serve('query');
+      }, now - 100),
+    ];
+    while (queue.waiting().requests < 2) await new Promise((r) => setTimeout(r, 5));
+    expect(queue.waiting()).toMatchObject({ requests: 2, queries: 1, background: 1 });
+    await runners[0].commitTransaction();
+    await runners[0].release();
+    await Promise.all(statements);
+    expect(
+      ((await ds.query('SELECT who FROM served ORDER BY id')) as { who: string }[]).map(
+        (r) => r.who,
+      ),
+    ).toEqual(['query', 'mutation', 'job']);
+
+    // One connection still held, and another request holds the other: the next one waits its
+    // bound and is refused with nothing done.
+    const other = ds.createQueryRunner();
+    await other.connect();
+    const refused = await asRequest(() => serve('refused')).catch((err: unknown) => err);
+    await other.release();
+    await runners[1].commitTransaction();
+    await runners[1].release();
+    expect(refused).toMatchObject({
+      publicCode: PublicErrorCode.UNAVAILABLE,
+      reason: 'DATABASE_BUSY',
+      retryAfterSeconds: 2,
+    });
+    expect(await ds.query(`SELECT count(*)::int AS n FROM served WHERE who = 'refused'`)).toEqual([
+      { n: 0 },
+    ]);
   });
 
   it('migrates an empty database once when two instances boot on it together', async () => {
