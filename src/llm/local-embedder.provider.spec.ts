@@ -76,6 +76,20 @@ describe('LocalEmbedder (Universal Sentence Encoder lite, bundled weights)', () 
     }
   });
 
+  it('answers queries asked together in one batch, each its own vector', async () => {
+    const asked = [
+      'Where did we spend the summer?',
+      'Who kept the bees?',
+      'When did the mill close?',
+    ];
+    const together = await Promise.all(asked.map((q) => embedder.embed([q], 'query')));
+    for (const [i, q] of asked.entries()) {
+      const [alone] = await embedder.embed([q], 'query');
+      expect(cosine(alone, together[i][0])).toBeCloseTo(1, 5);
+    }
+    expect(cosine(together[0][0], together[1][0])).toBeLessThan(0.99);
+  });
+
   it('serves a query before the passages still waiting, whoever asked first', async () => {
     const done: string[] = [];
     const passages = Array.from(
@@ -99,7 +113,7 @@ describe('LocalEmbedder (Universal Sentence Encoder lite, bundled weights)', () 
     await own.warmUp();
     const failing = own.embed(['one', 'two', 'three', 'four', 'five']);
     // The worker dies under the call: every part of it fails once, nothing hangs.
-    await (own as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    await own.crashPassages();
     await expect(failing).rejects.toBeInstanceOf(ModelUnavailableError);
     const [again] = await own.embed(['hello world']);
     expect(again).toHaveLength(512);

