@@ -1,12 +1,15 @@
 /**
  * The clients of bench:load, in a thread of their own so that their work (HTTP, JSON) does not
  * run on the service's event loop. Each client is its own user with its own legacy and
- * conversation, and waits for each answer before its next call. Three phases, one per run of
- * this thread: `setup` (the legacy, the conversation, the warm-up sends), `run` (the measured
- * mix for a number of seconds) and `count` (the turns each conversation holds).
+ * conversation, and waits for each answer before its next call. The thread is told three
+ * phases in turn: `setup` (the legacy, the conversation, the warm-up sends), `run` (the measured
+ * mix for a number of seconds) and `count` (the turns each conversation holds). One thread does
+ * all three, so the run goes over the keep-alive connections the warm-up opened, as clients that
+ * stay connected do (a fresh thread per phase made 200 connections at the run's first instant,
+ * and its first calls waited seconds for them, in the measured figures).
  */
 import { performance } from 'node:perf_hooks';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import { rng } from './support.js';
 
 export interface LoadClient {
@@ -24,6 +27,8 @@ export type LoadInput =
       seconds: number;
       /** Share of calls that are `recall` (the rest `sendMessage`). */
       recallShare: number;
+      /** Each client's first call comes at a random moment within this many ms of the start. */
+      rampMs: number;
       seed: number;
     }
   | { phase: 'count'; url: string; clients: LoadClient[] };
@@ -32,6 +37,8 @@ export interface CallResult {
   op: 'sendMessage' | 'recall';
   /** Milliseconds from the request to its answer, errors included. */
   ms: number;
+  /** When it was asked, in ms from the start of the run. */
+  atMs: number;
   /** The error's extensions.code (or what failed), null when it succeeded. */
   error: string | null;
   /** extensions.retryAfterSeconds of a refusal. */
@@ -162,6 +169,8 @@ async function run(
   await Promise.all(
     input.clients.map(async (client, c) => {
       const draw = rng(input.seed + c);
+      // People do not all press send at one instant: the first calls are spread over the ramp.
+      await new Promise((r) => setTimeout(r, draw() * input.rampMs));
       for (let n = 0; performance.now() < deadline; n++) {
         const op = draw() < input.recallShare ? 'recall' : 'sendMessage';
         const t0 = performance.now();
@@ -177,12 +186,13 @@ async function run(
             });
             sent[c]++;
           }
-          calls.push({ op, ms: performance.now() - t0, error: null });
+          calls.push({ op, ms: performance.now() - t0, atMs: t0 - started, error: null });
         } catch (err) {
           const e = err as CallError;
           calls.push({
             op,
             ms: performance.now() - t0,
+            atMs: t0 - started,
             error: e.code ?? 'ERROR',
             retryAfterSeconds: e.retryAfterSeconds,
           });
@@ -215,12 +225,13 @@ async function count(
   return { phase: 'count', stored };
 }
 
-const input = workerData as LoadInput;
-const work =
-  input.phase === 'setup' ? setup(input) : input.phase === 'run' ? run(input) : count(input);
-work.then(
-  (out) => parentPort!.postMessage(out),
-  (err: unknown) => {
-    throw err;
-  },
-);
+parentPort!.on('message', (input: LoadInput) => {
+  const work =
+    input.phase === 'setup' ? setup(input) : input.phase === 'run' ? run(input) : count(input);
+  work.then(
+    (out) => parentPort!.postMessage(out),
+    (err: unknown) => {
+      throw err;
+    },
+  );
+});

@@ -1,18 +1,23 @@
 /**
  * npm run bench:load -- [--clients 200] [--seconds 60] [--recall 0.2] [--warmup 2] [--seed 1]
- *                       [--server [--replicas N]]
+ *                       [--ramp 1] [--settle 5] [--server [--replicas N]]
  *
  * The service under a crowd: --clients concurrent clients, each its own user with its own legacy
  * and conversation, call for --seconds a mix of `sendMessage` (AGENT_REPLY=off, so the log and
  * the background work each turn enqueues) and `recall` (a --recall share of the calls) over
- * GraphQL/HTTP, each waiting for its previous answer, against the real application on a fresh
+ * GraphQL/HTTP, each waiting for its previous answer (each client's first call at a random moment
+ * of the first --ramp seconds; 0 starts them all at one instant), against the real application on a fresh
  * embedded database, or with DATABASE_URL on that server (in a database of its own, dropped
  * afterwards; --server without DATABASE_URL starts or reuses the project's test server,
  * postgres.sh). The background jobs run in the service process meanwhile. Prints the latency
  * distribution (all calls and per operation), calls answered per second, errors by code, and
  * the writes lost (a send answered without error but not in the log) or left behind (a send
  * refused but in the log), with the service's event-loop delay and the machine's load average.
- * The service's variables set in the environment apply (EMBEDDED_DATABASE_THREAD=main, say).
+ * The table counts the calls asked after the first --settle seconds: in those, every client's
+ * first call comes within --ramp, up to 200 at once where the crowd's own pace is about one
+ * answer per client every two or three seconds; they are shown on a line of their own. The
+ * service's variables set in the environment apply (EMBEDDED_DATABASE_THREAD=main, or
+ * DATABASE_POOL_SIZE, say); the pools are the service's defaults otherwise.
  *
  * --replicas N: a primary of the bench's own and N streaming replicas (bench/support.ts), the
  * run made twice in one go, on a fresh database each time: without replicas (reads on the
@@ -27,6 +32,7 @@ import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { DataSource } from 'typeorm';
 import { createApp } from '../src/bootstrap.js';
+import { databaseVariables } from '../src/database/database.config.js';
 import type { CallResult, LoadClient, LoadInput, LoadOutput } from './load-clients.js';
 import {
   benchConfig,
@@ -48,6 +54,8 @@ function options() {
       recall: { type: 'string', default: '0.2' },
       warmup: { type: 'string', default: '2' },
       seed: { type: 'string', default: '1' },
+      ramp: { type: 'string', default: '1' },
+      settle: { type: 'string', default: '5' },
       server: { type: 'boolean', default: false },
       replicas: { type: 'string', default: '0' },
     },
@@ -55,10 +63,18 @@ function options() {
   const replicas = wholeArg('replicas', values.replicas, 0);
   const recallShare = Number(values.recall);
   if (!(recallShare >= 0 && recallShare <= 1)) throw new Error('--recall is a share, 0 to 1');
+  const ramp = Number(values.ramp);
+  if (!(ramp >= 0 && ramp <= 60)) throw new Error('--ramp is seconds, 0 to 60');
+  const seconds = wholeArg('seconds', values.seconds, 1);
+  const settle = Number(values.settle);
+  if (!(settle >= 0 && settle < seconds))
+    throw new Error('--settle is seconds, less than --seconds');
   return {
     clients: wholeArg('clients', values.clients, 1),
-    seconds: wholeArg('seconds', values.seconds, 1),
+    seconds,
+    settleMs: settle * 1000,
     recallShare,
+    rampMs: ramp * 1000,
     /** Unmeasured sends per client first (and one recall): connections, JIT, caches. */
     warmup: wholeArg('warmup', values.warmup, 0),
     seed: wholeArg('seed', values.seed, 0),
@@ -67,18 +83,41 @@ function options() {
   };
 }
 
-/** Runs one phase of the clients in a thread of their own. */
-function clients<P extends LoadInput['phase']>(
-  input: Extract<LoadInput, { phase: P }>,
-): Promise<Extract<LoadOutput, { phase: P }>> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./load-clients.js', import.meta.url), { workerData: input });
-    worker.once('message', resolve);
-    worker.once('error', reject);
-    worker.once('exit', (code) => {
-      if (code !== 0) reject(new Error(`the clients' thread exited with ${code}`));
+/** The clients' thread: one for a whole run, told its phases one after another. */
+class ClientsThread {
+  private readonly worker = new Worker(new URL('./load-clients.js', import.meta.url));
+
+  phase<P extends LoadInput['phase']>(
+    input: Extract<LoadInput, { phase: P }>,
+  ): Promise<Extract<LoadOutput, { phase: P }>> {
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        this.worker.off('message', onMessage);
+        this.worker.off('error', onError);
+        this.worker.off('exit', onExit);
+      };
+      const onMessage = (out: Extract<LoadOutput, { phase: P }>) => {
+        done();
+        resolve(out);
+      };
+      const onError = (err: Error) => {
+        done();
+        reject(err);
+      };
+      const onExit = (code: number) => {
+        done();
+        reject(new Error(`the clients' thread exited with ${code}`));
+      };
+      this.worker.on('message', onMessage);
+      this.worker.on('error', onError);
+      this.worker.on('exit', onExit);
+      this.worker.postMessage(input);
     });
-  });
+  }
+
+  async close(): Promise<void> {
+    await this.worker.terminate();
+  }
 }
 
 const ms = (v: number) => (Number.isFinite(v) ? v.toFixed(0) : '-');
@@ -149,13 +188,23 @@ async function measure(
   const dataDir = mkdtempSync(join(tmpdir(), 'keepsake-load-'));
   const server = serverUrl ? await benchDatabase(serverUrl) : null;
   if (replicas) await replicas.caughtUp();
-  const config = benchConfig(
-    dataDir,
-    server,
-    replicas && server ? { DATABASE_REPLICA_URLS: replicas.replicaUrls(server.url).join(',') } : {},
-  );
+  // The service's own pool sizes (the other benches' 20 each let more sends run at once, and
+  // each of them then waits longer for the event loop: recall too).
+  const pools = {
+    DATABASE_POOL_SIZE:
+      process.env.DATABASE_POOL_SIZE ?? databaseVariables.DATABASE_POOL_SIZE.default!,
+    DATABASE_READ_POOL_SIZE:
+      process.env.DATABASE_READ_POOL_SIZE ?? databaseVariables.DATABASE_READ_POOL_SIZE.default!,
+  };
+  const config = benchConfig(dataDir, server, {
+    ...(server ? pools : {}),
+    ...(replicas && server
+      ? { DATABASE_REPLICA_URLS: replicas.replicaUrls(server.url).join(',') }
+      : {}),
+  });
   const bootStarted = performance.now();
   const app = await createApp(config);
+  const clients = new ClientsThread();
   try {
     // Idle keep-alive sockets outlive the longest wait: otherwise the server may close one just
     // as a client reuses it (ECONNRESET), a race of the bench's, not of the service's work.
@@ -170,7 +219,7 @@ async function measure(
 
     const loadBefore = load();
     const setupStarted = performance.now();
-    const { clients: ready } = await clients({
+    const { clients: ready } = await clients.phase({
       phase: 'setup',
       url,
       clients: users,
@@ -180,12 +229,13 @@ async function measure(
 
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
-    const run = await clients({
+    const run = await clients.phase({
       phase: 'run',
       url,
       clients: ready,
       seconds: opts.seconds,
       recallShare: opts.recallShare,
+      rampMs: opts.rampMs,
       seed: opts.seed,
     });
     loop.disable();
@@ -197,7 +247,7 @@ async function measure(
       .query(`SELECT count(*)::int AS n FROM jobs WHERE status IN ('PENDING', 'RUNNING')`)) as {
       n: number;
     }[];
-    const { stored } = await clients({ phase: 'count', url, clients: ready });
+    const { stored } = await clients.phase({ phase: 'count', url, clients: ready });
     let lost = 0;
     let leftBehind = 0;
     stored.forEach((n, c) => {
@@ -213,23 +263,31 @@ async function measure(
       errors.set(c.error, (errors.get(c.error) ?? 0) + 1);
       if (c.retryAfterSeconds) hints.push(c.retryAfterSeconds);
     }
-    const byOp = (op: CallResult['op']) => run.calls.filter((c) => c.op === op);
+    const steady = run.calls.filter((c) => c.atMs >= opts.settleMs);
+    const steadyS = elapsedS - opts.settleMs / 1000;
+    const byOp = (calls: CallResult[], op: CallResult['op']) => calls.filter((c) => c.op === op);
     const rows = [
-      row('all', run.calls, elapsedS),
-      row('sendMessage', byOp('sendMessage'), elapsedS),
-      row('recall', byOp('recall'), elapsedS),
+      row('all', steady, steadyS),
+      row('sendMessage', byOp(steady, 'sendMessage'), steadyS),
+      row('recall', byOp(steady, 'recall'), steadyS),
     ];
+    const first = run.calls.filter((c) => c.atMs < opts.settleMs);
+    const startLine = (op: CallResult['op']) => {
+      const r = row(op, byOp(first, op), opts.settleMs / 1000);
+      return `${op} p50 ${r['p50 ms']}, p99 ${r['p99 ms']}, max ${r['max ms']} ms`;
+    };
     console.log(
       [
         'Keepsake load benchmark (sendMessage and recall over GraphQL/HTTP)',
         `  clients            ${opts.clients}, each its own user, legacy and conversation, in a thread of their own (each waits for its previous answer)`,
-        `  mix                ${Math.round((1 - opts.recallShare) * 100)}% sendMessage (AGENT_REPLY=off), ${Math.round(opts.recallShare * 100)}% recall, for ${opts.seconds} s; ${opts.warmup} warm-up sends and a recall per client first (${setupS.toFixed(1)} s)`,
+        `  mix                ${Math.round((1 - opts.recallShare) * 100)}% sendMessage (AGENT_REPLY=off), ${Math.round(opts.recallShare * 100)}% recall, for ${opts.seconds} s (the table: from the ${opts.settleMs / 1000}th s on), the first calls spread over ${opts.rampMs / 1000} s; ${opts.warmup} warm-up sends and a recall per client first (${setupS.toFixed(1)} s)`,
         `  database           ${server ? `PostgreSQL server (DATABASE_URL), pool of ${config.env.DATABASE_POOL_SIZE} for writes, ${config.env.DATABASE_READ_POOL_SIZE} for reads${replicas ? `; reads on ${config.env.DATABASE_REPLICA_URLS?.length} replica(s) (DATABASE_REPLICA_URLS)` : ' on the primary'}` : `embedded PGlite in a fresh ${dataDir}, in the ${config.env.EMBEDDED_DATABASE_THREAD === 'worker' ? 'thread of its own' : "service's thread"}, requests refused after ${config.env.DATABASE_QUEUE_TIMEOUT_MS} ms`}; background jobs in the service process`,
         `  runtime            node ${process.version}, ${process.platform}/${process.arch}; boot ${ms(bootMs)} ms`,
         `  load average       ${loadBefore} before, ${loadAfter} after (1, 5, 15 min)`,
         '',
         table(rows),
         '',
+        `the first ${opts.settleMs / 1000} s      ${first.length} calls asked while the clients started, not in the table: ${startLine('sendMessage')}; ${startLine('recall')}`,
         `errors             ${errors.size ? [...errors].map(([code, n]) => `${code} ${n}`).join(', ') : 'none'}` +
           (hints.length
             ? ` (retryAfterSeconds ${Math.min(...hints)} to ${Math.max(...hints)})`
@@ -244,6 +302,7 @@ async function measure(
     if (lost > 0 || leftBehind > 0) process.exitCode = 1;
     return rows;
   } finally {
+    await clients.close();
     await app.close();
     rmSync(dataDir, { recursive: true, force: true });
     await server?.drop();
