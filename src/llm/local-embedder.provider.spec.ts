@@ -113,7 +113,7 @@ describe('LocalEmbedder (Universal Sentence Encoder lite, bundled weights)', () 
     await own.warmUp();
     const failing = own.embed(['one', 'two', 'three', 'four', 'five']);
     // The worker dies under the call: every part of it fails once, nothing hangs.
-    await own.crashPassages();
+    await (own as unknown as { passages: { terminate(): Promise<void> } }).passages.terminate();
     await expect(failing).rejects.toBeInstanceOf(ModelUnavailableError);
     const [again] = await own.embed(['hello world']);
     expect(again).toHaveLength(512);

@@ -73,10 +73,6 @@ class EmbedderThread {
     private readonly logger: Logger,
   ) {}
 
-  get started(): boolean {
-    return this.worker !== null;
-  }
-
   submit(parts: Part[]): void {
     this.waiting.push(...parts);
     this.dispatch();
@@ -159,8 +155,8 @@ class EmbedderThread {
     if (worker) await worker.terminate();
   }
 
-  /** For tests: the worker dies under whatever it was given. */
-  async crash(): Promise<void> {
+  /** The worker dies under whatever it was given (tests: a crash). */
+  async terminate(): Promise<void> {
     await this.worker?.terminate();
   }
 
@@ -304,16 +300,6 @@ export class LocalEmbedder implements Embedder {
     const closed = () =>
       new ModelUnavailableError('The local embedder was closed.', this.details(), true);
     await Promise.all([this.queries.close(closed()), this.passages.close(closed())]);
-  }
-
-  /** Whether each thread has its model loaded (for tests and health). */
-  threads(): { queries: boolean; passages: boolean } {
-    return { queries: this.queries.started, passages: this.passages.started };
-  }
-
-  /** For tests: the passages' worker dies under whatever it was given. */
-  crashPassages(): Promise<void> {
-    return this.passages.crash();
   }
 
   details() {
