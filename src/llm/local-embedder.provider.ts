@@ -230,7 +230,7 @@ class EmbedderThread {
  * Queries have a thread of their own beside the passages': someone's `recall` never waits for
  * another family's indexing (a 500-page upload is thousands of passages), and the queries that
  * wait go to the model together in one batch, not one by one. Each thread loads the model once
- * (the queries' on the first query); the operating system shares the cores between them.
+ * (both at `warmUp`, else each on its first use); the operating system shares the cores.
  */
 export class LocalEmbedder implements Embedder {
   readonly modelId: string;
