@@ -80,15 +80,15 @@ export function isTransientConnectError(err: unknown): boolean {
 async function connect(
   config: AppConfig,
   embedded: EmbeddedPostgres | null,
-  queue: DatabaseQueue | null,
+  queue: DatabaseQueue,
 ): Promise<DataSource> {
   const logger = new Logger('Database');
   const deadline = Date.now() + (embedded ? 0 : config.env.DATABASE_BOOT_TIMEOUT_MS);
   for (let attempt = 1, delay = 250; ; attempt++, delay = Math.min(delay * 2, 5000)) {
     const ds = new DataSource(
       embedded
-        ? dataSourceOptions(config, embedded.pgConfig, queue ?? undefined)
-        : dataSourceOptions(config, undefined, queue ?? undefined),
+        ? dataSourceOptions(config, embedded.pgConfig, queue)
+        : dataSourceOptions(config, undefined, queue),
     );
     try {
       return await ds.initialize();
@@ -129,7 +129,7 @@ export function databaseQueue(config: AppConfig): DatabaseQueue {
 export async function openDataSource(
   config: AppConfig,
   embedded: EmbeddedPostgres | null,
-  queue: DatabaseQueue | null = databaseQueue(config),
+  queue: DatabaseQueue = databaseQueue(config),
 ): Promise<DataSource> {
   const ds = await connect(config, embedded, queue);
   // The lock is held by a transaction on a connection of its own while migrations run on others
@@ -242,7 +242,7 @@ class DatabaseLifecycle implements OnApplicationShutdown {
       useFactory: async (
         config: AppConfig,
         embedded: EmbeddedPostgres | null,
-        queue: DatabaseQueue | null,
+        queue: DatabaseQueue,
       ) => {
         try {
           return await openDataSource(config, embedded, queue);

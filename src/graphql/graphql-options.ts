@@ -290,8 +290,9 @@ function graphqlWsOptions(
     path: string;
   } = {
     path: '/graphql',
-    // A query or mutation over the socket takes its turn on the embedded database as a request
-    // that came in now, as over HTTP (a subscription's events are resolved outside it).
+    // A query or mutation over the socket takes its turns on the database's connections as a
+    // request that came in now, a query before mutations, as over HTTP (a subscription's events
+    // are resolved outside it).
     execute: (args) =>
       asRequest(() => {
         if (

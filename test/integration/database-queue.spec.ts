@@ -30,7 +30,7 @@ describe.each<EmbeddedThread>(['worker', 'main'])('the embedded database (%s thr
       DATABASE_QUEUE_TIMEOUT_MS: '400',
     });
     embedded = await openEmbeddedPostgres(db.dataDir, where);
-    queue = databaseQueue(config)!;
+    queue = databaseQueue(config);
     ds = await openDataSource(config, embedded, queue);
     await ds.query('CREATE TABLE served (id serial PRIMARY KEY, who text NOT NULL)');
   });
