@@ -41,6 +41,8 @@ export async function createApp(config: AppConfig): Promise<INestApplication> {
     res.setHeader('x-request-id', requestId);
     requestStorage.run({ requestId }, () => asRequest(next, since));
   });
+  // X-Forwarded-* from the proxies TRUST_PROXY names only (req.secure, req.ip).
+  app.set('trust proxy', config.env.TRUST_PROXY);
   app.enableCors(corsOptions(config.env.CORS_ORIGINS ?? []));
   app.useBodyParser('json', { limit: config.env.BODY_LIMIT });
   app.use('/graphql', refuseOversizedDocuments);

@@ -30,10 +30,7 @@ export class SessionController {
   async open(@Req() req: Request, @Res({ passthrough: true }) res: Response) {
     this.assertSameOrigin(req);
     const token = /^\s*Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1] ?? null;
-    const { user, expiresAt } = await this.authenticator.authenticate(
-      token,
-      req.socket.remoteAddress,
-    );
+    const { user, expiresAt } = await this.authenticator.authenticate(token, req.ip);
     await this.authenticator.request(user);
     const body = (req.body ?? {}) as { idToken?: unknown };
     const idToken = typeof body.idToken === 'string' && body.idToken ? body.idToken : null;

@@ -30,6 +30,7 @@ import { DatabaseFailureMapper, formatError, publicCodeOf } from './format-error
 import { DomainException } from '../common/errors/domain.exception.js';
 import type { EventBus } from '../pubsub/event-bus.js';
 import { Loaders } from './loaders.js';
+import { clientAddress, type TrustProxy } from '../common/http/trust-proxy.js';
 import { countMetaOperation, requestAuthenticationPlugin } from './meta-operations.js';
 import {
   checkOperation,
@@ -52,8 +53,14 @@ interface WsContext {
   extra?: { request?: IncomingMessage };
 }
 
-/** Builds the per-request context for HTTP and for each graphql-ws subscription alike. */
-export function buildContext(arg: { req?: IncomingMessage } & WsContext): RequestContext {
+/**
+ * Builds the per-request context for HTTP and for each graphql-ws subscription alike. The
+ * address (the anonymous rate limit's key) is a forwarded one only from a proxy TRUST_PROXY names.
+ */
+export function buildContext(
+  arg: { req?: IncomingMessage } & WsContext,
+  trust: TrustProxy = false,
+): RequestContext {
   if (arg.connectionParams !== undefined || arg.extra !== undefined) {
     const params = arg.connectionParams ?? {};
     return {
@@ -64,7 +71,7 @@ export function buildContext(arg: { req?: IncomingMessage } & WsContext): Reques
         bearer(params.authorization ?? params.Authorization ?? params.authToken) ??
         sessionCookieToken(arg.extra?.request),
       loaders: new Loaders(),
-      ip: arg.extra?.request?.socket.remoteAddress,
+      ip: arg.extra?.request && clientAddress(arg.extra.request, trust),
       transport: 'ws',
     };
   }
@@ -75,7 +82,7 @@ export function buildContext(arg: { req?: IncomingMessage } & WsContext): Reques
     token: bearer(header) ?? sessionCookieToken(req),
     loaders: new Loaders(),
     req,
-    ip: req?.socket.remoteAddress,
+    ip: req && clientAddress(req, trust),
     transport: 'http',
   };
 }
@@ -271,6 +278,7 @@ function graphqlWsOptions(
   maxOperations: number,
   database?: DatabaseState,
   bus?: EventBus,
+  trust: TrustProxy = false,
 ): GraphQLWsSubscriptionsConfig {
   const databaseFailure: DatabaseFailureMapper | undefined =
     database && ((err) => database.failure(err));
@@ -338,7 +346,7 @@ function graphqlWsOptions(
             authenticator,
             document,
             payload.operationName,
-            buildContext(ctx as WsContext),
+            buildContext(ctx as WsContext, trust),
           )));
       if (refused) return [refused];
       // graphql-ws holds each open operation of the socket by id, this one included: a socket
@@ -444,9 +452,10 @@ export function graphqlOptions(
         env.GRAPHQL_WS_MAX_SUBSCRIPTIONS,
         database,
         bus,
+        env.TRUST_PROXY,
       ),
     },
-    context: buildContext,
+    context: (arg: Parameters<typeof buildContext>[0]) => buildContext(arg, env.TRUST_PROXY),
     formatError: (formatted, error) =>
       formatError(formatted, error, !env.GRAPHQL_INTROSPECTION, databaseFailure),
     plugins: [
