@@ -26,13 +26,13 @@ export const serverVariables = defineVariables({
     parse: integer(0, 600000),
   },
   GRAPHQL_INTROSPECTION: {
-    description: 'Allow schema introspection.',
-    default: 'true',
+    description:
+      "Answer schema introspection (`__schema`, `__type`), for whoever may send a query. Unset: off with NODE_ENV=production, on otherwise (Apollo's own convention); off, no error names anything of the schema either.",
     parse: bool,
   },
   NODE_ENV: {
     description:
-      'production (the Dockerfile sets it) turns development conveniences off unless asked for: the Apollo landing page.',
+      'production (the Dockerfile sets it) turns development conveniences off unless asked for: schema introspection and the Apollo landing page.',
     parse: text,
   },
   GRAPHQL_LANDING_PAGE: {

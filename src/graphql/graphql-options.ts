@@ -416,6 +416,18 @@ export function landingPageEnabled(env: {
   return env.GRAPHQL_LANDING_PAGE ?? env.NODE_ENV !== 'production';
 }
 
+/**
+ * Schema introspection: Apollo's convention, off in production unless GRAPHQL_INTROSPECTION
+ * turns it on, on elsewhere unless it turns it off. The console's types come from the committed
+ * schema.gql (web/codegen.ts), never from a running server.
+ */
+export function introspectionEnabled(env: {
+  GRAPHQL_INTROSPECTION?: boolean;
+  NODE_ENV?: string;
+}): boolean {
+  return env.GRAPHQL_INTROSPECTION ?? env.NODE_ENV !== 'production';
+}
+
 export function graphqlOptions(
   config: AppConfig,
   metrics: ServiceMetrics | null = null,
@@ -429,18 +441,19 @@ export function graphqlOptions(
   const databaseFailure: DatabaseFailureMapper | undefined =
     database && ((err) => database.failure(err));
   const env = config.env;
+  const introspection = introspectionEnabled(env);
   const limits: QueryLimits = {
     maxDepth: env.GRAPHQL_MAX_DEPTH,
     maxComplexity: env.GRAPHQL_MAX_COMPLEXITY,
     maxExpensiveFields: env.GRAPHQL_MAX_EXPENSIVE_FIELDS,
     defaultPage: 20,
-    introspection: env.GRAPHQL_INTROSPECTION,
+    introspection,
   };
   return {
     path: '/graphql',
     autoSchemaFile: true,
     sortSchema: true,
-    introspection: env.GRAPHQL_INTROSPECTION,
+    introspection,
     graphiql: false,
     includeStacktraceInErrorResponses: false,
     subscriptions: {
@@ -457,7 +470,7 @@ export function graphqlOptions(
     },
     context: (arg: Parameters<typeof buildContext>[0]) => buildContext(arg, env.TRUST_PROXY),
     formatError: (formatted, error) =>
-      formatError(formatted, error, !env.GRAPHQL_INTROSPECTION, databaseFailure),
+      formatError(formatted, error, !introspection, databaseFailure),
     plugins: [
       databaseTurnsPlugin(),
       landingPageEnabled(env)
