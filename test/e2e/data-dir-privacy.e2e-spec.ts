@@ -101,7 +101,7 @@ if (typeof other === 'string') {
           { secret },
         ),
       };
-    });
+    }, 180_000);
 
     afterAll(async () => {
       await t?.close();
