@@ -16,6 +16,7 @@ import { EXPORT_FORMAT_NAME, EXPORT_VERSION } from '../memories/memory-export.js
 import { PeriodSummariesService } from '../periods/period-summaries.service.js';
 import { PERIOD_KIND } from '../periods/period-summary.repository.js';
 import { StoriesService } from '../stories/stories.service.js';
+import { StoryEventsService } from '../stories/story-events.service.js';
 import { StoryChange } from '../stories/story.enums.js';
 import type { StoryEntity } from '../stories/story.entity.js';
 import {
@@ -69,6 +70,7 @@ export class ArchiveImportService {
     private readonly legacies: LegaciesService,
     private readonly facts: FactWriterService,
     private readonly stories: StoriesService,
+    private readonly storyEvents: StoryEventsService,
     private readonly conversations: ConversationsService,
     private readonly conversationImport: ConversationImportService,
     private readonly memories: MemoriesService,
@@ -230,7 +232,7 @@ export class ArchiveImportService {
       });
     }
     this.jobs.nudge();
-    for (const row of stored) await this.stories.publish(row, StoryChange.CREATED, false);
+    for (const row of stored) await this.storyEvents.publish(row, StoryChange.CREATED, false);
   }
 
   private async writeConversations(
