@@ -1,11 +1,5 @@
 import { readFileSync } from 'node:fs';
-import {
-  buildSchema,
-  getNamedType,
-  isInputObjectType,
-  isInterfaceType,
-  isObjectType,
-} from 'graphql';
+import { buildSchema, isInputObjectType, isInterfaceType, isObjectType } from 'graphql';
 
 /**
  * Rules the committed schema (schema.gql, printed from the code and drift-checked in CI) keeps
