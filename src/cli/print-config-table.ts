@@ -1,5 +1,5 @@
 /** npm run config:table: the README's configuration table, from the declarations themselves. */
-import { ALL_VARIABLES } from '../config.registry.js';
+import { ALL_VARIABLES } from '../app.config.js';
 
 const rows = Object.entries(ALL_VARIABLES).map(([name, spec]) => {
   const def = 'default' in spec && spec.default !== undefined ? `\`${spec.default}\`` : '(unset)';
