@@ -54,13 +54,7 @@ export default tseslint.config(
     },
   },
   {
-    files: [
-      'test/**/*.ts',
-      'bench/**/*.ts',
-      'scripts/**/*.mjs',
-      'src/**/cli/*.ts',
-      'src/graphql/print-schema.ts',
-    ],
+    files: ['test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.mjs', 'src/**/cli/*.ts'],
     rules: { 'no-console': 'off' },
   },
   {

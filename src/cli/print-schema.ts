@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadAppConfig } from '../app.config.js';
 import { createApp } from '../bootstrap.js';
-import { renderSchema } from './schema-file.js';
+import { renderSchema } from '../graphql/schema-file.js';
 
 async function main(): Promise<void> {
   const check = process.argv.includes('--check');
