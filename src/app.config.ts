@@ -24,8 +24,8 @@ import { AppConfig, CrossCheck, Settings } from './config/app-config.js';
 import { serverVariables } from './config/config.schema.js';
 
 /**
- * Every module's variables, in the order of the configuration table. Each module declares its
- * own (`<module>.config.ts`); a new module's are added here.
+ * Every module's variables, in docs/configuration.md's order. Each module declares its own
+ * (`<module>.config.ts`); a new module's are added here.
  */
 export const ALL_VARIABLES = {
   ...serverVariables,
