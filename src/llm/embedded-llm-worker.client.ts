@@ -17,7 +17,7 @@ export interface EmbeddedWorkerOptions {
   workerUrl?: URL;
 }
 
-/** What the loaded model reports (/health/ready, the log, the README's table). */
+/** What the loaded model reports (/health/ready, the log, docs/models.md's table). */
 export interface EmbeddedModelInfo {
   loadMs: number;
   contextSize: number;
