@@ -14,12 +14,13 @@ import {
   ROOT,
   run,
   Service,
+  until,
 } from '../support/service-process.js';
 
 /**
  * Two service processes on one real PostgreSQL server, as an operator runs them behind a load
  * balancer: what one instance stores, the other's subscribers see; turn indexes stay gapless
- * under racing sends through both pools.
+ * under racing sends through both pools; a sign-out on one is refused on the other.
  */
 const describeServer = ON_SERVER ? describe : describe.skip;
 
@@ -246,4 +247,62 @@ describeServer('Two instances on one PostgreSQL server', () => {
     expect(rows.length).toBe(before[0].n + 100);
     expect(rows.map((r) => r.turn_index)).toEqual(rows.map((_, i) => i));
   }, 90_000);
+
+  it('refuses a session signed out on one instance on the other, and closes its sockets there', async () => {
+    // Another sign-in of the owner: a token of its own.
+    const session = await signToken('multi-owner', {
+      email: 'owner@example.com',
+      device: 'tablet',
+    });
+    // B has seen the token and trusts it; a socket of that session is open on B.
+    expect((await gql(urlB, session, '{ me { id } }')).errors).toBeUndefined();
+    const client = createClient({
+      url: urlB.replace('http://', 'ws://'),
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${session}` },
+      retryAttempts: 0,
+    });
+    clients.push(client);
+    const memories = subscribe<{ memoryChanged: { action: string } }>(
+      client,
+      'subscription { memoryChanged { action } }',
+    );
+    await gql(
+      urlA,
+      token,
+      'mutation { rememberThis(input: { content: "I grow tomatoes." }) { outcome } }',
+    );
+    await memories.waitFor(1, 10_000);
+
+    // Signed out through the console on A.
+    const origin = new URL(urlA).origin;
+    const opened = await fetch(`${origin}/app/session`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${session}`, origin },
+    });
+    const cookie = opened.headers.get('set-cookie')!.split(';')[0];
+    const closed = await fetch(`${origin}/app/session`, {
+      method: 'DELETE',
+      headers: { origin, cookie },
+    });
+    expect(closed.status).toBe(200);
+
+    // B hears of it: its socket of the session is closed, and the token is refused there.
+    await until(() => memories.done, 10_000);
+    expect(memories.error).toMatchObject({
+      code: 4401,
+      reason: 'The session was signed out: sign in again.',
+    });
+    for (const url of [urlB, urlA]) {
+      const refused = await gql(url, session, '{ me { id } }');
+      expect(refused.errors![0].extensions).toMatchObject({
+        code: 'UNAUTHENTICATED',
+        reason: 'TOKEN_REVOKED',
+      });
+    }
+    // The owner's other session goes on, on both.
+    for (const url of [urlA, urlB]) {
+      expect((await gql(url, token, '{ me { id } }')).errors).toBeUndefined();
+    }
+  }, 60_000);
 });
