@@ -28,6 +28,8 @@ export interface ExchangeRow {
   userTurnIndex: number | null;
   userMessageUserId: string | null;
   userOccurredAt: Date | null;
+  /** When the user turn was stored (the database's clock, as memory fences are). */
+  userCreatedAt: Date | null;
   agentWrote: boolean;
 }
 
@@ -141,6 +143,7 @@ export class MemoryLedgerRepository {
               a.placeholder AS "assistantPlaceholder", a.turn_index AS "assistantTurnIndex",
               q.id AS "userMessageId", q.content AS "userContent", q.turn_index AS "userTurnIndex",
               q.user_id AS "userMessageUserId", q.occurred_at AS "userOccurredAt",
+              q.created_at AS "userCreatedAt",
               EXISTS (SELECT 1 FROM assistant_replies r WHERE r.message_id = a.id) AS "agentWrote"
          FROM messages a
          JOIN conversations c ON c.id = a.conversation_id
@@ -206,7 +209,7 @@ export class MemoryLedgerRepository {
     manager: EntityManager,
     sourceMessageId: string,
     result: {
-      outcome: 'EXTRACTED' | 'NO_CONSENT';
+      outcome: 'EXTRACTED' | 'NO_CONSENT' | 'CLEARED';
       model: string | null;
       proposed: number;
       belowThreshold: number;
@@ -243,6 +246,31 @@ export class MemoryLedgerRepository {
        VALUES (${row.sourceMessageId}, ${row.userId}, ${row.conversationId},
          ${row.assistantMessageId}, 'NO_CONSENT', ${row.now}, ${row.now})
        ON CONFLICT (source_message_id) DO NOTHING`,
+    );
+  }
+
+  /**
+   * Records that the member cleared their memories after this turn was stored: final, so its
+   * extraction never runs, now or in a backfill.
+   */
+  async recordCleared(
+    manager: EntityManager,
+    row: {
+      sourceMessageId: string;
+      userId: string;
+      conversationId: string;
+      assistantMessageId: string;
+      now: Date;
+    },
+  ): Promise<void> {
+    await run(
+      manager,
+      sql`INSERT INTO memory_extractions (source_message_id, user_id, conversation_id,
+              assistant_message_id, outcome, started_at, completed_at)
+       VALUES (${row.sourceMessageId}, ${row.userId}, ${row.conversationId},
+         ${row.assistantMessageId}, 'CLEARED', ${row.now}, ${row.now})
+       ON CONFLICT (source_message_id) DO UPDATE SET outcome = 'CLEARED', completed_at = ${row.now}
+        WHERE memory_extractions.completed_at IS NULL`,
     );
   }
 
