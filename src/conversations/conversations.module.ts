@@ -8,6 +8,7 @@ import { ConversationsResolver } from './conversations.resolver.js';
 import { ConversationsService } from './conversations.service.js';
 import { MessageRepository } from './message.repository.js';
 import { TurnEvents } from './turn-events.js';
+import { TurnReplayService } from './turn-replay.service.js';
 
 @Module({
   imports: [LegaciesModule, QuotasModule],
@@ -18,6 +19,7 @@ import { TurnEvents } from './turn-events.js';
     MessageRepository,
     ConversationsService,
     TurnEvents,
+    TurnReplayService,
     ConversationsResolver,
   ],
   exports: [ConversationsService, TurnEvents],

@@ -4,6 +4,7 @@ import { createClient, Client } from 'graphql-ws';
 import pg from 'pg';
 import WebSocket from 'ws';
 import { parse as parseYaml } from 'yaml';
+import { resuming } from '../../web/src/lib/resume.js';
 import { GENEROUS_LIMITS, signToken, subscribe, TEST_JWT_SECRET } from '../support/test-app.js';
 import { createTestDatabase, ON_SERVER, TestDatabase } from '../support/test-database.js';
 import {
@@ -20,7 +21,8 @@ import {
 /**
  * Two service processes on one real PostgreSQL server, as an operator runs them behind a load
  * balancer: what one instance stores, the other's subscribers see; turn indexes stay gapless
- * under racing sends through both pools; a sign-out on one is refused on the other.
+ * under racing sends through both pools; a sign-out on one is refused on the other; a
+ * subscriber whose instance is killed resumes on the other without missing a turn.
  */
 const describeServer = ON_SERVER ? describe : describe.skip;
 
@@ -305,4 +307,67 @@ describeServer('Two instances on one PostgreSQL server', () => {
       expect((await gql(url, token, '{ me { id } }')).errors).toBeUndefined();
     }
   }, 60_000);
+
+  // Last: it kills instance A.
+  it('resumes on the other instance when one is killed while turns are stored: every turn once, in order', async () => {
+    const started = await gql<{ startConversation: { id: string } }>(
+      urlB,
+      token,
+      'mutation($l: ID!) { startConversation(input: { legacyId: $l }) { id } }',
+      { l: legacyId },
+    );
+    const c = started.data!.startConversation.id;
+    // The console's client behind a load balancer: A while it lives, then B.
+    let alive = urlA;
+    const closes: number[] = [];
+    const client = createClient({
+      url: () => alive.replace('http://', 'ws://'),
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${token}` },
+      lazy: true,
+      retryAttempts: 30,
+      retryWait: () => new Promise((r) => setTimeout(r, 100)),
+      on: { closed: (e) => closes.push((e as { code: number }).code) },
+    });
+    clients.push(client);
+    const received: number[] = [];
+    const payload = {
+      query: `subscription($c: ID!, $afterTurnIndex: Int) {
+        messageAdded(conversationId: $c, afterTurnIndex: $afterTurnIndex) { turnIndex } }`,
+      variables: { c, afterTurnIndex: -1 },
+    };
+    client.subscribe<{ messageAdded: { turnIndex: number } }>(
+      payload,
+      resuming(payload, {
+        next: (v) => received.push(v.data!.messageAdded.turnIndex),
+        error: () => undefined,
+        complete: () => undefined,
+      }),
+    );
+    // Turns stored through B (the client's own model's replies: no agent reply to wait for).
+    const store = async (i: number) => {
+      const res = await gql<{ recordAssistantMessage: { turnIndex: number } }>(
+        urlB,
+        token,
+        'mutation($c: ID!, $t: String!) { recordAssistantMessage(input: { conversationId: $c, content: $t }) { turnIndex } }',
+        { c, t: `Turn ${i}.` },
+      );
+      expect(res.data!.recordAssistantMessage.turnIndex).toBe(i);
+    };
+    await store(0);
+    await until(() => received.length === 1, 15_000);
+    for (let i = 1; i < 10; i++) {
+      await store(i);
+      if (i === 3) {
+        alive = urlB;
+        a.proc.kill('SIGKILL');
+      }
+    }
+    await until(() => received.length >= 10, 30_000);
+    await store(10);
+    await until(() => received.length >= 11, 15_000);
+    expect(received).toEqual(Array.from({ length: 11 }, (_, i) => i));
+    // The socket to A was cut, not closed by the service.
+    expect(closes[0]).toBe(1006);
+  }, 90_000);
 });
