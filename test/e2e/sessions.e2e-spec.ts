@@ -285,7 +285,11 @@ describe('sessions: tokens and subscriptions that end', () => {
       });
     }
     // Refused from now on, however it is sent.
-    for (const headers of [{ authorization: `Bearer ${token}` }, { cookie, origin: own }]) {
+    const ways: Record<string, string>[] = [
+      { authorization: `Bearer ${token}` },
+      { cookie, origin: own },
+    ];
+    for (const headers of ways) {
       const res = await me(headers);
       expect(res.status).toBe(401);
       expect(((await res.json()) as GqlResponse).errors![0].extensions).toMatchObject({
