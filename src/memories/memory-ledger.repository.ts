@@ -33,6 +33,15 @@ export interface ExchangeRow {
   agentWrote: boolean;
 }
 
+/** A turn whose extraction is settled without running (no consent, cleared). */
+interface FinalRow {
+  sourceMessageId: string;
+  userId: string;
+  conversationId: string;
+  assistantMessageId: string;
+  now: Date;
+}
+
 /**
  * The extraction ledger (one row per user turn: attempts, outcome, counts) and the reads that
  * extraction needs about a turn and its consent.
@@ -229,47 +238,31 @@ export class MemoryLedgerRepository {
   }
 
   /** Records that a turn was examined without consent, so it is never extracted later. */
-  async recordNoConsent(
-    manager: EntityManager,
-    row: {
-      sourceMessageId: string;
-      userId: string;
-      conversationId: string;
-      assistantMessageId: string;
-      now: Date;
-    },
-  ): Promise<void> {
-    await run(
-      manager,
-      sql`INSERT INTO memory_extractions (source_message_id, user_id, conversation_id,
-              assistant_message_id, outcome, started_at, completed_at)
-       VALUES (${row.sourceMessageId}, ${row.userId}, ${row.conversationId},
-         ${row.assistantMessageId}, 'NO_CONSENT', ${row.now}, ${row.now})
-       ON CONFLICT (source_message_id) DO NOTHING`,
-    );
+  recordNoConsent(manager: EntityManager, row: FinalRow): Promise<void> {
+    return this.recordFinal(manager, row, 'NO_CONSENT');
   }
 
   /**
    * Records that the member cleared their memories after this turn was stored: final, so its
    * extraction never runs, now or in a backfill.
    */
-  async recordCleared(
+  recordCleared(manager: EntityManager, row: FinalRow): Promise<void> {
+    return this.recordFinal(manager, row, 'CLEARED');
+  }
+
+  /** A turn's extraction settled without running: its row, or an unfinished one, completed. */
+  private async recordFinal(
     manager: EntityManager,
-    row: {
-      sourceMessageId: string;
-      userId: string;
-      conversationId: string;
-      assistantMessageId: string;
-      now: Date;
-    },
+    row: FinalRow,
+    outcome: 'NO_CONSENT' | 'CLEARED',
   ): Promise<void> {
     await run(
       manager,
       sql`INSERT INTO memory_extractions (source_message_id, user_id, conversation_id,
               assistant_message_id, outcome, started_at, completed_at)
        VALUES (${row.sourceMessageId}, ${row.userId}, ${row.conversationId},
-         ${row.assistantMessageId}, 'CLEARED', ${row.now}, ${row.now})
-       ON CONFLICT (source_message_id) DO UPDATE SET outcome = 'CLEARED', completed_at = ${row.now}
+         ${row.assistantMessageId}, ${outcome}, ${row.now}, ${row.now})
+       ON CONFLICT (source_message_id) DO UPDATE SET outcome = ${outcome}, completed_at = ${row.now}
         WHERE memory_extractions.completed_at IS NULL`,
     );
   }
