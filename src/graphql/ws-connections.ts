@@ -65,11 +65,6 @@ export class WsConnections {
     for (const socket of sockets) socket.close(SESSION_SIGNED_OUT.code, SESSION_SIGNED_OUT.reason);
     return sockets.length;
   }
-
-  /** Sockets the user holds open here (for tests and logs). */
-  heldBy(subject: string): number {
-    return this.perUser.get(subject) ?? 0;
-  }
 }
 
 /** graphql-ws's per-socket context, as far as used here: the ids of its operations. */
