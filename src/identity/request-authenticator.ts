@@ -41,17 +41,22 @@ export class RequestAuthenticator {
     let claims: Awaited<ReturnType<AuthService['verify']>>;
     try {
       claims = await this.auth.verify(token);
-      if (await this.revocations.isRevoked(token)) throw revokedError();
     } catch (err) {
       await this.limits.anonymous(ip);
       throw err;
+    }
+    if (await this.revocations.isRevoked(token)) {
+      await this.limits.anonymous(ip);
+      throw revokedError();
     }
     return { user: await this.users.fromClaims(claims), expiresAt: claims.expiresAt };
   }
 
   /**
    * Whose a WebSocket is, as it opens (nothing counted against any budget: its operations are,
-   * one by one): null without a valid token, 'revoked' for a signed-out session's token.
+   * one by one): null without a valid token, 'revoked' for a signed-out session's token. While
+   * the database cannot say (it is away), the socket is let in: each of its operations is
+   * authenticated, and refused, on its own.
    */
   async connecting(token: string | null): Promise<ConnectionIdentity | 'revoked' | null> {
     if (!token) return null;
@@ -61,7 +66,7 @@ export class RequestAuthenticator {
     } catch {
       return null;
     }
-    if (await this.revocations.isRevoked(token)) return 'revoked';
+    if (await this.revocations.isRevoked(token).catch(() => false)) return 'revoked';
     return { subject, tokenHash: tokenHash(token) };
   }
 
