@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { AppConfig, ConfigValidationError } from './config/app-config.js';
+import { loadAppConfig } from './app.config.js';
 import { createApp } from './bootstrap.js';
 import { keepNewFilesPrivate } from './common/files/private-files.js';
 
@@ -8,7 +9,7 @@ async function main(): Promise<void> {
   keepNewFilesPrivate();
   let config: AppConfig;
   try {
-    config = AppConfig.load();
+    config = loadAppConfig();
   } catch (err) {
     if (err instanceof ConfigValidationError) {
       console.error(err.message);

@@ -1,5 +1,5 @@
 import { request } from 'node:http';
-import { introspectionEnabled } from '../../src/graphql/graphql-options.js';
+import { introspectionEnabled } from '../../src/graphql/introspection.js';
 import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
 
 /** The reverse proxy in front of the service: another loopback address than the clients'. */

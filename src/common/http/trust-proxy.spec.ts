@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { AppConfig, ConfigValidationError } from '../../config/app-config.js';
+import { ConfigValidationError } from '../../config/app-config.js';
+import { loadAppConfig } from '../../app.config.js';
 import { clientAddress, parseTrustProxy } from './trust-proxy.js';
 
 const request = (remoteAddress: string, forwardedFor?: string) =>
@@ -11,7 +12,7 @@ const request = (remoteAddress: string, forwardedFor?: string) =>
 
 describe('TRUST_PROXY', () => {
   it("reads Express's `trust proxy` forms, off by default", () => {
-    expect(AppConfig.load({}).env.TRUST_PROXY).toBe(false);
+    expect(loadAppConfig({}).env.TRUST_PROXY).toBe(false);
     expect(parseTrustProxy('false')).toBe(false);
     expect(parseTrustProxy('0')).toBe(false);
     expect(parseTrustProxy('true')).toBe(true);
@@ -27,7 +28,7 @@ describe('TRUST_PROXY', () => {
   it('is checked at boot with the rest of the configuration', () => {
     let error: unknown;
     try {
-      AppConfig.load({ TRUST_PROXY: 'loopback, the-proxy', PORT: 'abc' });
+      loadAppConfig({ TRUST_PROXY: 'loopback, the-proxy', PORT: 'abc' });
     } catch (err) {
       error = err;
     }
