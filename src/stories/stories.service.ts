@@ -32,6 +32,7 @@ import {
 import { StoryErrorCode, StoryException } from './story.exception.js';
 import { StoryListFilter, StoryRepository } from './story.repository.js';
 import { canSeeStory, mayModerate } from './story-visibility.js';
+import { checkArchivedFile } from './story-files.js';
 
 const TITLE_MAX = 300;
 /** Model calls extractStory makes while its caller waits (8 passages each). */
@@ -246,10 +247,12 @@ export class StoriesService {
       visibility: StoryVisibility;
       pages: StoryPage[];
       fileName: string | null;
+      mimeType?: string | null;
       occurredAt: Date | null;
     },
     bytes: Uint8Array,
   ): Promise<StoryEntity> {
+    checkArchivedFile(story, bytes);
     if (bytes.byteLength > this.config.env.DOCUMENT_MAX_BYTES) {
       throw new StoryException(
         StoryErrorCode.UNREADABLE_DOCUMENT,
