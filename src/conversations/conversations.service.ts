@@ -18,6 +18,7 @@ import { QuotasService } from '../quotas/quotas.service.js';
 import { ConversationAccessService, ConversationView } from './conversation-access.service.js';
 import type { ParticipantRow } from './conversation-participant.repository.js';
 import { ConversationErrorCode, ConversationException } from './conversation.exception.js';
+import { checkImportedTurns, conversationsPerDay } from './conversation-limits.js';
 import { ConversationEntity } from './conversation.entity.js';
 import { ConversationRepository } from './conversation.repository.js';
 import { MessageRole } from './message-role.enum.js';
@@ -57,7 +58,6 @@ export interface AppendResult {
 
 const UNIQUE_VIOLATION = '23505';
 const HOUR_MS = 60 * 60 * 1000;
-const DAY_MS = 24 * HOUR_MS;
 
 /**
  * The immutable conversation log: conversations started by one member, with the members taking
@@ -81,14 +81,10 @@ export class ConversationsService {
 
   /** CONVERSATIONS_PER_USER_PER_DAY, counted with the conversation it allows. */
   private countConversation(m: EntityManager, user: UserEntity): Promise<void> {
-    const limit = this.config.env.CONVERSATIONS_PER_USER_PER_DAY;
-    return this.quotas.consume(m, {
-      scope: 'conversations.created',
-      subjectId: user.id,
-      limit,
-      windowMs: DAY_MS,
-      message: `You can start or import ${limit} conversations a day; try again later.`,
-    });
+    return this.quotas.consume(
+      m,
+      conversationsPerDay(this.config.env.CONVERSATIONS_PER_USER_PER_DAY, user.id),
+    );
   }
 
   async start(
@@ -367,14 +363,7 @@ export class ConversationsService {
     input: { legacyId: string; title?: string | null; messages: ImportedTurn[] },
   ): Promise<{ conversation: ConversationEntity; count: number }> {
     await this.legacies.requireMember(user.id, input.legacyId);
-    const max = this.config.env.IMPORT_MAX_MESSAGES;
-    if (input.messages.length === 0 || input.messages.length > max) {
-      throw new ConversationException(
-        ConversationErrorCode.IMPORT_TOO_LARGE,
-        `An import holds 1 to ${max} messages.`,
-        'messages',
-      );
-    }
+    checkImportedTurns(input.messages.length, this.config.env.IMPORT_MAX_MESSAGES);
     const turns = input.messages.map((t, i) => ({
       role: t.role,
       content: this.content(t.content, `messages.${i}.content`),
@@ -430,8 +419,7 @@ export class ConversationsService {
   /**
    * A conversation brought in by a legacy archive's import, inside its transaction: imported
    * (searched and summarized, no memories taken from it), its importer its one participant.
-   * Not counted against CONVERSATIONS_PER_USER_PER_DAY: the archive's import is one act,
-   * counted as such by its own limit.
+   * Counted against CONVERSATIONS_PER_USER_PER_DAY like any other.
    */
   async createArchived(
     manager: EntityManager,
@@ -439,6 +427,7 @@ export class ConversationsService {
     legacyId: string,
     title: string | null,
   ): Promise<ConversationEntity> {
+    await this.countConversation(manager, user);
     const created = await this.conversations.create(manager, {
       legacyId,
       userId: user.id,
@@ -452,7 +441,8 @@ export class ConversationsService {
   /**
    * Appends an archive's turns to a conversation made by createArchived, inside the import's
    * transaction, in order, as importConversation stores its turns (the same checks, the same
-   * in-transaction hooks). Returns the event for the after-commit hooks (runArchivedAfterCommit).
+   * in-transaction hooks), up to IMPORT_MAX_MESSAGES turns in all. Returns the event for the
+   * after-commit hooks (runArchivedAfterCommit).
    */
   async appendArchived(
     manager: EntityManager,
@@ -460,6 +450,7 @@ export class ConversationsService {
     turns: (ImportedTurn & { placeholder?: boolean })[],
   ): Promise<{ conversation: ConversationEntity; messages: MessageEntity[]; imported: true }> {
     const start = await this.conversations.reserveTurns(manager, conversation.id, turns.length);
+    checkImportedTurns(start + turns.length, this.config.env.IMPORT_MAX_MESSAGES);
     const rows: NewMessage[] = turns.map((t, i) => {
       const content = this.content(t.content, `messages.${i}.content`);
       return {
