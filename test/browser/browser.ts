@@ -45,7 +45,7 @@ export async function seriousViolations(page: Page): Promise<string[]> {
 
 const SHOTS = resolve('docs/screenshots');
 
-/** Writes docs/screenshots/<name>-desktop.png and -phone.png (linked from the README). */
+/** Writes docs/screenshots/<name>-desktop.png and -phone.png (shown in docs/family.md). */
 export async function screenshots(
   context: BrowserContext,
   url: string,
