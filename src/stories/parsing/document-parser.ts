@@ -43,7 +43,7 @@ export async function parseDocument(
     );
   const sniffed = sniffFile(bytes);
   // What the content says first (this is a photo), then the allow list of names and types.
-  if (sniffed.kind !== 'OTHER') checkFileType(fileName, mimeType);
+  if (sniffed.kind !== 'OTHER') checkFileType(fileName, mimeType, sniffed.kind === 'UNKNOWN');
   switch (sniffed.kind) {
     case 'PDF': {
       const raw = await readInWorker('PDF', bytes, limits);
@@ -111,7 +111,7 @@ export function checkKeptFile(
       'UNSUPPORTED',
       `${UNSUPPORTED_HINT}; this looks like ${sniffed.description}.`,
     );
-  checkFileType(fileName ?? '', mimeType);
+  checkFileType(fileName ?? '', mimeType, sniffed.kind === 'UNKNOWN');
   const actual: DocumentFormat = sniffed.kind === 'UNKNOWN' ? 'TEXT' : sniffed.kind;
   if (actual === 'TEXT') decodeText(bytes);
   if (actual !== format && !(TEXT_FORMATS.has(actual) && TEXT_FORMATS.has(format)))

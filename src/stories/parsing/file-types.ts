@@ -17,18 +17,18 @@ export const FORMAT_ENDINGS: Record<DocumentFormat, readonly string[]> = {
 const ENDINGS = new Set(Object.values(FORMAT_ENDINGS).flat());
 
 /**
- * The types a client may claim for them: a browser sends the type its system knows for the
- * ending, application/octet-stream or nothing. Any other claim (text/html, image/svg+xml, an
- * XML or script type) is refused.
+ * The types a client may claim for a file read as text: a browser sends the type its system
+ * knows for the ending, application/octet-stream or nothing. Any other claim (text/html,
+ * image/svg+xml, an XML or script type) is refused. A PDF or DOCX is told by its content, and
+ * whatever type is claimed for it is not used.
  */
-const TYPES = new Set([
+const TEXT_TYPES = new Set([
   '',
   'text/plain',
   'text/markdown',
   'text/x-markdown',
-  'application/pdf',
-  'application/x-pdf',
-  'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  'text/x-web-markdown',
+  'application/x-markdown',
   'application/octet-stream',
 ]);
 
@@ -56,8 +56,11 @@ export function mediaType(mimeType: string | null): string {
   return mimeType?.split(';')[0].trim().toLowerCase() ?? '';
 }
 
-/** The allow list, by the file's name and the type its sender claims. */
-export function checkFileType(fileName: string, mimeType: string | null): void {
+/**
+ * The allow list: the file's name, and for a file read as text (`text`) the type its sender
+ * claims.
+ */
+export function checkFileType(fileName: string, mimeType: string | null, text: boolean): void {
   const ending = extensionOf(fileName);
   if (ending && !ENDINGS.has(ending)) {
     throw new DocumentParseError(
@@ -66,7 +69,7 @@ export function checkFileType(fileName: string, mimeType: string | null): void {
     );
   }
   const type = mediaType(mimeType);
-  if (!TYPES.has(type)) {
+  if (text && !TEXT_TYPES.has(type)) {
     throw new DocumentParseError(
       'UNSUPPORTED',
       type === 'text/html' || type === 'application/xhtml+xml'
