@@ -3,6 +3,7 @@ import yauzl from 'yauzl';
 import yazl from 'yazl';
 import { TestApp, TestUser } from './test-app.js';
 import { JobsService } from '../../src/jobs/jobs.service.js';
+import { type ArchivePart, PART_PATHS } from '../../src/archives/archive-format.js';
 
 /** Every file of a ZIP, by name (small archives only: tests). */
 export async function unzipAll(zip: Buffer): Promise<Map<string, Buffer>> {
@@ -144,15 +145,6 @@ export async function zipOf(
   return Buffer.concat(chunks);
 }
 
-const PART_FILES = {
-  facts: 'data/facts.jsonl',
-  stories: 'data/stories.jsonl',
-  conversations: 'data/conversations.jsonl',
-  turns: 'data/turns.jsonl',
-  memories: 'data/memories.jsonl',
-  periodSummaries: 'data/period-summaries.jsonl',
-} as const;
-
 /** keepsake.json as a test edits it. */
 export interface ManifestJson {
   legacy: Record<string, unknown>;
@@ -169,7 +161,7 @@ export interface ManifestJson {
 export function archiveVariant(
   valid: Map<string, Buffer>,
   changes: {
-    parts?: Partial<Record<keyof typeof PART_FILES, (string | Record<string, unknown>)[]>>;
+    parts?: Partial<Record<ArchivePart, (string | Record<string, unknown>)[]>>;
     files?: Record<string, string | Buffer | null>;
     manifest?: (manifest: ManifestJson) => void;
   },
@@ -178,7 +170,7 @@ export function archiveVariant(
   for (const [name, bytes] of valid) files[name] = bytes;
   const manifest = JSON.parse(files['keepsake.json'].toString()) as ManifestJson;
   for (const [part, lines] of Object.entries(changes.parts ?? {})) {
-    const path = PART_FILES[part as keyof typeof PART_FILES];
+    const path = PART_PATHS[part as ArchivePart];
     files[path] = lines.map((l) => `${typeof l === 'string' ? l : JSON.stringify(l)}\n`).join('');
     manifest.parts[part].count = lines.length;
   }
