@@ -220,6 +220,7 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
     this.schedule(claimed > 0 || again ? 0 : this.config.env.JOBS_POLL_MS);
   }
 
+  /** The default lane's slots; a lane a module declares has its own beside them. */
   private concurrency(): number {
     // One database session: parallel jobs would only queue on the single connection.
     return this.config.embedded ? 1 : this.config.env.JOBS_CONCURRENCY;
