@@ -10,12 +10,7 @@ import {
 } from 'docx';
 import { unzipSync, zipSync } from 'fflate';
 import PDFDocument from 'pdfkit';
-import {
-  checkKeptFile,
-  DocumentParseError,
-  parseDocument,
-  type ParseProblem,
-} from './document-parser.js';
+import { DocumentParseError, parseDocument, type ParseProblem } from './document-parser.js';
 
 const limits = {
   maxBytes: 5 * 1024 * 1024,
@@ -433,32 +428,6 @@ describe('parseDocument: other files', () => {
     );
   });
 
-  it('takes only names and types on its allow list, whatever the text inside', async () => {
-    const svg = utf8('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
-    for (const [name, type, says] of [
-      ['drawing.svg', 'image/svg+xml', /ends in \.svg: an SVG image/],
-      ['drawing.svg', null, /ends in \.svg/],
-      ['drawing.svg', 'text/plain', /ends in \.svg/],
-      ['feed.xml', 'text/xml', /ends in \.xml: an XML file/],
-      ['page.xhtml', null, /web page/],
-      ['notes.csv', 'text/csv', /ends in \.csv\./],
-      ['notes.txt', 'image/svg+xml', /sent as image\/svg\+xml/],
-      ['notes.txt', 'application/xhtml+xml', /web page/],
-    ] as const) {
-      const result = await problem(parseDocument(svg, name, type, limits));
-      expect({ name, type, ...result }).toMatchObject({ name, type, problem: 'UNSUPPORTED' });
-      expect(result.message).toMatch(says);
-    }
-    // The same text under a name and type on the list is text, kept as text.
-    for (const [name, type] of [
-      ['drawing.txt', 'text/plain'],
-      ['drawing', 'application/octet-stream'],
-      ['drawing.md', 'text/markdown; charset=utf-8'],
-    ]) {
-      expect((await parseDocument(svg, name, type, limits)).pages[0].text).toContain('<svg');
-    }
-  });
-
   it('refuses a file over the size limit before looking at it', async () => {
     const big = new Uint8Array(2048).fill(0x61);
     const result = await problem(
@@ -468,42 +437,5 @@ describe('parseDocument: other files', () => {
       problem: 'TOO_LARGE',
       message: 'The file is 2 KB; files of up to 1 KB can be uploaded.',
     });
-  });
-});
-
-describe('checkKeptFile: an original that comes with its text (a legacy archive)', () => {
-  it('passes a file that is what its format says, under a name and type on the list', async () => {
-    expect(() => checkKeptFile(utf8('Plum cake.'), null, null, 'MARKDOWN')).not.toThrow();
-    expect(() =>
-      checkKeptFile(utf8('Plum cake.'), 'cake.txt', 'text/plain; charset=utf-8', 'TEXT'),
-    ).not.toThrow();
-    const pdf = await tenPages();
-    expect(() => checkKeptFile(pdf, 'diaries.pdf', 'application/pdf', 'PDF')).not.toThrow();
-  });
-
-  it('refuses what an upload would refuse, and a file that is not its format', async () => {
-    const refused = (
-      bytes: Uint8Array,
-      name: string | null,
-      type: string | null,
-      format: 'TEXT' | 'PDF',
-    ) => {
-      try {
-        checkKeptFile(bytes, name, type, format);
-      } catch (err) {
-        expect(err).toBeInstanceOf(DocumentParseError);
-        return (err as Error).message;
-      }
-      throw new Error('not refused');
-    };
-    const page = utf8('<html><script>alert(1)</script></html>');
-    expect(refused(page, 'page.html', 'text/html', 'TEXT')).toMatch(/web page/);
-    expect(refused(page, 'page.txt', 'text/html', 'TEXT')).toMatch(/web page/);
-    expect(refused(utf8('a\u0000b'), 'a.txt', null, 'TEXT')).toMatch(/not text/);
-    expect(refused(utf8('just words'), 'a.pdf', null, 'PDF')).toMatch(
-      /The file is text, not the PDF/,
-    );
-    const png = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
-    expect(refused(png, 'photo.txt', null, 'TEXT')).toMatch(/PNG image/);
   });
 });
