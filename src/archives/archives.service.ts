@@ -17,7 +17,7 @@ import type { UserEntity } from '../identity/user.entity.js';
 import { UsersService } from '../identity/users.service.js';
 import { JobDeferred } from '../jobs/jobs.exception.js';
 import { JobContext, JobsService } from '../jobs/jobs.service.js';
-import { conversationsPerDay } from '../conversations/conversation-limits.js';
+import { ConversationLimitsService } from '../conversations/conversation-limits.service.js';
 import { LegaciesService } from '../legacies/legacies.service.js';
 import { LegacyRepository } from '../legacies/legacy.repository.js';
 import { EventBus, topics } from '../pubsub/event-bus.js';
@@ -69,6 +69,7 @@ export class ArchivesService {
     private readonly users: UsersService,
     private readonly jobs: JobsService,
     private readonly quotas: QuotasService,
+    private readonly conversationLimits: ConversationLimitsService,
     private readonly bus: EventBus,
     private readonly config: AppConfig,
   ) {}
@@ -246,13 +247,7 @@ export class ArchivesService {
           'id',
         );
       }
-      const perDay = this.config.env.CONVERSATIONS_PER_USER_PER_DAY;
-      await this.quotas.assertRoom(
-        m,
-        conversationsPerDay(perDay, user.id),
-        conversations,
-        `This archive holds ${conversations} conversations, more than are left of the ${perDay} a day you may start or import; try again later.`,
-      );
+      await this.conversationLimits.assertRoomForConversations(m, user, conversations);
       await this.repo.setStatus(m, id, ArchiveStatus.QUEUED, { stage: null });
       await this.jobs.enqueue(
         ARCHIVE_IMPORT_JOB,
