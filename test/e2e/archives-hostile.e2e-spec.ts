@@ -171,15 +171,16 @@ describe('legacy archives: hostile archives', () => {
         `another family's export finished ${Math.round(exportMs)} ms after it was asked for`,
     );
     expect(exported.status).toBe('COMPLETED');
-    // Generous for a shared machine: the code before issue 44 took about 28 s here.
-    expect(exportMs).toBeLessThan(10_000);
+    // Generous for a shared machine (about 1 s alone; 4.7 s at a load of 38 on 2 cores): the
+    // code before issue 44 took 28 s here on a quiet machine, 254 s on a busy one.
+    expect(exportMs).toBeLessThan(15_000);
     expect(failed).toMatchObject({
       status: 'FAILED',
       failureCode: 'INVALID_ARCHIVE',
       legacyId: null,
     });
     expect(failed.failureReason).toMatch(/^data\/facts\.jsonl has more than \d+ blank lines/);
-    expect(importMs).toBeLessThan(10_000);
+    expect(importMs).toBeLessThan(15_000);
     // Long enough for the code before issue 44 to show its figures rather than time out.
   }, 240_000);
 
