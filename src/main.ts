@@ -1,11 +1,12 @@
 import 'reflect-metadata';
 import { AppConfig, ConfigValidationError } from './config/app-config.js';
+import { loadAppConfig } from './app.config.js';
 import { createApp } from './bootstrap.js';
 
 async function main(): Promise<void> {
   let config: AppConfig;
   try {
-    config = AppConfig.load();
+    config = loadAppConfig();
   } catch (err) {
     if (err instanceof ConfigValidationError) {
       console.error(err.message);

@@ -1,5 +1,6 @@
 import {
   byteSize,
+  ConfigOf,
   cron,
   defineVariables,
   duration,
@@ -66,3 +67,7 @@ export const archivesVariables = defineVariables({
     parse: integer(1, 10_000),
   },
 });
+
+declare module '../config/app-config.js' {
+  interface Env extends ConfigOf<typeof archivesVariables> {}
+}

@@ -1,4 +1,10 @@
-import { bool, ConfigParseError, defineVariables, integer } from '../config/config-spec.js';
+import {
+  bool,
+  ConfigOf,
+  ConfigParseError,
+  defineVariables,
+  integer,
+} from '../config/config-spec.js';
 
 const token = (raw: string): string => {
   if (raw.length < 16) throw new ConfigParseError('must be at least 16 characters');
@@ -24,3 +30,7 @@ export const metricsVariables = defineVariables({
     parse: integer(0, 3_600_000),
   },
 });
+
+declare module '../config/app-config.js' {
+  interface Env extends ConfigOf<typeof metricsVariables> {}
+}

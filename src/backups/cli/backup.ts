@@ -17,6 +17,7 @@ import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import { AppConfig, ConfigValidationError } from '../../config/app-config.js';
+import { loadAppConfig } from '../../app.config.js';
 import { dataSourceOptions } from '../../database/data-source-options.js';
 import { lockHolder, openEmbeddedPostgres } from '../../database/embedded-postgres.js';
 import { verifyBundle } from '../backup-bundle.js';
@@ -69,7 +70,7 @@ async function main(): Promise<number> {
   }
   let config: AppConfig;
   try {
-    config = AppConfig.load();
+    config = loadAppConfig();
   } catch (err) {
     if (err instanceof ConfigValidationError) {
       console.error(err.message);
