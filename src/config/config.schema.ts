@@ -56,6 +56,12 @@ export const serverVariables = defineVariables({
     default: '50',
     parse: integer(1, 10_000),
   },
+  GRAPHQL_WS_MAX_CONNECTIONS_PER_USER: {
+    description:
+      'Most graphql-ws connections one user (a token subject) may hold open on one instance; one more is closed with 4029 and the reason "Too many connections for this user: close one first." The console holds one per open tab.',
+    default: '20',
+    parse: integer(1, 10_000),
+  },
   BODY_LIMIT: {
     description:
       'Maximum size of an HTTP request body and of a WebSocket message, such as 500kb or 25mb.',
