@@ -26,6 +26,6 @@ import { TurnReplayService } from './turn-replay.service.js';
     TurnReplayService,
     ConversationsResolver,
   ],
-  exports: [ConversationsService, ConversationImportService, TurnEvents],
+  exports: [ConversationsService, ConversationImportService, ConversationLimitsService, TurnEvents],
 })
 export class ConversationsModule {}
