@@ -6,7 +6,8 @@ describe('AppConfig', () => {
     const config = loadAppConfig({});
     expect(config.env.PORT).toBe(3000);
     expect(config.env.DATA_DIR).toBe('./data');
-    expect(config.env.GRAPHQL_INTROSPECTION).toBe(true);
+    // Unset: Apollo's convention decides (graphql/introspection.ts).
+    expect(config.env.GRAPHQL_INTROSPECTION).toBeUndefined();
     expect(config.env.BODY_LIMIT).toBe(25 * 1024 * 1024);
     expect(config.embedded).toBe(true);
   });

@@ -40,10 +40,8 @@ export class SessionController {
   async open(@Req() req: Request, @Res({ passthrough: true }) res: Response) {
     this.assertSameOrigin(req);
     const token = bearerOf(req);
-    const { user, expiresAt } = await this.authenticator.authenticate(
-      token,
-      req.socket.remoteAddress,
-    );
+    // req.ip: the forwarded client's address behind a proxy TRUST_PROXY names, else the socket's.
+    const { user, expiresAt } = await this.authenticator.authenticate(token, req.ip);
     await this.authenticator.request(user);
     const body = (req.body ?? {}) as { idToken?: unknown };
     const idToken = typeof body.idToken === 'string' && body.idToken ? body.idToken : null;

@@ -29,7 +29,9 @@ import { asRequest, markQuery } from '../database/database-queue.js';
 import { DatabaseFailureMapper, formatError, publicCodeOf } from './format-error.js';
 import { DomainException } from '../common/errors/domain.exception.js';
 import type { EventBus } from '../pubsub/event-bus.js';
+import { introspectionEnabled } from './introspection.js';
 import { Loaders } from './loaders.js';
+import { clientAddress, type TrustProxy } from '../common/http/trust-proxy.js';
 import { countMetaOperation, requestAuthenticationPlugin } from './meta-operations.js';
 import {
   checkOperation,
@@ -65,14 +67,20 @@ function wsToken(arg: WsContext): string | null {
   );
 }
 
-/** Builds the per-request context for HTTP and for each graphql-ws subscription alike. */
-export function buildContext(arg: { req?: IncomingMessage } & WsContext): RequestContext {
+/**
+ * Builds the per-request context for HTTP and for each graphql-ws subscription alike. The
+ * address (the anonymous rate limit's key) is a forwarded one only from a proxy TRUST_PROXY names.
+ */
+export function buildContext(
+  arg: { req?: IncomingMessage } & WsContext,
+  trust: TrustProxy = false,
+): RequestContext {
   if (arg.connectionParams !== undefined || arg.extra !== undefined) {
     return {
       requestId: randomUUID(),
       token: wsToken(arg),
       loaders: new Loaders(),
-      ip: arg.extra?.request?.socket.remoteAddress,
+      ip: arg.extra?.request && clientAddress(arg.extra.request, trust),
       transport: 'ws',
     };
   }
@@ -83,7 +91,7 @@ export function buildContext(arg: { req?: IncomingMessage } & WsContext): Reques
     token: bearer(header) ?? sessionCookieToken(req),
     loaders: new Loaders(),
     req,
-    ip: req?.socket.remoteAddress,
+    ip: req && clientAddress(req, trust),
     transport: 'http',
   };
 }
@@ -274,6 +282,7 @@ function graphqlWsOptions(
   maxConnectionsPerUser: number,
   database?: DatabaseState,
   bus?: EventBus,
+  trust: TrustProxy = false,
 ): GraphQLWsSubscriptionsConfig {
   const databaseFailure: DatabaseFailureMapper | undefined =
     database && ((err) => database.failure(err));
@@ -355,7 +364,7 @@ function graphqlWsOptions(
             authenticator,
             document,
             payload.operationName,
-            buildContext(ctx as WsContext),
+            buildContext(ctx as WsContext, trust),
           )));
       if (refused) return [refused];
       // A socket may not hold an unbounded number of operations (each is a listener and a
@@ -438,18 +447,19 @@ export function graphqlOptions(
   const databaseFailure: DatabaseFailureMapper | undefined =
     database && ((err) => database.failure(err));
   const env = config.env;
+  const introspection = introspectionEnabled(env);
   const limits: QueryLimits = {
     maxDepth: env.GRAPHQL_MAX_DEPTH,
     maxComplexity: env.GRAPHQL_MAX_COMPLEXITY,
     maxExpensiveFields: env.GRAPHQL_MAX_EXPENSIVE_FIELDS,
     defaultPage: 20,
-    introspection: env.GRAPHQL_INTROSPECTION,
+    introspection,
   };
   return {
     path: '/graphql',
     autoSchemaFile: true,
     sortSchema: true,
-    introspection: env.GRAPHQL_INTROSPECTION,
+    introspection,
     graphiql: false,
     includeStacktraceInErrorResponses: false,
     subscriptions: {
@@ -462,11 +472,12 @@ export function graphqlOptions(
         env.GRAPHQL_WS_MAX_CONNECTIONS_PER_USER,
         database,
         bus,
+        env.TRUST_PROXY,
       ),
     },
-    context: buildContext,
+    context: (arg: Parameters<typeof buildContext>[0]) => buildContext(arg, env.TRUST_PROXY),
     formatError: (formatted, error) =>
-      formatError(formatted, error, !env.GRAPHQL_INTROSPECTION, databaseFailure),
+      formatError(formatted, error, !introspection, databaseFailure),
     plugins: [
       databaseTurnsPlugin(),
       landingPageEnabled(env)

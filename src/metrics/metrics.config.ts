@@ -20,7 +20,7 @@ export const metricsVariables = defineVariables({
   },
   METRICS_TOKEN: {
     description:
-      'When set, /metrics answers only requests with `Authorization: Bearer <token>` (16+ characters).',
+      'When set, /metrics answers only requests with `Authorization: Bearer <token>` (16+ characters), and GET /health/ready gives its details (free disk, models, backups) only to them; without it nobody gets them.',
     parse: token,
   },
   METRICS_DB_REFRESH_MS: {

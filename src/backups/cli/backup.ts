@@ -23,6 +23,7 @@ import { lockHolder, openEmbeddedPostgres } from '../../database/embedded-postgr
 import { verifyBundle } from '../backup-bundle.js';
 import { BackupsService } from '../backups.service.js';
 import { controlSocketPath } from '../control-socket.service.js';
+import { keepNewFilesPrivate } from '../../common/files/private-files.js';
 
 /** Asks the running service for the backup and writes what it answers to `partial`. */
 async function fromRunningService(dataDir: string, partial: string): Promise<void> {
@@ -63,6 +64,7 @@ async function directly(config: AppConfig, partial: string): Promise<void> {
 }
 
 async function main(): Promise<number> {
+  keepNewFilesPrivate();
   const { values } = parseArgs({ options: { out: { type: 'string' } } });
   if (!values.out) {
     console.error('Usage: npm run backup -- --out FILE');

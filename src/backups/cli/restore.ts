@@ -22,6 +22,7 @@ import { openEmbeddedPostgres } from '../../database/embedded-postgres.js';
 import { BackupManifest, BundleError, COUNTS_SQL, extractBundle } from '../backup-bundle.js';
 import { runPgProgram } from '../backup-sources.js';
 import { JobRepository } from '../../jobs/job.repository.js';
+import { keepNewFilesPrivate } from '../../common/files/private-files.js';
 
 const USAGE = 'Usage: npm run restore -- FILE --data-dir DIR | --database-url URL';
 
@@ -143,6 +144,8 @@ async function intoServer(file: string, url: string): Promise<BackupManifest> {
 }
 
 async function main(): Promise<number> {
+  // What it writes (the restored database, the secret) is the service user's alone.
+  keepNewFilesPrivate();
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     options: { 'data-dir': { type: 'string' }, 'database-url': { type: 'string' } },

@@ -11,8 +11,11 @@ import { loadAppConfig } from '../../app.config.js';
 import { adminClaimFor, adminClaimRule } from '../admin-claim.js';
 import { duration } from '../identity.config.js';
 import { resolveJwtSecret } from '../jwt-keys.js';
+import { keepNewFilesPrivate } from '../../common/files/private-files.js';
 
 async function main(): Promise<void> {
+  // It may create DATA_DIR and the secret in it.
+  keepNewFilesPrivate();
   const { values } = parseArgs({
     options: {
       sub: { type: 'string' },
