@@ -110,15 +110,25 @@ describe('The family console in a browser', () => {
   it('keeps its token where no script reads it, for a reload and a new tab, until sign-out', async () => {
     const context = await browser.newContext(CONTEXT);
     const page = await context.newPage();
+    // A token of this session's own: signing out revokes the token it signed in with, and
+    // the later tests go on acting as Carol with hers.
+    const session = {
+      ...carol,
+      token: await signToken(
+        carol.sub,
+        { email: carol.email, email_verified: true, name: carol.name },
+        { expiresIn: '50m' },
+      ),
+    };
     const opened = page.waitForResponse((r) => r.url().endsWith('/app/session'));
-    await signIn(page, carol);
+    await signIn(page, session);
     expect((await opened).status()).toBe(200);
     // Nothing a script of this origin can read holds it: not storage, not a cookie it sees.
     const readable = (p: Page) =>
       p.evaluate(
         'JSON.stringify([{ ...localStorage }, { ...sessionStorage }, document.cookie])',
       ) as Promise<string>;
-    expect(await readable(page)).not.toContain(carol.token.split('.')[2]);
+    expect(await readable(page)).not.toContain(session.token.split('.')[2]);
     expect(await readable(page)).not.toMatch(/eyJ[\w-]+\.[\w-]+\.[\w-]+/);
     // The session goes on across a reload and in another tab (the HttpOnly cookie).
     await page.reload();
@@ -134,6 +144,10 @@ describe('The family console in a browser', () => {
     expect((await closed).status()).toBe(200);
     await other.goto(`${base}/app/`);
     await other.waitForURL('**/app/sign-in');
+    // The token it signed in with is refused from now on; Carol's other token is not.
+    const revoked = await t.gql(`{ me { id } }`, {}, session);
+    expect(revoked.errors?.[0]?.extensions?.reason).toBe('TOKEN_REVOKED');
+    expect((await t.gql(`{ me { id } }`, {}, carol)).errors).toBeUndefined();
     await context.close();
   }, 60_000);
 
