@@ -11,4 +11,6 @@ export default {
   testMatch: ['<rootDir>/test/faults/**/*.fault-spec.ts'],
   testTimeout: 1_800_000,
   maxWorkers: 1,
+  globalSetup: '<rootDir>/test/faults/global-setup.mjs',
+  reporters: ['default', '<rootDir>/test/support/pass-reporter.mjs'],
 };
