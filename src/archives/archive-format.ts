@@ -5,7 +5,7 @@ import type { ExportedMemory } from '../memories/memory-export.js';
 import { ArchiveErrorCode, ArchiveException } from './archive.exception.js';
 
 /**
- * The legacy archive's format, version 1 (documented in the README, "Legacy archives"): a ZIP
+ * The legacy archive's format, version 1 (documented in docs/operations.md, "Legacy archives"): a ZIP
  * with `keepsake.json` (this manifest), one JSON Lines file per kind of item under `data/`, the
  * stories' original files under `stories/`, and pages to read it in a browser (`index.html`,
  * `conversations/*.html`, `stories/*.html`). Ids are the exporting Keepsake's, stable within

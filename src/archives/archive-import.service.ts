@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import type { ConversationEntity } from '../conversations/conversation.entity.js';
+import { ConversationImportService } from '../conversations/conversation-import.service.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
 import { FactEvent } from '../facts/fact-events.service.js';
@@ -15,6 +16,7 @@ import { EXPORT_FORMAT_NAME, EXPORT_VERSION } from '../memories/memory-export.js
 import { PeriodSummariesService } from '../periods/period-summaries.service.js';
 import { PERIOD_KIND } from '../periods/period-summary.repository.js';
 import { StoriesService } from '../stories/stories.service.js';
+import { StoryEventsService } from '../stories/story-events.service.js';
 import { StoryChange } from '../stories/story.enums.js';
 import type { StoryEntity } from '../stories/story.entity.js';
 import {
@@ -68,7 +70,9 @@ export class ArchiveImportService {
     private readonly legacies: LegaciesService,
     private readonly facts: FactWriterService,
     private readonly stories: StoriesService,
+    private readonly storyEvents: StoryEventsService,
     private readonly conversations: ConversationsService,
+    private readonly conversationImport: ConversationImportService,
     private readonly memories: MemoriesService,
     private readonly periods: PeriodSummariesService,
     private readonly embeddings: EmbeddingService,
@@ -228,7 +232,7 @@ export class ArchiveImportService {
       });
     }
     this.jobs.nudge();
-    for (const row of stored) await this.stories.publish(row, StoryChange.CREATED, false);
+    for (const row of stored) await this.storyEvents.publish(row, StoryChange.CREATED, false);
   }
 
   private async writeConversations(
@@ -239,7 +243,12 @@ export class ArchiveImportService {
   ) {
     await this.dataSource.transaction(async (m) => {
       for (const c of conversations) {
-        const created = await this.conversations.createArchived(m, ctx.user, ctx.legacyId, c.title);
+        const created = await this.conversationImport.createArchived(
+          m,
+          ctx.user,
+          ctx.legacyId,
+          c.title,
+        );
         await this.repo.mapId(m, ctx.archive.id, 'conversation', c.id, created.id);
       }
       await this.repo.setCursor(m, ctx.archive.id, cursor, done);
@@ -264,7 +273,7 @@ export class ArchiveImportService {
       for (const [original, group] of byConversation) {
         const conversation = found.find((c) => c.id === mapped.get(original)) as ConversationEntity;
         stored.push(
-          await this.conversations.appendArchived(
+          await this.conversationImport.appendArchived(
             m,
             conversation,
             group.map((t) => ({
@@ -282,7 +291,7 @@ export class ArchiveImportService {
       await this.repo.setCursor(m, ctx.archive.id, cursor, done);
       return stored;
     });
-    for (const event of events) await this.conversations.runArchivedAfterCommit(event);
+    for (const event of events) await this.conversationImport.runArchivedAfterCommit(event);
   }
 
   /**

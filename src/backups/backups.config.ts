@@ -13,7 +13,7 @@ const scheduleOrOff = (raw: string): string | null => {
 export const backupsVariables = defineVariables({
   BACKUP_SCHEDULE: {
     description:
-      'Embedded database only: when a backup is due (a cron expression, in UTC), or off. Daily by default, at an hour a family is asleep; a backup the computer was off for is made within the hour after it is on again. A server is backed up with its own tools (see the README).',
+      'Embedded database only: when a backup is due (a cron expression, in UTC), or off. Daily by default, at an hour a family is asleep; a backup the computer was off for is made within the hour after it is on again. A server is backed up with its own tools (see docs/operations.md, Backups).',
     default: '30 3 * * *',
     parse: scheduleOrOff,
   },

@@ -1,7 +1,7 @@
 /**
  * Declarative environment variables. Each module declares its own in `<module>.config.ts`;
- * `config.registry.ts` merges them, boot validates all of them at once, and the README's
- * configuration table is printed from the same declarations (`npm run config:table`).
+ * `config.registry.ts` merges them, boot validates all of them at once, and
+ * docs/configuration.md is printed from the same declarations (`npm run config:table`).
  */
 import { validateCronExpression } from 'cron';
 

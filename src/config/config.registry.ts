@@ -22,7 +22,7 @@ import { profilesVariables } from '../profiles/profiles.config.js';
 import { archivesVariables } from '../archives/archives.config.js';
 import { serverVariables } from './config.schema.js';
 
-/** Every module's variables, in README order. Add a module's declarations here. */
+/** Every module's variables, in docs/configuration.md's order. Add a module's declarations here. */
 export const ALL_VARIABLES = {
   ...serverVariables,
   ...databaseVariables,

@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { LegaciesModule } from '../legacies/legacies.module.js';
 import { QuotasModule } from '../quotas/quotas.module.js';
 import { ConversationAccessService } from './conversation-access.service.js';
+import { ConversationImportService } from './conversation-import.service.js';
+import { ConversationLimitsService } from './conversation-limits.service.js';
 import { ConversationParticipantRepository } from './conversation-participant.repository.js';
 import { ConversationRepository } from './conversation.repository.js';
 import { ConversationsResolver } from './conversations.resolver.js';
@@ -15,11 +17,13 @@ import { TurnEvents } from './turn-events.js';
     ConversationRepository,
     ConversationParticipantRepository,
     ConversationAccessService,
+    ConversationLimitsService,
+    ConversationImportService,
     MessageRepository,
     ConversationsService,
     TurnEvents,
     ConversationsResolver,
   ],
-  exports: [ConversationsService, TurnEvents],
+  exports: [ConversationsService, ConversationImportService, TurnEvents],
 })
 export class ConversationsModule {}

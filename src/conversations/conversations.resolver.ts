@@ -12,7 +12,8 @@ import {
 } from '@nestjs/graphql';
 import { ForwardPageArgs, PageArgs } from '../common/pagination/connection.js';
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
-import { Loaders, RequestLoaders } from '../graphql/loaders.js';
+import { Loaders } from '../graphql/loaders.js';
+import { RequestLoaders } from '../graphql/request-loaders.decorator.js';
 import type { RequestContext } from '../graphql/request-context.js';
 import { boundToSession, filterMap, unlessEnded } from '../graphql/session-bound.js';
 import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
@@ -25,6 +26,7 @@ import { asReadBy } from './withheld-reply.js';
 import type { ConversationModelWithViewer } from './conversation.mapper.js';
 import { participantsAsSeen, toConversationModel } from './conversation.mapper.js';
 import { CONVERSATION_PARTICIPANTS } from './conversation.loaders.js';
+import { ConversationImportService } from './conversation-import.service.js';
 import { ConversationsService } from './conversations.service.js';
 import {
   AddConversationParticipantInput,
@@ -60,6 +62,7 @@ function toLeftBehind(c: ConversationEntity): LeftBehindConversationModel {
 export class ConversationsResolver {
   constructor(
     private readonly service: ConversationsService,
+    private readonly imports: ConversationImportService,
     private readonly bus: EventBus,
   ) {}
 
@@ -145,7 +148,7 @@ export class ConversationsResolver {
     @CurrentUser() user: UserEntity,
     @Args('input') input: ImportConversationInput,
   ) {
-    const { conversation, count } = await this.service.import(user, input);
+    const { conversation, count } = await this.imports.import(user, input);
     return {
       conversation: toModel(await this.service.getReadable(user, conversation.id)),
       importedCount: count,

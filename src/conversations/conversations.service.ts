@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import {
@@ -14,15 +14,15 @@ import { UserEntity } from '../identity/user.entity.js';
 import { LegaciesService } from '../legacies/legacies.service.js';
 import { countTokens } from '../llm/tokenizer.js';
 import { EventBus, RevocationEvent, topics } from '../pubsub/event-bus.js';
-import { QuotasService } from '../quotas/quotas.service.js';
 import { ConversationAccessService, ConversationView } from './conversation-access.service.js';
+import { ConversationLimitsService } from './conversation-limits.service.js';
 import type { ParticipantRow } from './conversation-participant.repository.js';
 import { ConversationErrorCode, ConversationException } from './conversation.exception.js';
 import { ConversationEntity } from './conversation.entity.js';
 import { ConversationRepository } from './conversation.repository.js';
 import { MessageRole } from './message-role.enum.js';
 import { MessageEntity } from './message.entity.js';
-import { MessageRepository, NewMessage } from './message.repository.js';
+import { MessageRepository } from './message.repository.js';
 import { TurnEvents } from './turn-events.js';
 import { asReadBy } from './withheld-reply.js';
 
@@ -42,13 +42,6 @@ export interface AppendTurn {
   inTransaction?: (manager: EntityManager, stored: MessageEntity) => Promise<void>;
 }
 
-export interface ImportedTurn {
-  role: MessageRole;
-  content: string;
-  occurredAt?: Date | null;
-  metadata?: Record<string, unknown> | null;
-}
-
 export interface AppendResult {
   message: MessageEntity;
   /** False when a clientMessageId matched an existing turn and nothing was written. */
@@ -56,8 +49,6 @@ export interface AppendResult {
 }
 
 const UNIQUE_VIOLATION = '23505';
-const HOUR_MS = 60 * 60 * 1000;
-const DAY_MS = 24 * HOUR_MS;
 
 /**
  * The immutable conversation log: conversations started by one member, with the members taking
@@ -65,8 +56,6 @@ const DAY_MS = 24 * HOUR_MS;
  */
 @Injectable()
 export class ConversationsService {
-  private readonly logger = new Logger('Conversations');
-
   constructor(
     private readonly dataSource: DataSource,
     private readonly conversations: ConversationRepository,
@@ -75,21 +64,9 @@ export class ConversationsService {
     private readonly access: ConversationAccessService,
     private readonly events: TurnEvents,
     private readonly bus: EventBus,
-    private readonly quotas: QuotasService,
+    private readonly limits: ConversationLimitsService,
     private readonly config: AppConfig,
   ) {}
-
-  /** CONVERSATIONS_PER_USER_PER_DAY, counted with the conversation it allows. */
-  private countConversation(m: EntityManager, user: UserEntity): Promise<void> {
-    const limit = this.config.env.CONVERSATIONS_PER_USER_PER_DAY;
-    return this.quotas.consume(m, {
-      scope: 'conversations.created',
-      subjectId: user.id,
-      limit,
-      windowMs: DAY_MS,
-      message: `You can start or import ${limit} conversations a day; try again later.`,
-    });
-  }
 
   async start(
     user: UserEntity,
@@ -101,13 +78,13 @@ export class ConversationsService {
     },
   ): Promise<ConversationView> {
     await this.legacies.requireMember(user.id, input.legacyId);
-    const title = this.title(input.title);
+    const title = this.limits.title(input.title);
     const others = await this.access.requireMembers(
       input.legacyId,
       (input.participantIds ?? []).filter((id) => id.toLowerCase() !== user.id),
     );
     const created = await this.dataSource.transaction(async (m) => {
-      await this.countConversation(m, user);
+      await this.limits.countConversation(m, user);
       const conversation = await this.conversations.create(m, {
         legacyId: input.legacyId,
         userId: user.id,
@@ -303,9 +280,9 @@ export class ConversationsService {
    * the stored turn; with different content it is a CONFLICT.
    */
   async append(conversation: ConversationEntity, turn: AppendTurn): Promise<AppendResult> {
-    const content = this.content(turn.content, 'content');
-    const metadata = this.metadata(turn.metadata, 'metadata');
-    const clientMessageId = this.clientMessageId(turn.clientMessageId);
+    const content = this.limits.content(turn.content, 'content');
+    const metadata = this.limits.metadata(turn.metadata, 'metadata');
+    const clientMessageId = this.limits.clientMessageId(turn.clientMessageId);
     if (clientMessageId) {
       const existing = await this.messages.findByClientId(conversation.id, clientMessageId);
       if (existing) return { message: this.sameTurn(existing, turn, content), created: false };
@@ -357,153 +334,8 @@ export class ConversationsService {
       throw err;
     }
     await deliver();
-    await this.afterStored({ conversation, messages: [message], imported: false });
+    await this.events.runAfterCommitLogged({ conversation, messages: [message], imported: false });
     return { message, created: true };
-  }
-
-  /** A new conversation holding every given turn, written in one transaction or not at all. */
-  async import(
-    user: UserEntity,
-    input: { legacyId: string; title?: string | null; messages: ImportedTurn[] },
-  ): Promise<{ conversation: ConversationEntity; count: number }> {
-    await this.legacies.requireMember(user.id, input.legacyId);
-    const max = this.config.env.IMPORT_MAX_MESSAGES;
-    if (input.messages.length === 0 || input.messages.length > max) {
-      throw new ConversationException(
-        ConversationErrorCode.IMPORT_TOO_LARGE,
-        `An import holds 1 to ${max} messages.`,
-        'messages',
-      );
-    }
-    const turns = input.messages.map((t, i) => ({
-      role: t.role,
-      content: this.content(t.content, `messages.${i}.content`),
-      metadata: this.metadata(t.metadata, `messages.${i}.metadata`),
-      occurredAt: t.occurredAt ?? null,
-    }));
-    const lastOccurred = turns.reduce<Date | null>(
-      (latest, t) => (t.occurredAt && (!latest || t.occurredAt > latest) ? t.occurredAt : latest),
-      null,
-    );
-    const { conversation, stored } = await this.dataSource.transaction(async (m) => {
-      const perHour = this.config.env.IMPORTS_PER_USER_PER_HOUR;
-      await this.quotas.consume(m, {
-        scope: 'conversations.imported',
-        subjectId: user.id,
-        limit: perHour,
-        windowMs: HOUR_MS,
-        message: `You can make ${perHour} imports an hour; try again later.`,
-      });
-      await this.countConversation(m, user);
-      const created = await this.conversations.create(m, {
-        legacyId: input.legacyId,
-        userId: user.id,
-        title: this.title(input.title),
-        imported: true,
-      });
-      await this.access.addAll(m, created.id, [user.id], user.id, () => user.rememberByDefault);
-      const start = await this.conversations.reserveTurns(m, created.id, turns.length);
-      const rows: NewMessage[] = turns.map((t, i) => ({
-        conversationId: created.id,
-        legacyId: created.legacyId,
-        userId: user.id,
-        turnIndex: start + i,
-        role: t.role,
-        content: t.content,
-        tokenCount: countTokens(t.content),
-        metadata: t.metadata,
-        clientMessageId: null,
-        occurredAt: t.occurredAt,
-      }));
-      await this.messages.insertMany(m, rows);
-      const times = rows.map((r) => (r.occurredAt ?? new Date()).getTime());
-      const span = { from: new Date(Math.min(...times)), to: new Date(Math.max(...times)) };
-      const event = { conversation: created, messages: [], imported: true, span };
-      await this.events.runInTransaction(event, m);
-      return { conversation: created, stored: rows.length };
-    });
-    if (lastOccurred) conversation.lastActivityAt = lastOccurred;
-    await this.events.runAfterCommit({ conversation, messages: [], imported: true });
-    return { conversation: (await this.conversations.findById(conversation.id))!, count: stored };
-  }
-
-  /**
-   * A conversation brought in by a legacy archive's import, inside its transaction: imported
-   * (searched and summarized, no memories taken from it), its importer its one participant.
-   * Not counted against CONVERSATIONS_PER_USER_PER_DAY: the archive's import is one act,
-   * counted as such by its own limit.
-   */
-  async createArchived(
-    manager: EntityManager,
-    user: UserEntity,
-    legacyId: string,
-    title: string | null,
-  ): Promise<ConversationEntity> {
-    const created = await this.conversations.create(manager, {
-      legacyId,
-      userId: user.id,
-      title: this.title(title),
-      imported: true,
-    });
-    await this.access.addAll(manager, created.id, [user.id], user.id, () => user.rememberByDefault);
-    return created;
-  }
-
-  /**
-   * Appends an archive's turns to a conversation made by createArchived, inside the import's
-   * transaction, in order, as importConversation stores its turns (the same checks, the same
-   * in-transaction hooks). Returns the event for the after-commit hooks (runArchivedAfterCommit).
-   */
-  async appendArchived(
-    manager: EntityManager,
-    conversation: ConversationEntity,
-    turns: (ImportedTurn & { placeholder?: boolean })[],
-  ): Promise<{ conversation: ConversationEntity; messages: MessageEntity[]; imported: true }> {
-    const start = await this.conversations.reserveTurns(manager, conversation.id, turns.length);
-    const rows: NewMessage[] = turns.map((t, i) => {
-      const content = this.content(t.content, `messages.${i}.content`);
-      return {
-        conversationId: conversation.id,
-        legacyId: conversation.legacyId,
-        userId: conversation.userId,
-        turnIndex: start + i,
-        role: t.role,
-        content,
-        tokenCount: countTokens(content),
-        metadata: this.metadata(t.metadata, `messages.${i}.metadata`),
-        clientMessageId: null,
-        occurredAt: t.occurredAt ?? null,
-        placeholder: t.placeholder ?? false,
-      };
-    });
-    await this.messages.insertMany(manager, rows);
-    const times = rows.map((r) => (r.occurredAt ?? new Date()).getTime());
-    const span = { from: new Date(Math.min(...times)), to: new Date(Math.max(...times)) };
-    const event = { conversation, messages: [], imported: true as const, span };
-    await this.events.runInTransaction(event, manager);
-    return event;
-  }
-
-  /** After an archive's turns committed: what importConversation runs after its own. */
-  async runArchivedAfterCommit(event: {
-    conversation: ConversationEntity;
-    messages: MessageEntity[];
-    imported: boolean;
-  }): Promise<void> {
-    await this.afterStored(event);
-  }
-
-  private async afterStored(event: {
-    conversation: ConversationEntity;
-    messages: MessageEntity[];
-    imported: boolean;
-  }) {
-    try {
-      await this.events.runAfterCommit(event);
-    } catch (err) {
-      // The turn is committed; a failing listener must not fail the send.
-      this.logger.error(`after-commit turn hook failed: ${(err as Error).message}`);
-    }
   }
 
   /** The stored turn a retried send names, if it is the same turn by the same participant. */
@@ -520,67 +352,6 @@ export class ConversationsService {
       );
     }
     return existing;
-  }
-
-  private content(content: string, field: string): string {
-    const max = this.config.env.MESSAGE_MAX_LENGTH;
-    if (typeof content !== 'string' || content.trim().length === 0) {
-      throw new ConversationException(
-        ConversationErrorCode.INVALID_CONTENT,
-        'A message cannot be empty.',
-        field,
-      );
-    }
-    if (content.length > max) {
-      throw new ConversationException(
-        ConversationErrorCode.INVALID_CONTENT,
-        `A message has at most ${max} characters.`,
-        field,
-      );
-    }
-    return content;
-  }
-
-  private metadata(
-    metadata: Record<string, unknown> | null | undefined,
-    field: string,
-  ): Record<string, unknown> {
-    if (metadata == null) return {};
-    const bytes = Buffer.byteLength(JSON.stringify(metadata), 'utf8');
-    if (bytes > this.config.env.METADATA_MAX_BYTES) {
-      throw new ConversationException(
-        ConversationErrorCode.INVALID_METADATA,
-        `Metadata is at most ${this.config.env.METADATA_MAX_BYTES} bytes of JSON.`,
-        field,
-      );
-    }
-    return metadata;
-  }
-
-  private clientMessageId(id: string | null | undefined): string | null {
-    if (id == null) return null;
-    const trimmed = id.trim();
-    if (trimmed.length === 0 || trimmed.length > 200) {
-      throw new ConversationException(
-        ConversationErrorCode.INVALID_CONTENT,
-        'A clientMessageId has 1 to 200 characters.',
-        'clientMessageId',
-      );
-    }
-    return trimmed;
-  }
-
-  private title(title: string | null | undefined): string | null {
-    if (title == null) return null;
-    const trimmed = title.trim();
-    if (trimmed.length > 200) {
-      throw new ConversationException(
-        ConversationErrorCode.INVALID_TITLE,
-        'A title has at most 200 characters.',
-        'title',
-      );
-    }
-    return trimmed.length === 0 ? null : trimmed;
   }
 }
 

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { ConversationEntity } from './conversation.entity.js';
 import { MessageEntity } from './message.entity.js';
@@ -24,6 +24,7 @@ type DeletedHook = (conversation: ConversationEntity, manager: EntityManager) =>
  */
 @Injectable()
 export class TurnEvents {
+  private readonly logger = new Logger('Conversations');
   private readonly inTransaction: InTransactionHook[] = [];
   private readonly afterCommit: AfterCommitHook[] = [];
   private readonly deleted: DeletedHook[] = [];
@@ -54,5 +55,14 @@ export class TurnEvents {
 
   async runAfterCommit(event: TurnsStored): Promise<void> {
     for (const hook of this.afterCommit) await hook(event);
+  }
+
+  /** After turns committed: a failing listener is logged, never failing the write it follows. */
+  async runAfterCommitLogged(event: TurnsStored): Promise<void> {
+    try {
+      await this.runAfterCommit(event);
+    } catch (err) {
+      this.logger.error(`after-commit turn hook failed: ${(err as Error).message}`);
+    }
   }
 }

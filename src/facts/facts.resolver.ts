@@ -12,7 +12,8 @@ import {
 } from '@nestjs/graphql';
 import { ForwardPageArgs } from '../common/pagination/connection.js';
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
-import { Loaders, RequestLoaders } from '../graphql/loaders.js';
+import { Loaders } from '../graphql/loaders.js';
+import { RequestLoaders } from '../graphql/request-loaders.decorator.js';
 import type { RequestContext } from '../graphql/request-context.js';
 import { filterMap, unlessEnded } from '../graphql/session-bound.js';
 import { CurrentUser } from '../identity/decorators/current-user.decorator.js';

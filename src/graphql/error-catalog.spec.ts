@@ -1,27 +1,12 @@
 import { readFileSync } from 'node:fs';
+import { markdownTableRows } from '../../test/support/markdown-tables.js';
 import { PublicErrorCode, type ReasonTable } from '../common/errors/domain.exception.js';
 import { errorTables, reasonRows } from './error-catalog.js';
 
-/** A markdown table's rows as trimmed cells, whatever Prettier's padding; separators left out. */
-function rows(markdown: string): string[][] {
-  return markdown
-    .split('\n')
-    .filter((line) => line.startsWith('|') && !/^\|[\s|:-]+\|$/.test(line))
-    .map((line) =>
-      line
-        .slice(1, -1)
-        .split(/(?<!\\)\|/)
-        .map((c) => c.trim()),
-    );
-}
-
 describe('the error catalog', () => {
-  it("is what the README's Errors section lists (npm run errors:table)", () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const start = readme.indexOf('<!-- errors:table -->');
-    const end = readme.indexOf('<!-- /errors:table -->');
-    expect(start).toBeGreaterThan(0);
-    expect(rows(readme.slice(start, end))).toEqual(rows(errorTables()));
+  it('is what docs/errors.md lists (npm run errors:table)', () => {
+    const doc = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
+    expect(markdownTableRows(doc)).toEqual(markdownTableRows(errorTables()));
   });
 
   it('lists every code and the reasons of every module, GraphQL parse and validation included', () => {

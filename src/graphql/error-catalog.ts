@@ -84,19 +84,47 @@ export function reasonRows(tables: readonly ReasonTable<string>[] = REASON_TABLE
 
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 
-/** The README's two tables: the codes, then every reason with its code. */
-export function errorTables(): string {
-  const codes = [
+/** Every `extensions.code`, with the HTTP status of a request refused with it. */
+export function codeTable(): string {
+  return [
     '| `extensions.code` | HTTP status of a refused request | What it means |',
     '| --- | --- | --- |',
     ...Object.entries({ ...PUBLIC_CODES, ...DOCUMENT_CODES }).map(
       ([code, { status, means }]) => `| \`${code}\` | ${status} | ${cell(means)} |`,
     ),
-  ];
-  const reasons = [
+  ].join('\n');
+}
+
+/** Every `extensions.reason`, with its code. */
+export function reasonTable(): string {
+  return [
     '| `extensions.reason` | `extensions.code` | What it means |',
     '| --- | --- | --- |',
     ...reasonRows().map((r) => `| \`${r.reason}\` | \`${r.code}\` | ${cell(r.means)} |`),
-  ];
-  return [...codes, '', ...reasons].join('\n');
+  ].join('\n');
+}
+
+/** docs/errors.md's two tables: the codes, then every reason with its code. */
+export function errorTables(): string {
+  return `${codeTable()}\n\n${reasonTable()}`;
+}
+
+/** docs/errors.md whole: printed by `npm run errors:table`, never edited by hand. */
+export function errorsDocument(): string {
+  return [
+    '# Errors',
+    '',
+    "<!-- Printed by `npm run errors:table` from the code (each module's reasons beside its exception, src/*/*.exception.ts, and the request's in src/graphql/request-errors.ts): edit those, not this file. `npm run docs:check` fails when it differs from them. -->",
+    '',
+    'Every error carries a stable `extensions.code`, and every error Keepsake raises a finer `extensions.reason`; a `BAD_USER_INPUT` names the input at fault in `extensions.field`. Where errors come, and their shape over HTTP and graphql-ws, is under [Errors](api.md#errors) in the API guide.',
+    '',
+    '## Codes',
+    '',
+    codeTable(),
+    '',
+    '## Reasons',
+    '',
+    reasonTable(),
+    '',
+  ].join('\n');
 }

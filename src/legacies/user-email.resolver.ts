@@ -1,5 +1,6 @@
 import { Parent, ResolveField, Resolver } from '@nestjs/graphql';
-import { Loaders, RequestLoaders } from '../graphql/loaders.js';
+import { Loaders } from '../graphql/loaders.js';
+import { RequestLoaders } from '../graphql/request-loaders.decorator.js';
 import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
 import { UserModel } from '../identity/models/user.model.js';
 import type { UserEntity } from '../identity/user.entity.js';

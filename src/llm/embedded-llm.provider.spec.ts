@@ -1,11 +1,8 @@
 import { jest } from '@jest/globals';
 import { MemoryUsageRecorder } from '../../test/support/fake-openai/memory-usage.recorder.js';
 import { packagedModelPath } from '../../test/support/packaged-model.js';
-import {
-  EmbeddedLanguageModel,
-  EmbeddedModelOptions,
-  toGrammarSchema,
-} from './embedded-llm.provider.js';
+import { EmbeddedLanguageModel, EmbeddedModelOptions } from './embedded-llm.provider.js';
+import { toGrammarSchema } from './grammar-schema.js';
 import { summaryProblem } from './grounding.js';
 import { ModelOutputError } from './model.errors.js';
 import { MEMORIES_SCHEMA, TURNS_SUMMARY_SCHEMA } from './task-schemas.js';

@@ -1,7 +1,11 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import { Logger } from '@nestjs/common';
+import {
+  EmbeddedLlmWorkerClient,
+  EmbeddedModelInfo,
+  EmbeddedWorkerOptions,
+  WorkerRequestBody,
+} from './embedded-llm-worker.client.js';
+import { toGrammarSchema } from './grammar-schema.js';
 import type { JsonSchema } from './json-schema-lite.js';
 import {
   ExtractMemoriesInput,
@@ -17,7 +21,7 @@ import {
   TurnsSummary,
   WithCall,
 } from './language-model.js';
-import { ModelOutputError, ModelUnavailableError } from './model.errors.js';
+import { ModelOutputError } from './model.errors.js';
 import { LlmTask, ModelCall, ModelUsageRecorder, reportCall } from './model-usage.js';
 import {
   ChatPrompt,
@@ -48,120 +52,16 @@ import {
 } from './task-schemas.js';
 import { countTokens, truncateToTokens } from './tokenizer.js';
 
-export interface EmbeddedModelOptions {
-  modelPath: string;
-  /** `embedded:<name>-<first 12 hex of its SHA-256>`: a new file is a new id. */
-  modelId: string;
-  label: string;
-  threads: number;
-  contextSize: number;
+export interface EmbeddedModelOptions extends EmbeddedWorkerOptions {
   replyMaxTokens: number;
   /** Structured tasks' token caps, when not TASK_MAX_TOKENS's (tests, measurements). */
   taskMaxTokens?: Partial<Record<Exclude<LlmTask, 'reply'>, number>>;
-  /** Told of every request handed to the model, in the order handed (tests, measurements). */
-  onRequest?: (request: { lane: 'reply' | 'task'; body: Record<string, unknown> }) => void;
-  workerUrl?: URL;
 }
-
-/** What the loaded model reports (/health/ready, the log, the README's table). */
-export interface EmbeddedModelInfo {
-  loadMs: number;
-  contextSize: number;
-  modelBytes: number;
-  memoryBytes: number;
-  threads: number;
-}
-
-type Lane = 'reply' | 'task';
-
-interface Request {
-  id: number;
-  lane: Lane;
-  body: {
-    system: string;
-    messages: { role: 'user' | 'assistant'; content: string }[];
-    schema: unknown;
-    maxTokens: number;
-    temperature?: number;
-    seed?: number;
-    stream: boolean;
-  };
-  onDelta?: (text: string) => void;
-  resolve: (answer: WorkerAnswer) => void;
-  reject: (err: Error) => void;
-}
-
-interface WorkerAnswer {
-  text: string;
-  stopReason: string;
-  promptTokens: number;
-  completionTokens: number;
-}
-
-type WorkerMessage =
-  | ({ type: 'ready' } & EmbeddedModelInfo)
-  | { type: 'fatal'; message: string }
-  | { type: 'delta'; id: number; text: string }
-  | ({ type: 'done'; id: number } & WorkerAnswer)
-  | { type: 'error'; id: number; message: string };
-
-/** How long a closing worker may take to free the model before it is terminated. */
-const CLOSE_WAIT_MS = 15_000;
 
 /** Tokens kept free besides the answer: the chat template's own, and the tokenizers' gap. */
 const CONTEXT_MARGIN = 96;
 /** Our tokenizer (GPT's) and a small model's disagree: budgets leave a quarter spare. */
 const TOKENIZER_SLACK = 1.25;
-
-/**
- * The node-llama-cpp grammar for a task's JSON schema, limits included: item counts and string
- * lengths as node-llama-cpp takes them, and what it cannot take written as Keepsake's own
- * constraint: a bounded number becomes the values of a 0.05 grid between its bounds (a
- * confidence cannot be 1.8), an integer with an `enum` (a span's turn numbers) those values.
- */
-export function toGrammarSchema(schema: JsonSchema): unknown {
-  switch (schema.type) {
-    case 'object':
-      return {
-        type: 'object',
-        properties: Object.fromEntries(
-          Object.entries(schema.properties).map(([k, v]) => [k, toGrammarSchema(v)]),
-        ),
-        additionalProperties: false,
-      };
-    case 'array':
-      return {
-        type: 'array',
-        items: toGrammarSchema(schema.items),
-        ...(schema.minItems !== undefined ? { minItems: schema.minItems } : {}),
-        ...(schema.maxItems !== undefined ? { maxItems: schema.maxItems } : {}),
-      };
-    case 'string':
-      if (schema.enum) return { enum: [...schema.enum] };
-      return {
-        type: 'string',
-        ...(schema.minLength !== undefined ? { minLength: schema.minLength } : {}),
-        ...(schema.maxLength !== undefined ? { maxLength: schema.maxLength } : {}),
-      };
-    case 'integer':
-    case 'number': {
-      if (schema.enum) return { enum: [...schema.enum] };
-      const { minimum: min, maximum: max } = schema;
-      if (min !== undefined && max !== undefined) {
-        const step = schema.type === 'integer' ? 1 : 0.05;
-        const count = Math.floor((max - min) / step + 1e-9) + 1;
-        if (count <= 201) {
-          return {
-            enum: Array.from({ length: count }, (_, i) => Number((min + i * step).toFixed(2))),
-          };
-        }
-      }
-      return { type: schema.type };
-    }
-    case 'boolean':
-      return { type: 'boolean' };
-  }
-}
 
 /**
  * LLM=embedded: a GGUF instruct model run in the service's process by node-llama-cpp, in a
@@ -175,45 +75,32 @@ export class EmbeddedLanguageModel implements LanguageModel {
   readonly generates = true;
   /** Small local models do not call tools reliably: memory commands go by their patterns. */
   readonly acceptsTools = false;
-  info: EmbeddedModelInfo | null = null;
 
   private readonly logger = new Logger('EmbeddedLanguageModel');
-  private readonly workerUrl: URL;
-  private worker: Worker | null = null;
-  private ready: Promise<Worker> | null = null;
-  private readonly lanes: Record<Lane, Request[]> = { reply: [], task: [] };
-  private inFlight: Request | null = null;
-  private loading = false;
-  private nextId = 1;
+  private readonly worker: EmbeddedLlmWorkerClient;
 
   constructor(
     private readonly options: EmbeddedModelOptions,
     private readonly recorder: ModelUsageRecorder,
   ) {
     this.modelId = options.modelId;
-    this.workerUrl = options.workerUrl ?? new URL('./embedded-llm.worker.mjs', import.meta.url);
+    this.worker = new EmbeddedLlmWorkerClient(options);
+  }
+
+  /** What the loaded model reports, once it is loaded. */
+  get info(): EmbeddedModelInfo | null {
+    return this.worker.info;
   }
 
   /** Loads the model now rather than on the first call. */
   async warmUp(): Promise<EmbeddedModelInfo> {
-    await this.start();
-    return this.info!;
+    await this.worker.start();
+    return this.worker.info!;
   }
 
-  /**
-   * Stops the model: what waits is failed, what runs is stopped, and the worker frees the model
-   * and ends itself (terminating it while llama.cpp runs would abort the process); terminated
-   * only if it has not ended after CLOSE_WAIT_MS.
-   */
-  async close(): Promise<void> {
-    const worker = this.worker;
-    this.reset(this.unavailable('the embedded model was closed', 'reply'));
-    if (!worker) return;
-    const ended = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-    worker.postMessage({ type: 'close' });
-    const timer = setTimeout(() => void worker.terminate(), CLOSE_WAIT_MS);
-    await ended;
-    clearTimeout(timer);
+  /** Stops the model (embedded-llm-worker.client.ts: what waits fails, what runs stops). */
+  close(): Promise<void> {
+    return this.worker.close();
   }
 
   summarizeTurns(input: SummarizeTurnsInput): Promise<WithCall<TurnsSummary>> {
@@ -260,7 +147,7 @@ export class EmbeddedLanguageModel implements LanguageModel {
     const maxTokens = this.options.replyMaxTokens;
     const { system, messages } = this.fitReply(input, maxTokens);
     try {
-      const answer = await this.enqueue(
+      const answer = await this.worker.enqueue(
         'reply',
         {
           system,
@@ -305,7 +192,7 @@ export class EmbeddedLanguageModel implements LanguageModel {
       const plan: AttemptPlan = attemptPlan(n, refused);
       try {
         const asked = this.fitPrompt(withRepair(prompt, plan), maxTokens);
-        const answer = await this.enqueue('task', {
+        const answer = await this.worker.enqueue('task', {
           system: asked.system,
           messages: [{ role: 'user', content: asked.user }],
           schema: grammar,
@@ -366,7 +253,7 @@ export class EmbeddedLanguageModel implements LanguageModel {
   private fitReply(
     input: ReplyInput,
     maxTokens: number,
-  ): { system: string; messages: Request['body']['messages'] } {
+  ): { system: string; messages: WorkerRequestBody['messages'] } {
     const budget = Math.floor(
       (this.options.contextSize - maxTokens - CONTEXT_MARGIN) / TOKENIZER_SLACK,
     );
@@ -412,167 +299,6 @@ export class EmbeddedLanguageModel implements LanguageModel {
     };
     reportCall(this.recorder, call);
     return call;
-  }
-
-  // ---- the worker ------------------------------------------------------------------------
-
-  private enqueue(
-    lane: Lane,
-    body: Request['body'],
-    onDelta?: (text: string) => void,
-    signal?: AbortSignal,
-  ): Promise<WorkerAnswer> {
-    return new Promise<WorkerAnswer>((resolve, reject) => {
-      const request: Request = { id: this.nextId++, lane, body, onDelta, resolve, reject };
-      if (signal?.aborted) {
-        resolve({ text: '', stopReason: 'abort', promptTokens: 0, completionTokens: 0 });
-        return;
-      }
-      signal?.addEventListener(
-        'abort',
-        () => {
-          const queued = this.lanes[lane].indexOf(request);
-          if (queued >= 0) {
-            this.lanes[lane].splice(queued, 1);
-            resolve({ text: '', stopReason: 'abort', promptTokens: 0, completionTokens: 0 });
-          } else if (this.inFlight === request) {
-            this.worker?.postMessage({ type: 'cancel', id: request.id });
-          }
-        },
-        { once: true },
-      );
-      this.lanes[lane].push(request);
-      this.start().then(
-        () => this.dispatch(),
-        (err: Error) => reject(err),
-      );
-    });
-  }
-
-  private dispatch(): void {
-    const worker = this.worker;
-    if (worker && !this.loading && !this.inFlight) {
-      const next = this.lanes.reply.shift() ?? this.lanes.task.shift();
-      if (next) {
-        this.inFlight = next;
-        this.options.onRequest?.({ lane: next.lane, body: { ...next.body } });
-        worker.postMessage({ type: 'run', id: next.id, ...next.body });
-      }
-    }
-    this.updateRef();
-  }
-
-  private start(): Promise<Worker> {
-    if (this.ready) return this.ready;
-    const path = fileURLToPath(this.workerUrl);
-    if (!existsSync(path)) {
-      return Promise.reject(
-        new ModelUnavailableError(
-          `The embedded model's worker script is missing at ${path}; the build must copy src/llm/*.mjs into dist/src/llm/.`,
-          { task: 'reply', model: this.modelId, attempts: 1 },
-          false,
-        ),
-      );
-    }
-    const worker = new Worker(this.workerUrl, {
-      workerData: {
-        modelPath: this.options.modelPath,
-        threads: this.options.threads,
-        contextSize: this.options.contextSize,
-      },
-    });
-    this.worker = worker;
-    this.loading = true;
-    this.updateRef();
-    this.ready = new Promise<Worker>((resolve, reject) => {
-      worker.on('message', (message: WorkerMessage) => {
-        switch (message.type) {
-          case 'ready': {
-            const { type: _type, ...info } = message;
-            this.info = info;
-            this.loading = false;
-            this.logger.log(
-              `${this.options.label} loaded in ${info.loadMs} ms: context ${info.contextSize} tokens, ` +
-                `${Math.round(info.memoryBytes / 1e6)} MB, ${info.threads} thread(s)`,
-            );
-            resolve(worker);
-            this.dispatch();
-            break;
-          }
-          case 'fatal':
-            reject(
-              this.unavailable(
-                `could not load ${this.options.modelPath}: ${message.message}`,
-                'reply',
-              ),
-            );
-            this.reset(this.unavailable(`could not load the model: ${message.message}`, 'reply'));
-            break;
-          case 'delta':
-            if (this.inFlight?.id === message.id) this.inFlight.onDelta?.(message.text);
-            break;
-          case 'done':
-            this.settle(message.id, (r) => r.resolve(message));
-            break;
-          case 'error':
-            this.settle(message.id, (r) =>
-              r.reject(
-                new ModelOutputError(`${this.modelId} failed to generate: ${message.message}`, {
-                  task: r.lane === 'reply' ? 'reply' : 'task',
-                  model: this.modelId,
-                  attempts: 1,
-                }),
-              ),
-            );
-            break;
-        }
-      });
-      const fail = (err: ModelUnavailableError) => {
-        if (this.worker !== worker) return;
-        this.logger.warn(err.message);
-        reject(err);
-        this.reset(err);
-      };
-      worker.on('error', (err) => fail(this.unavailable(`worker failed: ${err.message}`, 'reply')));
-      worker.on('exit', (code) =>
-        fail(this.unavailable(`worker exited with code ${code}`, 'reply')),
-      );
-    });
-    return this.ready;
-  }
-
-  private settle(id: number, action: (request: Request) => void): void {
-    const request = this.inFlight;
-    if (!request || request.id !== id) return;
-    this.inFlight = null;
-    action(request);
-    this.dispatch();
-  }
-
-  /** Fails everything waiting; the next call starts a fresh worker. */
-  private reset(err: Error): void {
-    const pending = [this.inFlight, ...this.lanes.reply.splice(0), ...this.lanes.task.splice(0)];
-    for (const request of pending) request?.reject(err);
-    this.inFlight = null;
-    this.worker = null;
-    this.ready = null;
-    this.loading = false;
-  }
-
-  /** An idle worker must not keep the process alive; a busy one must. */
-  private updateRef(): void {
-    if (!this.worker) return;
-    const busy = this.loading || this.inFlight || this.lanes.reply.length || this.lanes.task.length;
-    if (busy) this.worker.ref();
-    else this.worker.unref();
-  }
-
-  private unavailable(message: string, task: string): ModelUnavailableError {
-    return new ModelUnavailableError(`Embedded model: ${message}`, {
-      task,
-      model: this.modelId,
-      attempts: 1,
-    });
   }
 }
 

@@ -11,7 +11,7 @@ import { INSTRUCT_MODEL_NAMES } from './instruct-models.js';
 import { USE_LITE_DIMENSIONS } from './local-embedder.provider.js';
 import { LOCAL_MODEL_NAMES, sentenceModel } from './sentence-models.js';
 
-/** The default local sentence encoder (see the README's table for why). */
+/** The default local sentence encoder (see docs/models.md, The local encoders, for why). */
 export const DEFAULT_LOCAL_MODEL = 'e5-small-v2';
 
 /** The vector size a local model produces. */

@@ -1,19 +1,11 @@
 import { FakeOpenAiServer, reply } from '../../test/support/fake-openai/fake-openai.server.js';
 import { MemoryUsageRecorder } from '../../test/support/fake-openai/memory-usage.recorder.js';
-import { PeriodSource, SummarizePeriodInput, SummarizeTurnsInput } from './language-model.js';
+import { openAiModelOn, retry } from '../../test/support/fake-openai/openai-model.fixtures.js';
+import { SummarizeTurnsInput } from './language-model.js';
 import { ModelOutputError, ModelUnavailableError } from './model.errors.js';
-import { OpenAiLanguageModel, OpenAiLanguageModelOptions } from './openai-llm.provider.js';
-import { PERIOD_PROMPT_LIMITS, SCHEMA_NAME, TASK_MARKER } from './prompts.js';
-import { RetryPolicy } from './retry.js';
+import { OpenAiLanguageModelOptions } from './openai-llm.provider.js';
+import { SCHEMA_NAME } from './prompts.js';
 import { countTokens } from './tokenizer.js';
-
-const retry: RetryPolicy = {
-  maxRetries: 2,
-  baseMs: 20,
-  maxDelayMs: 200,
-  maxRetryAfterMs: 1000,
-  random: () => 0.5,
-};
 
 const span: SummarizeTurnsInput = {
   legacyName: 'Joe Miller',
@@ -48,70 +40,12 @@ const validSummary = {
   ],
 };
 
-const week = (from: string, to: string, weight: number, text: string): PeriodSource => ({
-  kind: 'WEEK',
-  from,
-  to,
-  weight,
-  text,
-  userTurns: [],
-  themes: ['carpentry', 'the lake'],
-  people: ['Anna'],
-  places: ['Lake Tahoe'],
-  emotionalTone: 'warm',
-  patterns: [],
-  conversationIds: ['c1'],
-});
-
-const month: SummarizePeriodInput = {
-  legacyName: 'Joe Miller',
-  period: 'MONTH',
-  start: '2025-01-01',
-  end: '2025-01-31',
-  sources: [
-    week('2024-12-30', '2025-01-05', 5 / 7, 'The user remembered the kitchen table Dad built.'),
-    week('2025-01-06', '2025-01-12', 1, 'The user talked about summers fishing on the lake.'),
-    {
-      ...week('2025-01-27', '2025-02-02', 3 / 7, ''),
-      kind: 'TURNS',
-      themes: [],
-      people: [],
-      places: [],
-      emotionalTone: null,
-      userTurns: ['Dad taught Anna to fish at Lake Tahoe.'],
-    },
-  ],
-  conversationCount: 3,
-  turnCount: 14,
-};
-
-const validPeriod = {
-  summary: 'The user remembered Joe Miller. They spoke of the lake. The tone was warm.',
-  emotionalTone: 'warm and nostalgic',
-  keyThemes: ['carpentry', 'the lake'],
-  recurringPatterns: ['The user keeps returning to summers at the lake.'],
-  people: ['Anna'],
-  places: ['Lake Tahoe'],
-};
-
 describe('OpenAiLanguageModel against the fake server', () => {
   let fake: FakeOpenAiServer;
   let recorder: MemoryUsageRecorder;
 
   const model = (overrides: Partial<OpenAiLanguageModelOptions> = {}) =>
-    new OpenAiLanguageModel(
-      {
-        baseURL: fake.url,
-        apiKey: 'test',
-        model: 'fake-llm',
-        structuredOutput: 'json_schema',
-        timeoutMs: 2000,
-        retry,
-        replyMaxTokens: 512,
-        ...overrides,
-      },
-      recorder,
-    );
+    openAiModelOn(fake, recorder, overrides);
 
   beforeAll(async () => {
     fake = await FakeOpenAiServer.start();
@@ -341,197 +275,5 @@ describe('OpenAiLanguageModel against the fake server', () => {
     expect(result.call.usageEstimated).toBe(true);
     expect(result.call.promptTokens).toBeGreaterThan(100);
     expect(result.call.completionTokens).toBe(countTokens('{"memories": []}'));
-  });
-
-  describe('summarizePeriod', () => {
-    it('returns the validated, tidied summary and records its prompt version', async () => {
-      fake.enqueue(
-        'chat',
-        reply.object({
-          ...validPeriod,
-          summary: `  ${validPeriod.summary} `,
-          people: ['Anna', ' anna ', ''],
-        }),
-      );
-      const result = await model().summarizePeriod(month);
-      const sent = fake.requestsFor('chat')[0].body;
-      expect(sent.response_format?.json_schema?.name).toBe(SCHEMA_NAME.summarizePeriod);
-      expect(sent.response_format?.json_schema?.strict).toBe(true);
-      const { call, ...text } = result;
-      expect(text).toEqual({ ...validPeriod, people: ['Anna'] });
-      expect(call).toMatchObject({
-        task: 'summarizePeriod',
-        model: 'openai:fake-llm',
-        attempts: 1,
-        ok: true,
-        promptVersion: 'summarize-period/2',
-      });
-      expect(recorder.calls).toEqual([call]);
-    });
-
-    it("sends each source's dates and weight, oldest first", async () => {
-      await model().summarizePeriod(month);
-      const [system, user] = fake.requestsFor('chat')[0].body.messages ?? [];
-      expect(system.content).toMatch(new RegExp(`^${TASK_MARKER.summarizePeriod} `));
-      expect(user.content).toContain('Period: MONTH 2025-01-01 to 2025-01-31');
-      expect(user.content).toContain('Conversations: 3; turns: 14');
-      const headers = (user.content ?? '').match(/^\[source \d+\] .*$/gm);
-      expect(headers).toEqual([
-        '[source 1] WEEK 2024-12-30 to 2025-01-05, weight 0.71',
-        '[source 2] WEEK 2025-01-06 to 2025-01-12, weight 1',
-        '[source 3] TURNS 2025-01-27 to 2025-02-02, weight 0.43',
-      ]);
-      expect(user.content).toContain('- Dad taught Anna to fish at Lake Tahoe.');
-    });
-
-    it('answers in auto mode from the sources alone', async () => {
-      const result = await model().summarizePeriod(month);
-      expect(result.summary).toMatch(/Joe Miller/);
-      expect(result.keyThemes).toEqual(['carpentry', 'the lake']);
-      expect(result.recurringPatterns).toHaveLength(2);
-      expect(result.people).toEqual(['Anna']);
-      expect(result.places).toEqual(['Lake Tahoe']);
-    });
-
-    it('keeps a year of long weeklies bounded, dropping the least weighty first', async () => {
-      const long = 'The user remembered a long afternoon in the workshop. '.repeat(200);
-      const sources = Array.from({ length: 60 }, (_, i) => {
-        const day = new Date(Date.UTC(2024, 0, 1 + 7 * i)).toISOString().slice(0, 10);
-        return { ...week(day, day, i === 59 ? 0.2 : 1, long), userTurns: [long] };
-      });
-      await model().summarizePeriod({
-        ...month,
-        period: 'YEAR',
-        start: '2024-01-01',
-        end: '2024-12-31',
-        sources,
-      });
-      const user = fake.requestsFor('chat')[0].body.messages?.[1].content ?? '';
-      const shown = user.match(/^\[source \d+\] /gm) ?? [];
-      expect(shown.length).toBeLessThanOrEqual(PERIOD_PROMPT_LIMITS.maxSources);
-      expect(user).toMatch(
-        new RegExp(`^Sources: ${shown.length} \\(${60 - shown.length} more left out`, 'm'),
-      );
-      expect(user).not.toContain('weight 0.2');
-      expect(countTokens(user)).toBeLessThan(PERIOD_PROMPT_LIMITS.maxSourceTokens + 200);
-    });
-
-    it('rejects an answer missing a field or with a wrong type, never using part of it', async () => {
-      const { places: _places, ...missing } = validPeriod;
-      const bad = reply.object({ ...missing, keyThemes: 'the lake' });
-      fake.enqueue('chat', bad, bad, bad);
-      const err = (await model()
-        .summarizePeriod(month)
-        .catch((e: unknown) => e)) as ModelOutputError;
-      expect(err).toBeInstanceOf(ModelOutputError);
-      expect(err.task).toBe('summarizePeriod');
-      expect(err.problems).toEqual(['$.places: missing', '$.keyThemes: expected an array']);
-      // Like the other tasks, an invalid answer is asked again twice, differently, then refused.
-      expect(fake.requestsFor('chat')).toHaveLength(3);
-      expect(recorder.last).toMatchObject({
-        task: 'summarizePeriod',
-        ok: false,
-        attempts: 3,
-        promptVersion: 'summarize-period/2',
-      });
-    });
-
-    it('retries a server error, then succeeds', async () => {
-      fake.enqueue('chat', reply.error(503), reply.object(validPeriod));
-      const result = await model().summarizePeriod(month);
-      expect(result.call.attempts).toBe(2);
-      expect(result.emotionalTone).toBe('warm and nostalgic');
-    });
-
-    it('falls back to json_object, carrying the schema in the prompt', async () => {
-      fake.rejectJsonSchema = true;
-      const llm = model();
-      const result = await llm.summarizePeriod(month);
-      expect(result.call.attempts).toBe(3);
-      expect(llm.structuredOutputMode).toBe('json_object');
-      const [, , resent] = fake.requestsFor('chat');
-      expect(resent.body.response_format?.type).toBe('json_object');
-      expect(resent.body.messages?.[0].content).toContain('"recurringPatterns"');
-    });
-
-    it('needs at least one source', () => {
-      expect(() => model().summarizePeriod({ ...month, sources: [] })).toThrow(RangeError);
-    });
-  });
-
-  describe('reply', () => {
-    const input = {
-      system: 'You are Keepsake.',
-      messages: [{ role: 'USER' as const, content: 'Tell me about Dad.' }],
-    };
-
-    it('answers without streaming', async () => {
-      const result = await model().reply(input);
-      expect(result.text).toMatch(/fake reply/);
-      expect(result.model).toBe('openai:fake-llm');
-      expect(result.usage.completionTokens).toBeGreaterThan(0);
-      const sent = fake.requestsFor('chat')[0].body;
-      expect(sent.messages).toEqual([
-        { role: 'system', content: 'You are Keepsake.' },
-        { role: 'user', content: 'Tell me about Dad.' },
-      ]);
-      expect(sent.response_format).toBeUndefined();
-    });
-
-    it('streams deltas and takes usage from the final chunk', async () => {
-      fake.enqueue('chat', reply.stream(['He ', 'was ', 'kind.']));
-      const deltas: string[] = [];
-      const result = await model().reply(input, (d) => deltas.push(d));
-      expect(deltas).toEqual(['He ', 'was ', 'kind.']);
-      expect(result.text).toBe('He was kind.');
-      expect(result.finishReason).toBe('stop');
-      expect(result.call.usageEstimated).toBe(false);
-      expect(result.usage.completionTokens).toBe(4);
-      expect(fake.requestsFor('chat')[0].body.stream_options).toEqual({ include_usage: true });
-    });
-
-    it('fails a stream cut after text was delivered, without retrying', async () => {
-      fake.enqueue('chat', reply.stream(['He ', 'was ', 'kind.'], { cutAfter: 2 }));
-      const deltas: string[] = [];
-      const err = (await model()
-        .reply(input, (d) => deltas.push(d))
-        .catch((e: unknown) => e)) as ModelUnavailableError;
-      expect(err).toBeInstanceOf(ModelUnavailableError);
-      expect(err.message).toMatch(/stream broke after 7 characters/);
-      expect(deltas).toEqual(['He ', 'was ']);
-      expect(fake.requestsFor('chat')).toHaveLength(1);
-    });
-
-    it('fails a stream that ends cleanly without finishing', async () => {
-      fake.enqueue('chat', reply.stream(['He ', 'was ', 'kind.'], { cutAfter: 1, cut: 'end' }));
-      await expect(model().reply(input, () => undefined)).rejects.toThrow(
-        /ended before the model finished/,
-      );
-    });
-
-    it('retries a stream cut before any text', async () => {
-      fake.enqueue('chat', reply.stream(['x'], { cutAfter: 0 }));
-      const result = await model().reply(input, () => undefined);
-      expect(result.call.attempts).toBe(2);
-      expect(result.text).toMatch(/fake reply/);
-    });
-
-    it('times out a stalled stream between chunks', async () => {
-      fake.enqueue('chat', reply.stream(['a', 'b'], { chunkDelayMs: 400 }));
-      const err = await model({ timeoutMs: 150, retry: { ...retry, maxRetries: 0 } })
-        .reply(input, () => undefined)
-        .catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(ModelUnavailableError);
-      expect((err as Error).message).toMatch(/no answer within 150 ms/);
-    });
-
-    it('counts streamed usage with the tokenizer when the server sends none', async () => {
-      fake.setHandler('chat', () =>
-        reply.stream(['Hello ', 'there, ', 'friend.'], { omitUsage: true }),
-      );
-      const result = await model().reply(input, () => undefined);
-      expect(result.call.usageEstimated).toBe(true);
-      expect(result.usage.completionTokens).toBe(countTokens('Hello there, friend.'));
-    });
   });
 });

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import OpenAI, { APIError } from 'openai';
+import OpenAI from 'openai';
 import { JsonSchema, toWireSchema, withoutLimits } from './json-schema-lite.js';
 import {
   ExtractMemoriesInput,
@@ -25,35 +25,33 @@ import {
   toolCallsOf,
   wireTools,
 } from './openai-tool-calls.js';
-import { LlmTask, ModelCall, ModelUsageRecorder, reportCall } from './model-usage.js';
+import { LlmTask, ModelCall, ModelUsageRecorder } from './model-usage.js';
+import { AttemptContext, runOpenAiCall } from './openai-call-runner.js';
+import {
+  SamplingParam,
+  fromUsage,
+  readCompletion,
+  readUsageOnly,
+  refusedParam,
+  rejectsJsonSchema,
+} from './openai-completions.js';
 import {
   AttemptDeadline,
   MalformedResponseError,
   OpenAiEndpointOptions,
-  classifyOpenAiError,
   createOpenAiClient,
   describeError,
-  toModelError,
   withDeadline,
 } from './openai-transport.js';
 import {
   ChatPrompt,
-  PROMPT_VERSION,
   SCHEMA_NAME,
   extractMemoriesPrompt,
   rewriteQueryPrompt,
   summarizePeriodPrompt,
   summarizeTurnsPrompt,
 } from './prompts.js';
-import { RetriesExhausted, withRetries } from './retry.js';
-import {
-  AttemptPlan,
-  OUTPUT_ATTEMPTS,
-  TASK_MAX_TOKENS,
-  UsageMeter,
-  attemptPlan,
-  withRepair,
-} from './task-attempts.js';
+import { AttemptPlan, OUTPUT_ATTEMPTS, TASK_MAX_TOKENS, withRepair } from './task-attempts.js';
 import {
   MEMORIES_SCHEMA,
   PERIOD_SUMMARY_SCHEMA,
@@ -65,7 +63,6 @@ import {
   parseTurnsSummary,
   turnsSummarySchema,
 } from './task-schemas.js';
-import { countTokens } from './tokenizer.js';
 
 export type StructuredOutputMode = 'json_schema' | 'json_object';
 
@@ -76,12 +73,7 @@ export interface OpenAiLanguageModelOptions extends OpenAiEndpointOptions {
   replyMaxTokens: number;
 }
 
-/** Optional request parameters a server may refuse; each refused one is dropped for good. */
-type SamplingParam = 'temperature' | 'seed' | 'max_tokens' | 'max_completion_tokens';
 type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
-
-/** Per-message overhead of the chat format, for estimates when the server reports no usage. */
-const TOKENS_PER_MESSAGE = 4;
 
 /**
  * Any OpenAI-compatible /v1/chat/completions endpoint (OpenAI, Ollama, vLLM, llama.cpp,
@@ -449,95 +441,19 @@ export class OpenAiLanguageModel implements LanguageModel {
     return { text, finishReason: finishReason ?? 'stop', toolCalls: calls.result };
   }
 
-  /**
-   * Retries, repairs, usage accounting and recording shared by every task. Transport failures
-   * (429, 5xx, timeouts) are retried as they are; a refused answer (invalid, ungrounded, cut at
-   * the token cap) is asked again up to `outputAttempts` times, each time differently
-   * (task-attempts.ts). The call is recorded once with the usage of every request it made.
-   */
-  private async run<T>(
+  private run<T>(
     task: LlmTask,
     outputAttempts: number,
     attempt: (ctx: AttemptContext, plan: AttemptPlan) => Promise<T>,
   ): Promise<{ value: T; call: ModelCall }> {
-    const started = performance.now();
-    const meter = new UsageMeter();
-    let requests = 0;
-    const ctx: AttemptContext = {
-      requests: () => requests,
-      countRequest: () => {
-        requests++;
-      },
-      spend: (usage, from) => {
-        if (usage) meter.add(usage);
-        else meter.add(estimateUsage(from), true);
-      },
+    const caller = {
+      modelId: this.modelId,
+      retry: this.options.retry,
+      recorder: this.recorder,
+      logger: this.logger,
     };
-    const record = (error?: string): ModelCall => {
-      const call: ModelCall = {
-        task,
-        model: this.modelId,
-        promptTokens: meter.promptTokens,
-        completionTokens: meter.completionTokens,
-        durationMs: Math.round(performance.now() - started),
-        attempts: requests,
-        ok: error === undefined,
-        error,
-        promptVersion: PROMPT_VERSION[task],
-        usageEstimated: meter.estimated,
-      };
-      reportCall(this.recorder, call);
-      return call;
-    };
-    let refused: ModelOutputError | undefined;
-    for (let n = 1; ; n++) {
-      const plan = attemptPlan(n, refused);
-      try {
-        const { value } = await withRetries(
-          this.options.retry,
-          () => {
-            requests++;
-            return attempt(ctx, plan);
-          },
-          classifyOpenAiError,
-        );
-        return { value, call: record() };
-      } catch (err) {
-        const error =
-          err instanceof RetriesExhausted ? toModelError(err, task, this.modelId, requests) : err;
-        if (error instanceof ModelOutputError && n < outputAttempts) {
-          this.logger.warn({
-            msg: 'model answer refused; asking again',
-            task,
-            error: error.message,
-          });
-          refused = error;
-          continue;
-        }
-        record(describeError(error));
-        throw error;
-      }
-    }
+    return runOpenAiCall(caller, task, outputAttempts, attempt);
   }
-}
-
-interface AttemptContext {
-  /** Requests made so far in this call. */
-  requests: () => number;
-  /** Counts an extra request inside one attempt (a resend without what the server refused). */
-  countRequest: () => void;
-  /** Adds one answered request's usage, or its estimate when the server sent none. */
-  spend: (
-    usage: { promptTokens: number; completionTokens: number } | undefined,
-    from: UsageSource,
-  ) => void;
-}
-
-/** What to count with the tokenizer when the server reports no usage. */
-interface UsageSource {
-  prompt?: ChatPrompt;
-  messages?: ChatMessage[];
-  content: string;
 }
 
 interface ReplyText {
@@ -545,75 +461,4 @@ interface ReplyText {
   finishReason: string;
   /** Function calls the model made instead of (or after some) text. */
   toolCalls: ToolCallOut[];
-}
-
-function fromUsage(usage: OpenAI.CompletionUsage): {
-  promptTokens: number;
-  completionTokens: number;
-} {
-  return { promptTokens: usage.prompt_tokens ?? 0, completionTokens: usage.completion_tokens ?? 0 };
-}
-
-function estimateUsage(from: UsageSource): { promptTokens: number; completionTokens: number } {
-  const texts = from.prompt
-    ? [from.prompt.system, from.prompt.user]
-    : (from.messages ?? []).map((m) => (typeof m.content === 'string' ? m.content : ''));
-  const promptTokens = texts.reduce((n, t) => n + countTokens(t) + TOKENS_PER_MESSAGE, 0);
-  return { promptTokens, completionTokens: countTokens(from.content) };
-}
-
-/** The first choice's text, or MalformedResponseError when the body is not a chat completion. */
-function readCompletion(
-  completion: OpenAI.Chat.Completions.ChatCompletion,
-  allowRefusal = false,
-): {
-  content: string;
-  finishReason: string;
-  usage?: { promptTokens: number; completionTokens: number };
-} {
-  const choice =
-    typeof completion === 'object' && completion !== null && Array.isArray(completion.choices)
-      ? completion.choices[0]
-      : undefined;
-  const message = choice?.message;
-  const content = message?.content ?? (allowRefusal ? message?.refusal : undefined);
-  if (!choice || typeof content !== 'string') {
-    if (message?.refusal) return { content: '', finishReason: 'refusal' };
-    throw new MalformedResponseError('the server answered without a message');
-  }
-  return {
-    content,
-    finishReason: choice.finish_reason ?? 'stop',
-    usage: completion.usage ? fromUsage(completion.usage) : undefined,
-  };
-}
-
-/** Finish reason and usage of a completion whose message holds tool calls. */
-function readUsageOnly(completion: OpenAI.Chat.Completions.ChatCompletion): {
-  finishReason: string;
-  usage?: { promptTokens: number; completionTokens: number };
-} {
-  return {
-    finishReason: completion.choices[0]?.finish_reason ?? 'tool_calls',
-    usage: completion.usage ? fromUsage(completion.usage) : undefined,
-  };
-}
-
-function rejectsJsonSchema(err: unknown): boolean {
-  return (
-    err instanceof APIError &&
-    (err.status === 400 || err.status === 422) &&
-    /response_format|json_schema|structured output|schema/i.test(describeError(err))
-  );
-}
-
-/** The optional parameter a 400 or 422 names, among those sent, or null. */
-function refusedParam(err: unknown, sent: SamplingParam[]): SamplingParam | null {
-  if (!(err instanceof APIError) || (err.status !== 400 && err.status !== 422)) return null;
-  const named = (err as { param?: unknown }).param;
-  if (typeof named === 'string' && (sent as string[]).includes(named)) {
-    return named as SamplingParam;
-  }
-  const said = describeError(err);
-  return sent.find((p) => new RegExp(`\\b${p}\\b`).test(said)) ?? null;
 }

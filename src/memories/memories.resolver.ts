@@ -14,7 +14,8 @@ import {
 import { ForwardPageArgs } from '../common/pagination/connection.js';
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
 import { MessageModel } from '../conversations/models/conversation.model.js';
-import { Loaders, RequestLoaders } from '../graphql/loaders.js';
+import { Loaders } from '../graphql/loaders.js';
+import { RequestLoaders } from '../graphql/request-loaders.decorator.js';
 import { AppConfig } from '../config/app-config.js';
 import type { RequestContext } from '../graphql/request-context.js';
 import { boundToSession, unlessEnded } from '../graphql/session-bound.js';

@@ -1,9 +1,21 @@
 import { extractMemoriesHeuristic } from '../llm/heuristics/memory-patterns.js';
 import { isMedicalOrFinancial } from '../llm/heuristics/text.js';
-import { MemorySource, MemoryType } from './memory.enums.js';
-import type { MemoryCandidate } from './memory-writer.service.js';
+import { ConversationMode, MemorySource, MemoryType } from './memory.enums.js';
 
 const DAY_MS = 86_400_000;
+
+/** Something to remember, before duplicate and contradiction checks. */
+export interface MemoryCandidate {
+  type: MemoryType;
+  content: string;
+  confidence: number;
+  source: MemorySource;
+  conversationId?: string | null;
+  sourceMessageId?: string | null;
+  sourceTurnIndex?: number | null;
+  conversationMode?: ConversationMode | null;
+  validFrom?: Date | null;
+}
 
 /**
  * What Keepsake keeps about a user, whatever the model proposes: medical and financial claims

@@ -3,33 +3,18 @@ import { EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { EmbeddedTexts, EmbeddingService, sliceEmbedded } from '../embeddings/embedding.service.js';
 import { MemoryClock } from './memory-clock.js';
+import type { MemoryCandidate } from './memory-policy.js';
 import { MemoryEvents } from './memory-events.js';
 import { normalizeMemory, slotOf } from './memory-text.js';
 import { MemoryEntity, MemoryHistoryEntry } from './memory.entity.js';
 import {
-  ConversationMode,
   MemoryChangeAction,
   MemoryHistoryAction,
   MemorySaveOutcome,
-  MemorySource,
   MemoryStatus,
-  MemoryType,
 } from './memory.enums.js';
 import { MemoryRepository, NewMemory } from './memory.repository.js';
 import { MEMORY_KIND, QueryVector } from './memory-sql.js';
-
-/** Something to remember, before duplicate and contradiction checks. */
-export interface MemoryCandidate {
-  type: MemoryType;
-  content: string;
-  confidence: number;
-  source: MemorySource;
-  conversationId?: string | null;
-  sourceMessageId?: string | null;
-  sourceTurnIndex?: number | null;
-  conversationMode?: ConversationMode | null;
-  validFrom?: Date | null;
-}
 
 export interface SaveResult {
   outcome: MemorySaveOutcome;

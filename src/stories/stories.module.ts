@@ -17,7 +17,9 @@ import { DocumentUploadGuard } from './document-upload.guard.js';
 import { StoriesController } from './stories.controller.js';
 import { StoriesResolver } from './stories.resolver.js';
 import { StoriesService } from './stories.service.js';
+import { StoryEventsService } from './story-events.service.js';
 import { StoryIndexerService } from './story-indexer.service.js';
+import { StoryLimitsService } from './story-limits.service.js';
 import { STORY_INDEX_JOB } from './story-jobs.js';
 import { STORY_KIND, StoryRepository } from './story.repository.js';
 import {
@@ -53,13 +55,15 @@ import {
   providers: [
     StoryRepository,
     StoryFactsService,
+    StoryLimitsService,
+    StoryEventsService,
     StoriesService,
     StoryIndexerService,
     StoriesContextProvider,
     StoriesResolver,
     DocumentUploadGuard,
   ],
-  exports: [StoriesService, StoryFactsService],
+  exports: [StoriesService, StoryEventsService, StoryFactsService],
 })
 export class StoriesModule implements OnModuleInit {
   constructor(

@@ -29,7 +29,8 @@ import {
   StoryModel,
   StoryPageModel,
 } from './models/story.model.js';
-import { StoriesService, StoryEvent } from './stories.service.js';
+import { StoriesService } from './stories.service.js';
+import { StoryEvent, StoryEventsService } from './story-events.service.js';
 import { StoryVisibility } from './story.enums.js';
 import { StoryEntity } from './story.entity.js';
 import { toLeftBehindStoryModel, toStoryModel } from './story.mapper.js';
@@ -39,6 +40,7 @@ import { toLeftBehindStoryModel, toStoryModel } from './story.mapper.js';
 export class StoriesResolver {
   constructor(
     private readonly service: StoriesService,
+    private readonly events: StoryEventsService,
     private readonly legacies: LegaciesService,
     private readonly bus: EventBus,
   ) {}
@@ -148,7 +150,7 @@ export class StoriesResolver {
   ) {
     return this.legacies.memberSubscription(user.id, legacyId, context, () =>
       filterMap(this.bus.subscribe<StoryEvent>(topics.legacyStories(legacyId)), async (event) => {
-        const view = await this.service.viewOf(event, user);
+        const view = await this.events.viewOf(event, user);
         return view && { ...view, story: view.story && toStoryModel(view.story) };
       }),
     );

@@ -14,11 +14,10 @@ import { JobDeferred } from '../jobs/jobs.exception.js';
 import { JobsService } from '../jobs/jobs.service.js';
 import { LegaciesService } from '../legacies/legacies.service.js';
 import { visibilityChanger } from '../legacies/moderation.js';
-import { EventBus, topics } from '../pubsub/event-bus.js';
 import { isModelError } from '../llm/model.errors.js';
-import { QuotasService } from '../quotas/quotas.service.js';
 import { RateLimitService } from '../rate-limit/rate-limit.service.js';
 import { DocumentParseError, parseDocument } from './parsing/document-parser.js';
+import { StoryEventsService } from './story-events.service.js';
 import { STORY_EXTRACT_JOB, StoryFactsService } from './story-facts.service.js';
 import { STORY_INDEX_JOB } from './story-jobs.js';
 import { StoryEntity, StoryPage } from './story.entity.js';
@@ -31,9 +30,9 @@ import {
 } from './story.enums.js';
 import { StoryErrorCode, StoryException } from './story.exception.js';
 import { StoryListFilter, StoryRepository } from './story.repository.js';
+import { StoryLimitsService } from './story-limits.service.js';
 import { canSeeStory, mayModerate } from './story-visibility.js';
 
-const TITLE_MAX = 300;
 /** Model calls extractStory makes while its caller waits (8 passages each). */
 const INLINE_EXTRACT_CALLS = 2;
 
@@ -44,17 +43,6 @@ const MIME_TYPES: Record<StoryFormat, string> = {
   PDF: 'application/pdf',
   DOCX: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
 };
-
-/** Published on the legacy's topic; each subscriber receives what they may see of it. */
-export interface StoryEvent {
-  storyId: string;
-  legacyId: string;
-  authorId: string;
-  change: StoryChange;
-  /** Shared before the change and after it (a deleted story is shared with no one). */
-  sharedBefore: boolean;
-  sharedAfter: boolean;
-}
 
 export interface UploadedFile {
   bytes: Uint8Array;
@@ -80,11 +68,11 @@ export class StoriesService {
     private readonly repo: StoryRepository,
     private readonly legacies: LegaciesService,
     private readonly jobs: JobsService,
-    private readonly bus: EventBus,
+    private readonly events: StoryEventsService,
     private readonly facts: StoryFactsService,
     private readonly factEvents: FactEventsService,
-    private readonly limits: RateLimitService,
-    private readonly quotas: QuotasService,
+    private readonly rateLimits: RateLimitService,
+    private readonly limits: StoryLimitsService,
     private readonly config: AppConfig,
   ) {}
 
@@ -96,38 +84,15 @@ export class StoriesService {
     await this.legacies.requireMember(user.id, legacyId);
   }
 
-  /**
-   * Whether the author has room for `bytes` more in the legacy (MEMBER_STORAGE_MAX_BYTES). Only
-   * their own stories count: the answer never depends on what another member keeps privately.
-   */
-  private async assertRoom(
-    m: EntityManager,
-    user: UserEntity,
-    legacyId: string,
-    bytes: number,
-    replacing: string | null = null,
-  ): Promise<void> {
-    // One writer per member and legacy at a time: the sum then the write stay within the limit.
-    await this.quotas.serialize(m, `stories:storage:${legacyId}:${user.id}`);
-    const used = await this.repo.storageUsed(m, legacyId, user.id, replacing);
-    const max = this.config.env.MEMBER_STORAGE_MAX_BYTES;
-    if (used + bytes <= max) return;
-    throw new StoryException(
-      StoryErrorCode.STORAGE_FULL,
-      `Your stories and documents in this legacy take ${formatMb(used)} of the ${formatMb(max)} each member may keep: ${formatMb(bytes)} more does not fit. Delete some of yours first.`,
-      'file',
-    );
-  }
-
   /** addStory: text or Markdown written in the app. */
   async add(
     user: UserEntity,
     input: StoryFields & { legacyId: string; content: string; title: string },
   ): Promise<StoryEntity> {
     await this.legacies.requireMember(user.id, input.legacyId);
-    const content = this.content(input.content);
+    const content = this.limits.content(input.content);
     return this.store(user, input.legacyId, {
-      title: this.title(input.title),
+      title: this.limits.title(input.title),
       kind: StoryKind.STORY,
       format: StoryFormat.MARKDOWN,
       visibility: input.visibility ?? StoryVisibility.PRIVATE,
@@ -171,7 +136,7 @@ export class StoriesService {
     }
     const fallback = file.fileName.replace(/\.[^.]+$/, '').trim() || 'Untitled document';
     return this.store(user, legacyId, {
-      title: this.title(fields.title?.trim() || parsed.title || fallback),
+      title: this.limits.title(fields.title?.trim() || parsed.title || fallback),
       kind: StoryKind.DOCUMENT,
       format: parsed.format as StoryFormat,
       visibility: fields.visibility ?? StoryVisibility.PRIVATE,
@@ -199,14 +164,8 @@ export class StoriesService {
     },
   ): Promise<StoryEntity> {
     const stored = await this.dataSource.transaction(async (m) => {
-      await this.quotas.consume(m, {
-        scope: 'stories.added',
-        subjectId: user.id,
-        limit: this.config.env.STORIES_PER_DAY,
-        windowMs: 24 * 60 * 60 * 1000,
-        message: `At most ${this.config.env.STORIES_PER_DAY} stories and documents can be added a day.`,
-      });
-      await this.assertRoom(m, user, legacyId, story.file.bytes.byteLength);
+      await this.limits.countStory(m, user);
+      await this.limits.assertRoom(m, user, legacyId, story.file.bytes.byteLength);
       const row = await this.repo.insert(m, {
         legacyId,
         authorId: user.id,
@@ -225,7 +184,7 @@ export class StoriesService {
       return row;
     });
     this.jobs.nudge();
-    await this.publish(stored, StoryChange.CREATED, false);
+    await this.events.publish(stored, StoryChange.CREATED, false);
     return stored;
   }
 
@@ -265,11 +224,11 @@ export class StoriesService {
         'file',
       );
     }
-    await this.assertRoom(m, user, legacyId, bytes.byteLength);
+    await this.limits.assertRoom(m, user, legacyId, bytes.byteLength);
     const row = await this.repo.insert(m, {
       legacyId,
       authorId: user.id,
-      title: this.title(story.title),
+      title: this.limits.title(story.title),
       kind: story.kind,
       format: story.format,
       visibility: story.visibility,
@@ -351,8 +310,8 @@ export class StoriesService {
         'content',
       );
     }
-    const title = input.title != null ? this.title(input.title) : undefined;
-    const content = input.content != null ? this.content(input.content) : undefined;
+    const title = input.title != null ? this.limits.title(input.title) : undefined;
+    const content = input.content != null ? this.limits.content(input.content) : undefined;
     const factEvents: FactEvent[] = [];
     await this.dataSource.transaction(async (m) => {
       if (!(await this.repo.lock(m, story.id))) throw StoryException.notFound();
@@ -362,7 +321,7 @@ export class StoriesService {
         content !== undefined && before?.pages[0]?.text !== content ? content : null;
       const file = rewritten !== null ? new TextEncoder().encode(rewritten) : null;
       // The new text's file takes the old one's place in its author's room.
-      if (file) await this.assertRoom(m, user, story.legacyId, file.byteLength, story.id);
+      if (file) await this.limits.assertRoom(m, user, story.legacyId, file.byteLength, story.id);
       await this.repo.update(m, story.id, {
         title,
         occurredAt: input.occurredAt,
@@ -382,7 +341,11 @@ export class StoriesService {
     this.jobs.nudge();
     await this.factEvents.publish(factEvents);
     const updated = (await this.repo.findById(story.id))!;
-    await this.publish(updated, StoryChange.UPDATED, updated.visibility === StoryVisibility.SHARED);
+    await this.events.publish(
+      updated,
+      StoryChange.UPDATED,
+      updated.visibility === StoryVisibility.SHARED,
+    );
     return updated;
   }
 
@@ -410,7 +373,7 @@ export class StoriesService {
       await this.repo.setVisibility(m, id, visibility);
     });
     const updated = (await this.repo.findById(id))!;
-    await this.publish(
+    await this.events.publish(
       updated,
       StoryChange.VISIBILITY_CHANGED,
       story.visibility === StoryVisibility.SHARED,
@@ -433,7 +396,11 @@ export class StoriesService {
       await this.repo.delete(m, id);
       return finish();
     });
-    await this.publish(story, StoryChange.DELETED, story.visibility === StoryVisibility.SHARED);
+    await this.events.publish(
+      story,
+      StoryChange.DELETED,
+      story.visibility === StoryVisibility.SHARED,
+    );
     await this.factEvents.publish(factEvents);
     return id;
   }
@@ -467,7 +434,7 @@ export class StoriesService {
         `The story is ${story.status.toLowerCase()}: facts can be read once it is READY.`,
       );
     }
-    await this.limits.assertModelBudget(user.id);
+    await this.rateLimits.assertModelBudget(user.id);
     const payload = { storyId: story.id, shareLikeStory };
     let done = { passagesRead: 0, factsFound: 0 };
     try {
@@ -482,92 +449,9 @@ export class StoriesService {
     return { story, ...done, remaining };
   }
 
-  // ---- events ---------------------------------------------------------------------------
-
-  /** Tells storyChanged subscribers; a failed publish never fails the change. */
-  async publish(story: StoryEntity, change: StoryChange, sharedBefore: boolean) {
-    const event: StoryEvent = {
-      storyId: story.id,
-      legacyId: story.legacyId,
-      authorId: story.authorId,
-      change,
-      sharedBefore,
-      sharedAfter: change !== StoryChange.DELETED && story.visibility === StoryVisibility.SHARED,
-    };
-    await this.bus.publishAfterCommit(topics.legacyStories(story.legacyId), event, 'story event');
-  }
-
-  /**
-   * What a subscriber receives of an event: the change with the story as they see it now, a
-   * REMOVED for a story that stopped being visible to them, or nothing.
-   */
-  async viewOf(
-    event: StoryEvent,
-    viewer: UserEntity,
-  ): Promise<{ change: StoryChange; storyId: string; story: StoryEntity | null } | null> {
-    const mine = event.authorId === viewer.id;
-    if (event.change === StoryChange.DELETED) {
-      return mine || event.sharedBefore
-        ? {
-            change: mine ? StoryChange.DELETED : StoryChange.REMOVED,
-            storyId: event.storyId,
-            story: null,
-          }
-        : null;
-    }
-    if (!mine && !event.sharedAfter) {
-      return event.sharedBefore
-        ? { change: StoryChange.REMOVED, storyId: event.storyId, story: null }
-        : null;
-    }
-    const story = await this.repo.findById(event.storyId);
-    if (!story || !canSeeStory(story, viewer.id)) {
-      return event.sharedBefore || mine
-        ? { change: StoryChange.REMOVED, storyId: event.storyId, story: null }
-        : null;
-    }
-    return { change: event.change, storyId: story.id, story };
-  }
-
   /** Pages of a story the viewer may see. */
   async pages(user: UserEntity, id: string, from: number, count: number): Promise<StoryPage[]> {
     const story = await this.get(user, id);
     return this.repo.pageRange(story.id, from, count);
   }
-
-  // ---- validation -----------------------------------------------------------------------
-
-  private title(raw: string): string {
-    const title = raw.replace(/\s+/g, ' ').trim();
-    if (!title) {
-      throw new StoryException(StoryErrorCode.INVALID_STORY, 'A story needs a title.', 'title');
-    }
-    if (title.length > TITLE_MAX) {
-      throw new StoryException(
-        StoryErrorCode.INVALID_STORY,
-        `A title has at most ${TITLE_MAX} characters.`,
-        'title',
-      );
-    }
-    return title;
-  }
-
-  private content(raw: string): string {
-    const content = raw.replace(/\r\n?/g, '\n').replaceAll(String.fromCharCode(0), '');
-    if (!content.trim()) {
-      throw new StoryException(StoryErrorCode.INVALID_STORY, 'A story needs some text.', 'content');
-    }
-    if (content.length > this.config.env.STORY_MAX_CHARS) {
-      throw new StoryException(
-        StoryErrorCode.INVALID_STORY,
-        `A story has at most ${this.config.env.STORY_MAX_CHARS} characters; upload a long text as a document.`,
-        'content',
-      );
-    }
-    return content;
-  }
-}
-
-function formatMb(bytes: number): string {
-  return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`;
 }

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { EmbeddingService } from '../embeddings/embedding.service.js';
 import { JobDeferred } from '../jobs/jobs.exception.js';
-import { StoriesService } from './stories.service.js';
+import { StoryEventsService } from './story-events.service.js';
 import { chunkStoryInSteps, StoryChunk } from './story-chunker.js';
 import { StoryPage } from './story.entity.js';
 import { StoryChange, StoryStatus, StoryVisibility } from './story.enums.js';
@@ -23,7 +23,7 @@ export class StoryIndexerService {
     private readonly dataSource: DataSource,
     private readonly repo: StoryRepository,
     private readonly embeddings: EmbeddingService,
-    private readonly stories: StoriesService,
+    private readonly events: StoryEventsService,
     private readonly config: AppConfig,
   ) {}
 
@@ -42,7 +42,7 @@ export class StoryIndexerService {
       if (chunks.length === 0) {
         const failed = await this.repo.fail(storyId, 'No text could be read from it.');
         if (failed)
-          await this.stories.publish(
+          await this.events.publish(
             failed,
             StoryChange.FAILED,
             failed.visibility === StoryVisibility.SHARED,
@@ -95,7 +95,7 @@ export class StoryIndexerService {
     }
     const done = await this.repo.recordProgress(storyId, model);
     if (done?.status === StoryStatus.READY && story.status !== StoryStatus.READY) {
-      await this.stories.publish(
+      await this.events.publish(
         done,
         StoryChange.READY,
         done.visibility === StoryVisibility.SHARED,
@@ -111,7 +111,7 @@ export class StoryIndexerService {
     const reason = `Indexing failed: ${err instanceof Error ? err.message : String(err)}`;
     const failed = await this.repo.fail(storyId, reason.slice(0, 500));
     if (failed) {
-      await this.stories.publish(
+      await this.events.publish(
         failed,
         StoryChange.FAILED,
         failed.visibility === StoryVisibility.SHARED,

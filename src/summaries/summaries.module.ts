@@ -12,6 +12,7 @@ import { ScheduledTasksService } from '../jobs/scheduled-tasks.service.js';
 import { LegaciesModule } from '../legacies/legacies.module.js';
 import { SearchModule } from '../search/search.module.js';
 import { ContextAssemblerService } from '../context/context-assembler.service.js';
+import { ChunkWriterService } from './chunk-writer.service.js';
 import { SummariesContextProvider } from './summaries-context.provider.js';
 import { ConversationChunkRepository, SUMMARY_KIND } from './conversation-chunk.repository.js';
 import { ConversationSummariesResolver, SummariesResolver } from './summaries.resolver.js';
@@ -36,6 +37,7 @@ import {
   ],
   providers: [
     ConversationChunkRepository,
+    ChunkWriterService,
     SummariesService,
     SummariesContextProvider,
     SummariesResolver,

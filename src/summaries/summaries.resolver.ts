@@ -3,7 +3,8 @@ import { Args, ID, Int, Mutation, Parent, ResolveField, Resolver } from '@nestjs
 import { UuidPipe } from '../common/validation/uuid.pipe.js';
 import { toConversationModel } from '../conversations/conversation.mapper.js';
 import { ConversationModel } from '../conversations/models/conversation.model.js';
-import { Loaders, RequestLoaders } from '../graphql/loaders.js';
+import { Loaders } from '../graphql/loaders.js';
+import { RequestLoaders } from '../graphql/request-loaders.decorator.js';
 import { CurrentUser } from '../identity/decorators/current-user.decorator.js';
 import { GqlAuthGuard } from '../identity/guards/gql-auth.guard.js';
 import { UserEntity } from '../identity/user.entity.js';

@@ -1,29 +1,26 @@
-import { RateLimitService } from '../rate-limit/rate-limit.service.js';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { MessageRole } from '../conversations/message-role.enum.js';
 import type { ConversationView } from '../conversations/conversation-access.service.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { chunkWithheldFrom } from '../conversations/withheld-reply.js';
-import { EmbeddingService } from '../embeddings/embedding.service.js';
-import { FactCategory } from '../facts/fact.enums.js';
 import type { FactEvent } from '../facts/fact-events.service.js';
-import { ExtractedFact, FactWriterService } from '../facts/fact-writer.service.js';
+import { FactWriterService } from '../facts/fact-writer.service.js';
 import type { UserEntity } from '../identity/user.entity.js';
 import { JobDeferred } from '../jobs/jobs.exception.js';
 import { JobsService } from '../jobs/jobs.service.js';
 import { LegacyRepository } from '../legacies/legacy.repository.js';
 import { deferForOutage } from '../llm/model-outage.js';
-import { LANGUAGE_MODEL } from '../llm/language-model.js';
-import type { LanguageModel, TurnsSummary, WithCall } from '../llm/language-model.js';
 import { ModelOutputError, isModelError } from '../llm/model.errors.js';
-import { countTokens } from '../llm/tokenizer.js';
+import { RateLimitService } from '../rate-limit/rate-limit.service.js';
+import {
+  ChunkWriterService,
+  EmbeddingsUnavailable,
+  PreparedChunk,
+} from './chunk-writer.service.js';
 import { ConversationChunkEntity } from './conversation-chunk.entity.js';
 import {
-  ChunkTurn,
   ConversationChunkRepository,
-  SUMMARY_KIND,
   SetAsideRange,
   SummaryProgress,
 } from './conversation-chunk.repository.js';
@@ -44,14 +41,6 @@ export interface SetAsidePayload {
   rangeEnd: number;
 }
 
-type PreparedChunk = {
-  summary: WithCall<TurnsSummary>;
-  content: string;
-  facts: ExtractedFact[];
-  chunkVectors: Awaited<ReturnType<EmbeddingService['embedForStorage']>>;
-  prepared: Awaited<ReturnType<FactWriterService['prepare']>>;
-};
-
 /**
  * Batches summarizeNow writes before answering (each is a model call); anything beyond goes on
  * in the background. Below the threshold there are at most two batches' worth of turns.
@@ -67,13 +56,6 @@ export interface SummarizeJobPayload {
    * starter's: in a together conversation one participant cannot spend another's).
    */
   chargedTo?: string;
-}
-
-/** The embedding model could not embed the summary or its facts: try the range again later. */
-export class EmbeddingsUnavailable extends Error {
-  constructor() {
-    super('embeddings unavailable: summarization waits for the embedding model');
-  }
 }
 
 /** The owner's model budget (MODEL_CALLS_PER_USER_PER_MINUTE) is spent: try again after it. */
@@ -109,9 +91,8 @@ export class SummariesService {
     private readonly conversations: ConversationsService,
     private readonly legacies: LegacyRepository,
     private readonly facts: FactWriterService,
-    private readonly embeddings: EmbeddingService,
+    private readonly writer: ChunkWriterService,
     private readonly jobs: JobsService,
-    @Inject(LANGUAGE_MODEL) private readonly llm: LanguageModel,
     private readonly config: AppConfig,
     private readonly limits: RateLimitService,
   ) {}
@@ -251,7 +232,7 @@ export class SummariesService {
     const legacy = await this.legacies.findById(progress.legacyId);
     if (!legacy) return null;
     for (let halved = 0; ; halved++) {
-      const turns = await this.rangeTurns(conversationId, range);
+      const turns = await this.writer.rangeTurns(conversationId, range);
       // Notices (the offline one, a failed reply's) are covered by the range but never read: a
       // range of notices alone waits for the next turns to be summarized with them.
       if (!turns.some((t) => !t.placeholder)) return null;
@@ -259,7 +240,7 @@ export class SummariesService {
       if (wait > 0) throw new ModelBudgetSpent(wait);
       let made: PreparedChunk;
       try {
-        made = await this.prepareChunk(legacy.name, turns);
+        made = await this.writer.prepareChunk(legacy.name, turns);
       } catch (err) {
         if (!(err instanceof ModelOutputError)) throw err;
         if (halved < SHORTER_SPANS && range.end > range.start) {
@@ -281,7 +262,7 @@ export class SummariesService {
         await this.chunks.lock(m, conversationId);
         const current = await this.chunks.progress(conversationId, m);
         if (!current || current.nextStart !== target.start) return null;
-        const written = await this.writeChunk(m, progress, legacy.name, target, turns, made);
+        const written = await this.writer.writeChunk(m, progress, legacy.name, target, turns, made);
         events = written.events;
         return written.chunk;
       });
@@ -302,15 +283,15 @@ export class SummariesService {
     const legacy = await this.legacies.findById(progress.legacyId);
     if (!legacy) return;
     const range = { start: rangeStart, end: rangeEnd };
-    const turns = await this.rangeTurns(conversationId, range);
-    const made = await this.prepareChunk(legacy.name, turns).catch((err: unknown) => {
+    const turns = await this.writer.rangeTurns(conversationId, range);
+    const made = await this.writer.prepareChunk(legacy.name, turns).catch((err: unknown) => {
       throw this.asJobError(err);
     });
     let events: FactEvent[] = [];
     await this.dataSource.transaction(async (m) => {
       await this.chunks.lock(m, conversationId);
       if (!(await this.chunks.setAsideForUpdate(m, conversationId, rangeStart))) return;
-      const written = await this.writeChunk(m, progress, legacy.name, range, turns, made);
+      const written = await this.writer.writeChunk(m, progress, legacy.name, range, turns, made);
       await this.chunks.clearSetAside(m, conversationId, rangeStart);
       events = written.events;
     });
@@ -355,128 +336,6 @@ export class SummariesService {
       this.logger.warn({ msg: 'summary range set aside', conversationId, range, error });
     }
     return done;
-  }
-
-  private async rangeTurns(
-    conversationId: string,
-    range: { start: number; end: number },
-  ): Promise<ChunkTurn[]> {
-    const turns = await this.chunks.turns(conversationId, range.start, range.end);
-    if (turns.length !== range.end - range.start + 1) {
-      throw new Error(
-        `conversation ${conversationId} misses turns in ${range.start}..${range.end}`,
-      );
-    }
-    return turns;
-  }
-
-  /** The model's summary of the turns, its facts and the vectors, before any transaction. */
-  private async prepareChunk(legacyName: string, turns: ChunkTurn[]): Promise<PreparedChunk> {
-    const said = turns.filter((t) => !t.placeholder);
-    const summary = await this.llm.summarizeTurns({
-      legacyName,
-      turns: said.map((t) => ({
-        turnIndex: t.turnIndex,
-        role: t.role,
-        content: t.content,
-        occurredAt: new Date(t.occurredAt),
-      })),
-      // Facts are compared with the stored ones here, so a restatement counts as a mention.
-      existingFacts: [],
-    });
-    const content = summary.summary.trim();
-    if (!content) {
-      throw new ModelOutputError('The summary is empty.', {
-        task: 'summarizeTurns',
-        model: summary.call.model,
-        attempts: summary.call.attempts,
-      });
-    }
-    const facts = this.factsOf(summary, said);
-    const chunkVectors = await this.embeddings.embedForStorage([content]);
-    const prepared = await this.facts.prepare(facts.map((f) => f.content));
-    const searchModel = (await this.embeddings.searchModel()).model;
-    if (
-      !chunkVectors.some((e) => e.model === searchModel) ||
-      (facts.length > 0 && !prepared.comparison)
-    ) {
-      throw new EmbeddingsUnavailable();
-    }
-    return { summary, content, facts, chunkVectors, prepared };
-  }
-
-  private async writeChunk(
-    m: EntityManager,
-    progress: SummaryProgress,
-    legacyName: string,
-    range: { start: number; end: number },
-    turns: ChunkTurn[],
-    made: PreparedChunk,
-  ): Promise<{ chunk: ConversationChunkEntity | null; events: FactEvent[] }> {
-    const stored = await this.chunks.insert(m, {
-      conversationId: progress.conversationId,
-      legacyId: progress.legacyId,
-      userId: progress.userId,
-      rangeStart: range.start,
-      rangeEnd: range.end,
-      content: made.content,
-      structured: made.summary.structured,
-      turnCount: turns.length,
-      tokenCount: countTokens(made.content),
-      model: made.summary.call.model,
-      promptVersion: made.summary.call.promptVersion ?? null,
-      firstOccurredAt: turns[0].occurredAt,
-      lastOccurredAt: turns[turns.length - 1].occurredAt,
-    });
-    if (!stored) return { chunk: null, events: [] };
-    await this.embeddings.store(
-      SUMMARY_KIND,
-      [{ id: stored.id, legacyId: stored.legacyId, userId: stored.userId }],
-      made.chunkVectors,
-      m,
-    );
-    const events = await this.facts.applyExtracted(
-      m,
-      {
-        legacyId: progress.legacyId,
-        legacyName,
-        conversationId: progress.conversationId,
-        chunkId: stored.id,
-      },
-      made.facts,
-      made.prepared,
-    );
-    return { chunk: stored, events };
-  }
-
-  /** The model's facts worth keeping, with the turns they came from. */
-  private factsOf(summary: TurnsSummary, turns: ChunkTurn[]): ExtractedFact[] {
-    const byIndex = new Map(turns.map((t) => [t.turnIndex, t]));
-    const out: ExtractedFact[] = [];
-    for (const fact of this.facts.keepExtracted(summary.facts)) {
-      const sources = [...new Set(fact.sourceTurnIndexes)]
-        .map((i) => byIndex.get(i))
-        .filter((t): t is ChunkTurn => t !== undefined)
-        .sort((a, b) => a.turnIndex - b.turnIndex);
-      // A fact is what the member said: one the agent alone voiced is not theirs to keep.
-      if (!sources.some((t) => t.role === MessageRole.USER)) continue;
-      out.push({
-        content: fact.content,
-        category: fact.category as FactCategory,
-        confidence: fact.confidence,
-        rangeStart: sources[0].turnIndex,
-        rangeEnd: sources[sources.length - 1].turnIndex,
-        messageIds: sources.map((t) => t.id),
-        // The member whose turn stated it: of its turns, the last a member said (a question
-        // asked by one and answered by another is the answerer's fact).
-        authorId: sources.filter((t) => t.role === MessageRole.USER).pop()!.userId,
-        occurredAt: new Date(Math.max(...sources.map((t) => new Date(t.occurredAt).getTime()))),
-      });
-    }
-    // In the order they were said, so a later correction supersedes an earlier statement.
-    return out.sort(
-      (a, b) => a.occurredAt.getTime() - b.occurredAt.getTime() || a.rangeEnd - b.rangeEnd,
-    );
   }
 
   /** Outages wait without spending attempts; invalid output is retried with backoff. */

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import AxeBuilder from '@axe-core/playwright';
+import { AxeBuilder } from '@axe-core/playwright';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 /** Debian's Chromium (test/support/with-chromium.sh installs it); no browser is downloaded. */
@@ -45,7 +45,7 @@ export async function seriousViolations(page: Page): Promise<string[]> {
 
 const SHOTS = resolve('docs/screenshots');
 
-/** Writes docs/screenshots/<name>-desktop.png and -phone.png (linked from the README). */
+/** Writes docs/screenshots/<name>-desktop.png and -phone.png (shown in docs/family.md). */
 export async function screenshots(
   context: BrowserContext,
   url: string,

@@ -158,7 +158,7 @@ function problems(label: string, body: GqlResponse<unknown> | null, status?: num
     if (code === 'INTERNAL_SERVER_ERROR' || code === undefined) {
       found.push(`${label}: ${String(code)} ${error.message.slice(0, 160)}`);
     }
-    // The README promises every BAD_USER_INPUT the input at fault and a reason.
+    // docs/api.md promises every BAD_USER_INPUT the input at fault and a reason.
     if (
       code === 'BAD_USER_INPUT' &&
       (typeof error.extensions?.field !== 'string' || typeof error.extensions?.reason !== 'string')

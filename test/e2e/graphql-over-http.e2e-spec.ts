@@ -5,10 +5,10 @@ import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
 /**
  * GraphQL over HTTP as clients nobody here wrote see it: graphql-http's audits of the spec, and
  * urql's default of sending queries as GET, which Apollo's CSRF prevention refuses unless the
- * request carries a header a browser would preflight (README, "GET requests").
+ * request carries a header a browser would preflight (docs/api.md, "GET requests").
  */
 
-/** The audit's SHOULDs Keepsake answers otherwise, on purpose (README, Errors). */
+/** The audit's SHOULDs Keepsake answers otherwise, on purpose (docs/api.md, "GET requests"). */
 const ACCEPTED_WARNINGS = [
   // A request error is answered with its 4xx status in application/json too, as in
   // application/graphql-response+json: its clients learn of a refusal from the status.
@@ -57,14 +57,14 @@ describe('GraphQL over HTTP', () => {
     expect(plain.outcome.error).toEqual([]);
     expect(plain.ids.warn).toEqual([...ACCEPTED_WARNINGS].sort());
     expect(plain.ids.notice).toEqual([...GET_WITHOUT_PREFLIGHT].sort());
-    // With the header the README gives for GET, GET is served like POST.
+    // With the header docs/api.md gives for GET, GET is served like POST.
     const preflighted = await audit(t.url, { 'apollo-require-preflight': 'true' });
     expect(preflighted.outcome.error).toEqual([]);
     expect(preflighted.ids.warn).toEqual([...ACCEPTED_WARNINGS].sort());
     expect(preflighted.ids.notice).toEqual([]);
   }, 120_000);
 
-  it("answers urql's default GET only with a preflighted header, as the README says", async () => {
+  it("answers urql's default GET only with a preflighted header, as docs/api.md says", async () => {
     const ME = gql`
       query Me {
         me {
@@ -82,7 +82,7 @@ describe('GraphQL over HTTP', () => {
     const refused = await byDefault.query(ME, {}).toPromise();
     expect(refused.data).toBeUndefined();
     expect(refused.error?.message).toMatch(/CSRF|preflight/i);
-    // Either answer of the README: the header that forces a preflight, or POST.
+    // Either answer of docs/api.md: the header that forces a preflight, or POST.
     for (const client of [
       new Client({
         url: t.url,

@@ -31,7 +31,7 @@ const QUESTIONS = ['Where did he move?', 'Who sang in the choir?', 'the lake hou
 const RECALL = `query($l: ID!, $q: String!) {
   recall(legacyId: $l, query: $q, first: 8) { edges { score node { id } } } }`;
 
-/** The packaged server's programs (pg_dump, pg_restore), as the README's procedure names them. */
+/** The packaged server's programs (pg_dump, pg_restore), as docs/operations.md's procedure names them. */
 function pgBin(): string {
   return execFileSync('bash', ['test/support/postgres.sh', 'bin'], { cwd: ROOT, encoding: 'utf8' })
     .trim()

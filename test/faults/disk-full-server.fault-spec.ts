@@ -22,7 +22,7 @@ const SEND = `mutation($input: SendMessageInput!) { sendMessage(input: $input) {
 
 /**
  * The server's data directory on a small disk that fills up, in the two ways production meets it.
- * With the WAL on a volume of its own (initdb --waldir, as the README advises), PostgreSQL refuses
+ * With the WAL on a volume of its own (initdb --waldir, as docs/operations.md advises), PostgreSQL refuses
  * a statement that cannot extend a table (disk_full): Keepsake answers DISK_FULL, reads go on,
  * and once space is freed the same service writes again. With the WAL on the full disk too,
  * PostgreSQL stops (a WAL write that fails is a PANIC): Keepsake answers DATABASE_UNAVAILABLE

@@ -47,11 +47,11 @@ export const PUBLIC_CODES: Readonly<Record<PublicErrorCode, { status: number; me
 
 /**
  * What a reason is answered with and what it means. Each module declares its table beside its
- * exception; the README's list of errors is printed from these tables (npm run errors:table).
+ * exception; docs/errors.md is printed from these tables (npm run errors:table).
  */
 export interface ReasonSpec {
   readonly code: PublicErrorCode;
-  /** One sentence, for the README. */
+  /** One sentence, for docs/errors.md. */
   readonly means: string;
 }
 

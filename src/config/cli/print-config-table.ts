@@ -1,8 +1,19 @@
-/** npm run config:table: the README's configuration table, from the declarations themselves. */
-import { ALL_VARIABLES } from '../config.registry.js';
+/**
+ * npm run config:table   writes docs/configuration.md from the declarations themselves
+ * (npm run docs:check runs it with --check: it fails when the committed file differs)
+ */
+import { writeOrCheckDoc } from '../../common/files/generated-doc.js';
+import { configDocument } from '../config-table.js';
 
-const rows = Object.entries(ALL_VARIABLES).map(([name, spec]) => {
-  const def = 'default' in spec && spec.default !== undefined ? `\`${spec.default}\`` : '(unset)';
-  return `| \`${name}\` | ${def} | ${spec.description.replace(/\|/g, '\\|')} |`;
-});
-console.log(['| Variable | Default | What it does |', '| --- | --- | --- |', ...rows].join('\n'));
+const outcome = await writeOrCheckDoc(
+  'docs/configuration.md',
+  configDocument(),
+  'config:table',
+  process.argv.includes('--check'),
+);
+if (outcome.ok) {
+  console.log(outcome.message);
+} else {
+  console.error(outcome.message);
+  process.exitCode = 1;
+}
