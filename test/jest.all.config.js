@@ -24,6 +24,8 @@ export default {
   // (past 3 GB): a worker that grows past this is replaced between files.
   workerIdleMemoryLimit: '1500MB',
   reporters: ['default', '<rootDir>/test/support/pass-reporter.mjs'],
+  // The longest files of both passes first (test/support/sequencer.mjs).
+  testSequencer: '<rootDir>/test/support/sequencer.mjs',
   projects: [
     {
       ...project,

@@ -20,6 +20,8 @@ import {
  * Two service processes on one real PostgreSQL server, as an operator runs them behind a load
  * balancer: what one instance stores, the other's subscribers see; turn indexes stay gapless
  * under racing sends through both pools.
+ *
+ * @pass server: two processes cannot share one embedded database.
  */
 const describeServer = ON_SERVER ? describe : describe.skip;
 

@@ -9,8 +9,28 @@ function newest(path, skip = () => false) {
   return Math.max(0, ...readdirSync(path).map((entry) => newest(join(path, entry), skip)));
 }
 
-/** Whether dist/ (the service) is newer than everything tsconfig.build.json compiles. */
+/** Every file under `dir` whose name `match` accepts, recursively. */
+function filesUnder(dir, match) {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory()
+      ? filesUnder(join(dir, e.name), match)
+      : match(e.name)
+        ? [join(dir, e.name)]
+        : [],
+  );
+}
+
+/**
+ * Whether dist/ (the service) is newer than everything tsconfig.build.json compiles, and holds
+ * the worker scripts `npm run build` copies beside it (src/**\/*.mjs; `tsc` alone leaves them out).
+ */
 export function serviceBuildIsFresh(root) {
+  const workers = filesUnder(join(root, 'src'), (name) => name.endsWith('.mjs'));
+  for (const source of workers) {
+    const copy = join(root, 'dist', source.slice(root.length + 1));
+    if (!existsSync(copy) || statSync(copy).mtimeMs < statSync(source).mtimeMs) return false;
+  }
   // tsc writes only the files whose output changed: the newest of them tells when it last ran.
   const built = Math.max(
     ...['dist/src', 'dist/migrations', 'dist/bench', 'dist/test'].map((p) => newest(join(root, p))),
