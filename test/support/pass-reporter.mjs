@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, relative } from 'node:path';
 
 /**
@@ -13,6 +13,23 @@ export default class PassReporter {
     this.rootDir = globalConfig.rootDir;
     this.files = [];
     this.started = Date.now();
+    // What cpu-environment.mjs records in the workers, beside the report.
+    this.cpuLog = process.env.KEEPSAKE_TEST_REPORT
+      ? `${process.env.KEEPSAKE_TEST_REPORT}.cpu`
+      : null;
+    if (this.cpuLog) rmSync(this.cpuLog, { force: true });
+  }
+
+  /** Each file's CPU seconds, by pass and path, as the workers recorded them. */
+  cpuTimes() {
+    const times = new Map();
+    if (!this.cpuLog || !existsSync(this.cpuLog)) return times;
+    for (const line of readFileSync(this.cpuLog, 'utf8').split('\n')) {
+      if (!line) continue;
+      const { pass, path, cpu } = JSON.parse(line);
+      times.set(`${pass} ${relative(this.rootDir, path)}`, cpu);
+    }
+    return times;
   }
 
   passOf(test) {
@@ -40,10 +57,20 @@ export default class PassReporter {
   }
 
   onRunComplete() {
+    const cpu = this.cpuTimes();
     const passes = new Map();
     for (const f of this.files) {
-      const p = passes.get(f.pass) ?? { files: 0, passed: 0, failed: 0, skipped: 0, errors: 0 };
+      f.cpu = cpu.get(`${f.pass} ${f.file}`) ?? null;
+      const p = passes.get(f.pass) ?? {
+        files: 0,
+        passed: 0,
+        failed: 0,
+        skipped: 0,
+        errors: 0,
+        cpu: 0,
+      };
       p.files++;
+      p.cpu += f.cpu ?? 0;
       p.passed += f.passed;
       p.failed += f.failed;
       p.skipped += f.skipped;
@@ -54,7 +81,8 @@ export default class PassReporter {
     for (const [name, p] of passes) {
       lines.push(
         `${name}: ${p.files} files, ${p.passed} passed, ${p.failed} failed, ${p.skipped} skipped` +
-          (p.errors ? `, ${p.errors} files did not run` : ''),
+          (p.errors ? `, ${p.errors} files did not run` : '') +
+          (p.cpu ? `; ${Math.round(p.cpu)} s of CPU in its files` : ''),
       );
       for (const f of this.files.filter((x) => x.pass === name)) {
         for (const s of f.skippedBlocks) {
@@ -75,7 +103,9 @@ export default class PassReporter {
         JSON.stringify(
           {
             seconds: Math.round((Date.now() - this.started) / 1000),
-            passes: Object.fromEntries(passes),
+            passes: Object.fromEntries(
+              [...passes].map(([name, p]) => [name, { ...p, cpu: Math.round(p.cpu) }]),
+            ),
             files: this.files,
           },
           null,

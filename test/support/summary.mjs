@@ -46,21 +46,30 @@ export function printSummary(dir, phases = null) {
     .flatMap((f) => readJson(join(dir, f)).files);
   const passes = new Map();
   for (const f of files) {
-    const p = passes.get(f.pass) ?? { files: 0, passed: 0, failed: 0, skipped: 0, errors: [] };
+    const p = passes.get(f.pass) ?? {
+      files: 0,
+      passed: 0,
+      failed: 0,
+      skipped: 0,
+      errors: [],
+      cpu: 0,
+    };
     p.files++;
+    p.cpu += f.cpu ?? 0;
     p.passed += f.passed;
     p.failed += f.failed;
     p.skipped += f.skipped;
     if (f.error) p.errors.push(f);
     passes.set(f.pass, p);
   }
-  lines.push('pass                  files   passed   failed  skipped');
+  lines.push('pass                  files   passed   failed  skipped   CPU (s)');
+  const cpuText = (cpu) => pad(cpu ? Math.round(cpu) : '-', 9);
   let ran = 0;
   for (const [name, p] of passes) {
     ran += p.passed + p.failed;
     if (p.failed > 0 || p.errors.length > 0) ok = false;
     lines.push(
-      `  ${name.padEnd(18)} ${pad(p.files, 6)} ${pad(p.passed, 8)} ${pad(p.failed, 8)} ${pad(p.skipped, 8)}` +
+      `  ${name.padEnd(18)} ${pad(p.files, 6)} ${pad(p.passed, 8)} ${pad(p.failed, 8)} ${pad(p.skipped, 8)}${cpuText(p.cpu)}` +
         (p.errors.length ? `  (${p.errors.length} files could not run)` : ''),
     );
     for (const f of p.errors)
@@ -72,11 +81,12 @@ export function printSummary(dir, phases = null) {
         passed: t.passed + p.passed,
         failed: t.failed + p.failed,
         skipped: t.skipped + p.skipped,
+        cpu: t.cpu + p.cpu,
       }),
-      { passed: 0, failed: 0, skipped: 0 },
+      { passed: 0, failed: 0, skipped: 0, cpu: 0 },
     );
     lines.push(
-      `  ${'all'.padEnd(18)} ${pad(files.length, 6)} ${pad(total.passed, 8)} ${pad(total.failed, 8)} ${pad(total.skipped, 8)}`,
+      `  ${'all'.padEnd(18)} ${pad(files.length, 6)} ${pad(total.passed, 8)} ${pad(total.failed, 8)} ${pad(total.skipped, 8)}${cpuText(total.cpu)}`,
     );
   }
   if (ran === 0) {
@@ -97,9 +107,12 @@ export function printSummary(dir, phases = null) {
     for (const s of skipped) lines.push(`  ${s.pass}: ${s.file}: ${s.block} (${s.tests})`);
   }
   if (files.length > 0) {
-    lines.push('slowest files:');
+    lines.push('slowest files (wall, then CPU: on a shared machine CPU says what a file costs):');
     for (const f of [...files].sort((a, b) => b.seconds - a.seconds).slice(0, 10)) {
-      lines.push(`  ${pad(f.seconds.toFixed(1), 7)} s  ${f.pass.padEnd(16)} ${f.file}`);
+      const cpu = f.cpu == null ? '' : `${pad(f.cpu.toFixed(1), 7)} s`;
+      lines.push(
+        `  ${pad(f.seconds.toFixed(1), 7)} s ${cpu.padStart(9)}  ${f.pass.padEnd(16)} ${f.file}`,
+      );
     }
   }
   const failedFiles = files.filter((f) => f.failed > 0 || f.error);
