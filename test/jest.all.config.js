@@ -21,8 +21,9 @@ export default {
   // workers than cores keeps both cores busy. KEEPSAKE_TEST_WORKERS overrides it.
   maxWorkers: Number(process.env.KEEPSAKE_TEST_WORKERS ?? 3),
   // Each file loads the whole service again into its worker, whose heap grows file after file
-  // (past 3 GB): a worker that grows past this is replaced between files.
-  workerIdleMemoryLimit: '1500MB',
+  // (its workers reached 2 to 3.7 GB over a pass): one whose heap grows past this is replaced
+  // between files (a new worker costs about a second).
+  workerIdleMemoryLimit: '1024MB',
   reporters: ['default', '<rootDir>/test/support/pass-reporter.mjs'],
   // The longest files of both passes first (test/support/sequencer.mjs).
   testSequencer: '<rootDir>/test/support/sequencer.mjs',

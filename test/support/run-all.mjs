@@ -114,11 +114,17 @@ if (only !== 'passes') {
   started.push(faults('faults-server', { TEST_DATABASE_URL: serverUrl }));
 }
 if (only !== 'faults') {
+  // A little below the fault runs, whose waits for a restart or a refusal are what they measure.
   started.push(
-    run('passes', process.execPath, [...JEST, '--config', 'test/jest.all.config.js', ...jestArgs], {
-      env: { TEST_DATABASE_URL: serverUrl, KEEPSAKE_TEST_REPORT: report('passes') },
-      prefix: false,
-    }),
+    run(
+      'passes',
+      'nice',
+      ['-n', '3', process.execPath, ...JEST, '--config', 'test/jest.all.config.js', ...jestArgs],
+      {
+        env: { TEST_DATABASE_URL: serverUrl, KEEPSAKE_TEST_REPORT: report('passes') },
+        prefix: false,
+      },
+    ),
   );
 }
 (await Promise.all(started)).forEach(record);
