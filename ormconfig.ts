@@ -9,11 +9,11 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { DataSource } from 'typeorm';
-import { AppConfig } from './src/config/app-config.js';
+import { loadAppConfig } from './src/app.config.js';
 import { dataSourceOptions } from './src/database/data-source-options.js';
 import { lockDataDir } from './src/database/embedded-postgres.js';
 
-const config = AppConfig.load();
+const config = loadAppConfig();
 
 function embeddedConfig() {
   const release = lockDataDir(config.env.DATA_DIR);

@@ -36,7 +36,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { DataSource, QueryRunner } from 'typeorm';
 import { createApp } from '../src/bootstrap.js';
-import { AppConfig } from '../src/config/app-config.js';
+import { loadAppConfig } from '../src/app.config.js';
 import { EmbeddingRepository } from '../src/embeddings/embedding.repository.js';
 import { EmbeddingService } from '../src/embeddings/embedding.service.js';
 import { run, sql } from '../src/database/sql.js';
@@ -241,7 +241,7 @@ async function main(): Promise<void> {
     // One user writes everything here: the bench measures the work, not the abuse limits.
     CONVERSATIONS_PER_USER_PER_DAY: '1000000',
   };
-  const config = AppConfig.load(env);
+  const config = loadAppConfig(env);
   const app = await createApp(config);
   try {
     await app.listen(0, '127.0.0.1');
@@ -635,7 +635,7 @@ async function main(): Promise<void> {
       // The same queries again, through an instance whose reads go to the replicas.
       await servers.caughtUp();
       const replicaApp = await createApp(
-        AppConfig.load({
+        loadAppConfig({
           ...env,
           DATABASE_REPLICA_URLS: servers.replicaUrls(server.url).join(','),
         }),

@@ -26,7 +26,7 @@ import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import { BackfillRunner } from '../src/backfill/backfill.runner.js';
 import { createApp } from '../src/bootstrap.js';
-import { AppConfig } from '../src/config/app-config.js';
+import { loadAppConfig } from '../src/app.config.js';
 import { JobsService } from '../src/jobs/jobs.service.js';
 import { EMBEDDER } from '../src/llm/embedder.js';
 import type { Embedder } from '../src/llm/embedder.js';
@@ -117,7 +117,7 @@ async function runOne(
       : llm === 'packaged'
         ? { LLM: 'embedded', EMBEDDED_LLM_MODEL: 'smollm2-135m' }
         : { LLM: 'embedded', EMBEDDED_LLM_MODEL_PATH: llm };
-  const config = AppConfig.load({
+  const config = loadAppConfig({
     ...BENCH_LIMITS,
     ...process.env,
     ...modelEnv,

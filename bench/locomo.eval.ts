@@ -20,7 +20,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import { createApp } from '../src/bootstrap.js';
-import { AppConfig } from '../src/config/app-config.js';
+import { loadAppConfig } from '../src/app.config.js';
 import { EmbeddingService } from '../src/embeddings/embedding.service.js';
 import { JobsService } from '../src/jobs/jobs.service.js';
 import { INDEX_JOB } from '../src/search/segment-indexer.service.js';
@@ -99,7 +99,7 @@ async function main(): Promise<void> {
   const rewriteDelay = values['rewrite-fake'] === undefined ? null : Number(values['rewrite-fake']);
   const fake = rewriteDelay === null ? null : await FakeOpenAiServer.start();
   fake?.setHandler('chat', () => reply.auto(rewriteDelay ?? 0));
-  const config = AppConfig.load({
+  const config = loadAppConfig({
     ...BENCH_LIMITS,
     ...process.env,
     DATA_DIR: dataDir,

@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import { createApp } from '../src/bootstrap.js';
-import { AppConfig } from '../src/config/app-config.js';
+import { loadAppConfig } from '../src/app.config.js';
 import { ConversationsService } from '../src/conversations/conversations.service.js';
 import { MessageRole } from '../src/conversations/message-role.enum.js';
 import { EmbeddingService } from '../src/embeddings/embedding.service.js';
@@ -105,7 +105,7 @@ async function timed(times: number[], run: () => Promise<unknown>): Promise<void
 async function main(): Promise<void> {
   const opts = options();
   const dir = mkdtempSync(join(tmpdir(), 'keepsake-bench-memories-'));
-  const config = AppConfig.load({
+  const config = loadAppConfig({
     ...BENCH_LIMITS,
     ...process.env,
     DATA_DIR: dir,

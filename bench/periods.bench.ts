@@ -28,7 +28,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import { createApp } from '../src/bootstrap.js';
-import { AppConfig } from '../src/config/app-config.js';
+import { loadAppConfig } from '../src/app.config.js';
 import { DatabaseUsageRecorder } from '../src/llm/database-usage.recorder.js';
 import { MODEL_USAGE_RECORDER } from '../src/llm/model-usage.js';
 import type { ModelUsageRecorder } from '../src/llm/model-usage.js';
@@ -308,7 +308,7 @@ async function main(): Promise<void> {
     opts.llm === 'fake' || opts.embeddings === 'fake' ? await FakeOpenAiServer.start() : null;
   const dataDir = mkdtempSync(join(tmpdir(), 'keepsake-periods-bench-'));
   const server = process.env.DATABASE_URL ? await benchDatabase(process.env.DATABASE_URL) : null;
-  const config = AppConfig.load({
+  const config = loadAppConfig({
     ...BENCH_LIMITS,
     DATA_DIR: dataDir,
     ...(server ? { DATABASE_URL: server.url } : {}),

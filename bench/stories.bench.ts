@@ -28,7 +28,7 @@ import { Worker } from 'node:worker_threads';
 import PDFDocument from 'pdfkit';
 import { DataSource } from 'typeorm';
 import { createApp } from '../src/bootstrap.js';
-import { AppConfig } from '../src/config/app-config.js';
+import { loadAppConfig } from '../src/app.config.js';
 import { STORY_INDEX_JOB } from '../src/stories/story-jobs.js';
 import { FakeOpenAiServer } from '../test/support/fake-openai/fake-openai.server.js';
 import { BENCH_LIMITS, JWT_SECRET, rng, table, token } from './support.js';
@@ -315,7 +315,7 @@ async function main(): Promise<void> {
   const opts = options();
   const fake = opts.embeddings === 'fake' ? await FakeOpenAiServer.start() : null;
   const dataDir = mkdtempSync(join(tmpdir(), 'keepsake-bench-stories-'));
-  const config = AppConfig.load({
+  const config = loadAppConfig({
     ...BENCH_LIMITS,
     DATA_DIR: dataDir,
     JWT_SECRET,

@@ -17,7 +17,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import { createApp } from '../src/bootstrap.js';
-import { AppConfig } from '../src/config/app-config.js';
+import { loadAppConfig } from '../src/app.config.js';
 import { SCHEMA_NAME } from '../src/llm/prompts.js';
 import { SUMMARIZE_JOB } from '../src/summaries/summaries.service.js';
 import {
@@ -109,7 +109,7 @@ async function main(): Promise<void> {
   });
 
   const dataDir = mkdtempSync(join(tmpdir(), 'keepsake-bench-'));
-  const config = AppConfig.load({
+  const config = loadAppConfig({
     ...BENCH_LIMITS,
     DATA_DIR: dataDir,
     JWT_SECRET,

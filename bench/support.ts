@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { AppConfig } from '../src/config/app-config.js';
+import { loadAppConfig } from '../src/app.config.js';
 
 /** Helpers the benchmarks share. Each run signs its own tokens with a secret of its own. */
 
@@ -115,7 +116,7 @@ export function benchConfig(
   server: { url: string } | null,
   overrides: Record<string, string> = {},
 ): AppConfig {
-  return AppConfig.load({
+  return loadAppConfig({
     ...process.env,
     ...BENCH_LIMITS,
     DATA_DIR: dataDir,

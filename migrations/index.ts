@@ -38,6 +38,8 @@ import { FactSupersederFamilyView1764101900000 } from './1764101900000-FactSuper
 import { FactRestatedFamilyConfidence1764102000000 } from './1764102000000-FactRestatedFamilyConfidence.js';
 import { LegacyArchives1764102100000 } from './1764102100000-LegacyArchives.js';
 import { SummarySetAsides1764102380000 } from './1764102380000-SummarySetAsides.js';
+import { RevokedTokens1764102600000 } from './1764102600000-RevokedTokens.js';
+import { MemoryFences1764102610000 } from './1764102610000-MemoryFences.js';
 
 /**
  * Every migration, in order. Listed explicitly because TypeORM's file globs do not load under
@@ -84,4 +86,6 @@ export const MIGRATIONS = [
   FactRestatedFamilyConfidence1764102000000,
   LegacyArchives1764102100000,
   SummarySetAsides1764102380000,
+  RevokedTokens1764102600000,
+  MemoryFences1764102610000,
 ];

@@ -14,10 +14,20 @@ import { refuseOversizedDocuments } from './graphql/source-limits.middleware.js'
 import { JsonLogger } from './logging/json-logger.js';
 import { requestStorage } from './logging/request-context.storage.js';
 import { asRequest } from './database/database-queue.js';
+import {
+  keepNewFilesPrivate,
+  securePrivateDir,
+  tighteningNotice,
+} from './common/files/private-files.js';
 
 /** Creates the application (not yet listening); shared by main.ts and the end-to-end tests. */
 export async function createApp(config: AppConfig): Promise<INestApplication> {
   const logger = new JsonLogger(config.env.LOG_LEVEL);
+  // Before anything is written: the family's files are the service user's alone (archives,
+  // uploads, the embedded database, the generated secret), on a server too.
+  keepNewFilesPrivate();
+  const notice = tighteningNotice(securePrivateDir(config.env.DATA_DIR));
+  if (notice) logger.warn(notice, 'DataDir');
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
     logger,
     bodyParser: false,
@@ -31,6 +41,8 @@ export async function createApp(config: AppConfig): Promise<INestApplication> {
     res.setHeader('x-request-id', requestId);
     requestStorage.run({ requestId }, () => asRequest(next, since));
   });
+  // X-Forwarded-* from the proxies TRUST_PROXY names only (req.secure, req.ip).
+  app.set('trust proxy', config.env.TRUST_PROXY);
   app.enableCors(corsOptions(config.env.CORS_ORIGINS ?? []));
   app.useBodyParser('json', { limit: config.env.BODY_LIMIT });
   app.use('/graphql', refuseOversizedDocuments);

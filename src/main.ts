@@ -1,11 +1,15 @@
 import 'reflect-metadata';
 import { AppConfig, ConfigValidationError } from './config/app-config.js';
+import { loadAppConfig } from './app.config.js';
 import { createApp } from './bootstrap.js';
+import { keepNewFilesPrivate } from './common/files/private-files.js';
 
 async function main(): Promise<void> {
+  // First: whatever the service writes is its user's alone, whatever umask it was started with.
+  keepNewFilesPrivate();
   let config: AppConfig;
   try {
-    config = AppConfig.load();
+    config = loadAppConfig();
   } catch (err) {
     if (err instanceof ConfigValidationError) {
       console.error(err.message);

@@ -1,4 +1,4 @@
-import { defineVariables, oneOf } from '../config/config-spec.js';
+import { ConfigOf, defineVariables, oneOf } from '../config/config-spec.js';
 
 export const agentVariables = defineVariables({
   AGENT_REPLY: {
@@ -14,3 +14,7 @@ export const agentVariables = defineVariables({
     parse: oneOf('on', 'off'),
   },
 });
+
+declare module '../config/app-config.js' {
+  interface Env extends ConfigOf<typeof agentVariables> {}
+}

@@ -17,6 +17,7 @@ import type { MemoryFilterInput } from '../memories/dto/memory.inputs.js';
 import { PeriodSummariesService } from '../periods/period-summaries.service.js';
 import { StoriesService } from '../stories/stories.service.js';
 import { StoryFormat } from '../stories/story.enums.js';
+import { savedFileName } from '../stories/story-files.js';
 import { withheldFrom } from '../conversations/withheld-reply.js';
 import {
   ARCHIVE_FORMAT,
@@ -86,13 +87,6 @@ async function* pages<T>(
     after = page.pageInfo.endCursor;
   }
 }
-
-const EXTENSIONS: Record<StoryFormat, string> = {
-  TEXT: '.txt',
-  MARKDOWN: '.md',
-  PDF: '.pdf',
-  DOCX: '.docx',
-};
 
 /**
  * Writes the archive of what one member may see of a legacy: every item is read through the
@@ -232,10 +226,8 @@ export class ArchiveExportService {
             // Deleted or taken back since the page was read: not the member's to keep now.
             continue;
           }
-          const name = safeFileName(
-            s.fileName ?? `${s.title}${EXTENSIONS[s.format]}`,
-            `original${EXTENSIONS[s.format]}`,
-          );
+          // Under a name that opens as what it is: never as a page or picture that runs.
+          const name = savedFileName(s.fileName, s.title, s.format);
           const story: ArchivedStory = {
             id: s.id,
             authorId: s.authorId,

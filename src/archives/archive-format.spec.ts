@@ -129,4 +129,84 @@ describe('archive format', () => {
       ).message,
     ).toContain('under stories/');
   });
+
+  it('refuses, naming the field, what PostgreSQL could not keep', () => {
+    const fact = {
+      id: 'f1',
+      authorId: 'u1',
+      content: 'He grew tomatoes.',
+      category: 'HOBBY',
+      visibility: 'PRIVATE',
+      status: 'ACTIVE',
+      confidence: 1,
+      mentionCount: 1,
+      validFrom: '2025-06-02T17:00:00Z',
+      validTo: null,
+      supersededBy: null,
+      createdAt: '2025-06-02T17:00:00Z',
+      updatedAt: '2025-06-02T17:00:00Z',
+    };
+    const refused = (changes: Record<string, unknown>) =>
+      refusal(() => parseLine('facts', JSON.stringify({ ...fact, ...changes }), 4, limits));
+    expect(refused({ validFrom: '-100000-01-01T00:00:00.000Z' }).message).toBe(
+      'data/facts.jsonl, line 4: validFrom is not a date Keepsake can keep ("-100000-01-01T00:00:00.000Z"): its year must be from 1 to 9999',
+    );
+    expect(refused({ createdAt: '+275760-09-13T00:00:00.000Z' }).message).toContain('createdAt');
+    expect(refused({ content: 'a\u0000b' }).message).toBe(
+      'data/facts.jsonl, line 4: content holds a NUL character (\\u0000), which no text kept by Keepsake can hold',
+    );
+    expect(refused({ content: 'half \ud83d of a face' }).message).toContain(
+      'content holds half of a character',
+    );
+    expect(refused({ content: '   ' }).message).toBe('data/facts.jsonl, line 4: content is empty');
+    expect(refused({ extra: { deep: ['x\u0000'] } }).message).toContain(
+      'extra.deep[0] holds a NUL',
+    );
+    // A whole character from the astral planes is text like any other.
+    expect(
+      parseLine('facts', JSON.stringify({ ...fact, content: 'Grew 🍅 all summer.' }), 1, limits),
+    ).toMatchObject({
+      content: 'Grew 🍅 all summer.',
+    });
+  });
+
+  it('refuses a manifest whose legacy PostgreSQL could not keep, naming the field', () => {
+    const legacy = JSON.parse(manifest()).legacy as Record<string, unknown>;
+    const refused = (changes: Record<string, unknown>) =>
+      refusal(() => parseManifest(manifest({ legacy: { ...legacy, ...changes } }))).message;
+    expect(refused({ bornOn: '1930-02-30' })).toBe(
+      'keepsake.json: legacy.bornOn must be a date (YYYY-MM-DD) that exists',
+    );
+    expect(refused({ name: 'Joe\u0000' })).toBe(
+      'keepsake.json: legacy.name holds a NUL character (\\u0000), which no text kept by Keepsake can hold',
+    );
+    expect(refused({ name: ' ' })).toBe('keepsake.json: legacy.name is empty');
+  });
+
+  it('refuses a period summary of a day or time zone that does not exist', () => {
+    const summary = {
+      id: 'p1',
+      period: 'WEEK',
+      start: '2025-06-02',
+      end: '2025-06-08',
+      timeZone: 'Europe/London',
+      startsAt: '2025-06-01T23:00:00Z',
+      endsAt: '2025-06-08T23:00:00Z',
+      summary: 'A week of tomatoes.',
+      conversationCount: 1,
+      turnCount: 2,
+      model: 'heuristic',
+      createdAt: '2025-06-09T00:00:00Z',
+      updatedAt: '2025-06-09T00:00:00Z',
+    };
+    const line = (changes: Record<string, unknown>) =>
+      parseLine('periodSummaries', JSON.stringify({ ...summary, ...changes }), 2, limits);
+    expect(line({})).toMatchObject({ start: '2025-06-02', timeZone: 'Europe/London' });
+    expect(refusal(() => line({ end: '2025-13-40' })).message).toBe(
+      'data/period-summaries.jsonl, line 2: end must be a date (YYYY-MM-DD) that exists',
+    );
+    expect(refusal(() => line({ timeZone: 'Mars/Olympus' })).message).toContain(
+      'timeZone is not a time zone',
+    );
+  });
 });

@@ -3,6 +3,24 @@ import { MessageRole } from '../conversations/message-role.enum.js';
 import { StoryFormat, StoryKind, StoryVisibility } from '../stories/story.enums.js';
 import type { ExportedMemory } from '../memories/memory-export.js';
 import { ArchiveErrorCode, ArchiveException } from './archive.exception.js';
+import {
+  type Check,
+  checker,
+  date,
+  int,
+  num,
+  obj,
+  oneOf,
+  optDate,
+  optDay,
+  optStr,
+  plainText,
+  str,
+  strings,
+  nonEmpty,
+  within,
+  day,
+} from './archive-values.js';
 
 /**
  * The legacy archive's format, version 1 (documented in docs/operations.md, "Legacy archives"): a ZIP
@@ -163,95 +181,27 @@ export interface ArchivedPeriodSummary {
 export const iso = (d: Date | string | null | undefined): string | null =>
   d == null ? null : (d instanceof Date ? d : new Date(d)).toISOString();
 
-/** A file name safe inside a ZIP and on any disk: no folders, no control characters. */
-export function safeFileName(name: string, fallback: string): string {
-  const cleaned = name
-    .normalize('NFC')
-    // eslint-disable-next-line no-control-regex -- control characters are what it removes
-    .replace(/[\u0000-\u001f\u007f/\\:*?"<>|]/g, '_')
-    .replace(/^\.+/, '')
-    .trim()
-    .slice(0, 120);
-  return cleaned || fallback;
-}
+/** A file name safe inside a ZIP and on any disk (the stories' own rule for their files). */
+export { safeFileName } from '../stories/story-files.js';
 
 // ---- reading -----------------------------------------------------------------------------
 
-/** A problem with the line `line` (1-based) of `path`, said so. */
-export function badLine(path: string, line: number, what: string): ArchiveException {
-  return ArchiveException.invalid(`${path}, line ${line}: ${what}`);
-}
-
-type Check = (what: string) => never;
-
-function checker(path: string, line: number): Check {
-  return (what: string) => {
-    throw badLine(path, line, what);
-  };
-}
-
-function obj(v: unknown, fail: Check): Record<string, unknown> {
-  if (!v || typeof v !== 'object' || Array.isArray(v)) fail('not a JSON object');
-  return v as Record<string, unknown>;
-}
-
-function str(r: Record<string, unknown>, key: string, fail: Check, max: number): string {
-  const v = r[key];
-  if (typeof v !== 'string') fail(`${key} must be a string`);
-  if ((v as string).length > max) fail(`${key} has more than ${max} characters`);
-  return v as string;
-}
-
-function optStr(r: Record<string, unknown>, key: string, fail: Check, max: number) {
-  return r[key] == null ? null : str(r, key, fail, max);
-}
-
-function num(r: Record<string, unknown>, key: string, fail: Check, min: number, max: number) {
-  const v = r[key];
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) {
-    fail(`${key} must be a number from ${min} to ${max}`);
-  }
-  return v as number;
-}
-
-function int(r: Record<string, unknown>, key: string, fail: Check, min = 0, max = 2 ** 31 - 1) {
-  const v = num(r, key, fail, min, max);
-  if (!Number.isInteger(v)) fail(`${key} must be a whole number`);
-  return v;
-}
-
-function date(r: Record<string, unknown>, key: string, fail: Check): string {
-  const v = str(r, key, fail, 40);
-  if (Number.isNaN(new Date(v).getTime())) fail(`${key} must be an ISO 8601 date-time`);
-  return new Date(v).toISOString();
-}
-
-function optDate(r: Record<string, unknown>, key: string, fail: Check): string | null {
-  return r[key] == null ? null : date(r, key, fail);
-}
-
-function oneOf<T extends string>(
-  r: Record<string, unknown>,
-  key: string,
-  values: Record<string, T>,
-  fail: Check,
-): T {
-  const v = r[key];
-  if (typeof v !== 'string' || !(Object.values(values) as string[]).includes(v)) {
-    fail(`${key} must be one of ${Object.values(values).join(', ')}`);
-  }
-  return v as T;
-}
-
-function strings(r: Record<string, unknown>, key: string, fail: Check, max = 1000): string[] {
-  const v = r[key] ?? [];
-  if (!Array.isArray(v) || v.length > max || v.some((s) => typeof s !== 'string')) {
-    fail(`${key} must be a list of strings`);
-  }
-  return (v as string[]).map((s) => s.slice(0, 1000));
-}
+export { badLine } from './archive-values.js';
 
 const ID_MAX = 200;
+/** The date-times of a memory line (`keepsake.memories`' item format). */
+const MEMORY_DATES = ['lastReferencedAt', 'validFrom', 'validTo', 'archivedAt', 'createdAt'];
+
+/** An IANA time zone this runtime knows (the period summaries' own come from the same list). */
+function timeZone(r: Record<string, unknown>, key: string, fail: Check): string {
+  const v = str(r, key, fail, 100);
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: v });
+  } catch {
+    fail(`${key} is not a time zone (an IANA name such as Europe/Paris)`);
+  }
+  return v;
+}
 
 /** keepsake.json, checked: a ZIP that is not a legacy archive, or of a later version, is refused. */
 export function parseManifest(json: string): ArchiveManifest {
@@ -282,40 +232,48 @@ export function parseManifest(json: string): ArchiveManifest {
       'version',
     );
   }
-  const fail = checker(MANIFEST_PATH, 1);
-  const legacy = obj(r.legacy, fail);
-  const exportedBy = obj(r.exportedBy, fail);
-  const parts = obj(r.parts, fail);
+  const fail: Check = (what) => {
+    throw ArchiveException.invalid(`${MANIFEST_PATH}: ${what}`);
+  };
+  // Kept as JSON with the upload, and the legacy's fields as text: checked at upload.
+  plainText(r, fail);
+  const legacy = obj(r.legacy, within(fail, 'legacy'));
+  const inLegacy = within(fail, 'legacy');
+  const exportedBy = obj(r.exportedBy, within(fail, 'exportedBy'));
+  const parts = obj(r.parts, within(fail, 'parts'));
   const people = Array.isArray(r.people) ? r.people : fail('people must be a list');
   return {
     format: ARCHIVE_FORMAT,
     version: r.version,
     exportedAt: date(r, 'exportedAt', fail),
     exportedBy: {
-      id: str(exportedBy, 'id', fail, ID_MAX),
-      displayName: optStr(exportedBy, 'displayName', fail, 200),
+      id: str(exportedBy, 'id', within(fail, 'exportedBy'), ID_MAX),
+      displayName: optStr(exportedBy, 'displayName', within(fail, 'exportedBy'), 200),
     },
     legacy: {
-      id: str(legacy, 'id', fail, ID_MAX),
-      name: str(legacy, 'name', fail, 200),
-      description: optStr(legacy, 'description', fail, 10_000),
-      bornOn: optStr(legacy, 'bornOn', fail, 10),
-      diedOn: optStr(legacy, 'diedOn', fail, 10),
-      persona: optStr(legacy, 'persona', fail, 20_000),
-      createdAt: date(legacy, 'createdAt', fail),
+      id: str(legacy, 'id', inLegacy, ID_MAX),
+      name: nonEmpty(legacy, 'name', inLegacy, 200),
+      description: optStr(legacy, 'description', inLegacy, 10_000),
+      bornOn: optDay(legacy, 'bornOn', inLegacy),
+      diedOn: optDay(legacy, 'diedOn', inLegacy),
+      persona: optStr(legacy, 'persona', inLegacy, 20_000),
+      createdAt: date(legacy, 'createdAt', inLegacy),
     },
-    people: people.slice(0, 10_000).map((p) => {
-      const person = obj(p, fail);
+    people: people.slice(0, 10_000).map((p, i) => {
+      const person = obj(p, within(fail, `people[${i}]`));
       return {
-        id: str(person, 'id', fail, ID_MAX),
-        displayName: optStr(person, 'displayName', fail, 200),
+        id: str(person, 'id', within(fail, `people[${i}]`), ID_MAX),
+        displayName: optStr(person, 'displayName', within(fail, `people[${i}]`), 200),
       };
     }),
     parts: Object.fromEntries(
       PARTS.map((part) => {
         const entry = obj(parts[part], (what) => fail(`parts.${part}: ${what}`));
         if (entry.path !== PART_PATHS[part]) fail(`parts.${part}.path must be ${PART_PATHS[part]}`);
-        return [part, { path: PART_PATHS[part], count: int(entry, 'count', fail) }];
+        return [
+          part,
+          { path: PART_PATHS[part], count: int(entry, 'count', within(fail, `parts.${part}`)) },
+        ];
       }),
     ) as ArchiveManifest['parts'],
     storyBytes: r.storyBytes == null ? 0 : int(r, 'storyBytes', fail, 0, Number.MAX_SAFE_INTEGER),
@@ -338,12 +296,13 @@ export function parseLine<P extends ArchivePart>(
     fail('not valid JSON');
   }
   const r = obj(value, fail);
+  plainText(r, fail);
   switch (part) {
     case 'facts':
       return {
         id: str(r, 'id', fail, ID_MAX),
         authorId: str(r, 'authorId', fail, ID_MAX),
-        content: str(r, 'content', fail, 2000),
+        content: nonEmpty(r, 'content', fail, 2000),
         category: oneOf(r, 'category', FactCategory, fail),
         visibility: oneOf(r, 'visibility', FactVisibility, fail),
         status: oneOf(r, 'status', FactStatus, fail),
@@ -360,9 +319,9 @@ export function parseLine<P extends ArchivePart>(
       let chars = 0;
       const parsedPages = pages.map((p, i) => {
         const page = obj(p, (what) => fail(`pages[${i}]: ${what}`));
-        const text = str(page, 'text', fail, limits.maxStoryChars);
-        chars += text.length;
-        return { number: int(page, 'number', fail, 1), text };
+        const pageText = str(page, 'text', within(fail, `pages[${i}]`), limits.maxStoryChars);
+        chars += pageText.length;
+        return { number: int(page, 'number', within(fail, `pages[${i}]`), 1), text: pageText };
       });
       if (chars > limits.maxStoryChars) {
         fail(`its text has more than ${limits.maxStoryChars} characters (DOCUMENT_MAX_CHARS)`);
@@ -416,25 +375,22 @@ export function parseLine<P extends ArchivePart>(
       } satisfies ArchivedTurn as LineOf<P>;
     }
     case 'memories':
-      // Checked field by field by the memories' own import (parseImport), which names the place.
+      // Checked field by field by the memories' own import (parseImport); its dates here, where
+      // the line is known, as that import reads any date JavaScript does.
       str(r, 'content', fail, 100_000);
+      for (const key of MEMORY_DATES) if (r[key] != null && r[key] !== '') date(r, key, fail);
       return r as unknown as LineOf<P>;
     case 'periodSummaries': {
       const period = r.period;
       if (period !== 'WEEK' && period !== 'MONTH' && period !== 'YEAR') {
         fail('period must be one of WEEK, MONTH, YEAR');
       }
-      const day = (key: string) => {
-        const v = str(r, key, fail, 10);
-        if (!/^\d{4}-\d{2}-\d{2}$/.test(v)) fail(`${key} must be a date (YYYY-MM-DD)`);
-        return v;
-      };
       return {
         id: str(r, 'id', fail, ID_MAX),
         period: period as ArchivedPeriodSummary['period'],
-        start: day('start'),
-        end: day('end'),
-        timeZone: str(r, 'timeZone', fail, 100),
+        start: day(r, 'start', fail),
+        end: day(r, 'end', fail),
+        timeZone: timeZone(r, 'timeZone', fail),
         startsAt: date(r, 'startsAt', fail),
         endsAt: date(r, 'endsAt', fail),
         summary: str(r, 'summary', fail, 100_000),

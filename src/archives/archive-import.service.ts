@@ -28,8 +28,10 @@ import {
   ArchivedTurn,
   ArchivePart,
   parseLine,
+  PART_PATHS,
   PARTS,
 } from './archive-format.js';
+import { ArchiveImportFailed, deterministicFailure } from './archive-failure.js';
 import type { ArchiveReader } from './archive-reader.js';
 import type { ImportCursor, LegacyArchiveEntity } from './archive.entity.js';
 import { ArchiveRepository } from './archive.repository.js';
@@ -125,14 +127,22 @@ export class ArchiveImportService {
           : BATCH[part];
       const flush = async () => {
         if (batch.length === 0) return;
+        const first = batch[0].line;
         const last = batch[batch.length - 1].line;
-        await this.write(
-          ctx,
-          part,
-          batch.map((b) => b.value),
-          { part, line: last },
-          done + batch.length,
-        );
+        try {
+          await this.write(
+            ctx,
+            part,
+            batch.map((b) => b.value),
+            { part, line: last },
+            done + batch.length,
+          );
+        } catch (err) {
+          // Said of its place; an error another try may get past goes on as it is.
+          const where = `${PART_PATHS[part]}, ${first === last ? `line ${first}` : `lines ${first} to ${last}`}`;
+          const failure = deterministicFailure(err, where);
+          throw failure ? new ArchiveImportFailed(failure, err) : err;
+        }
         done += batch.length;
         batch = [];
         await progress({ part, line: last }, done);
@@ -222,6 +232,7 @@ export class ArchiveImportService {
             visibility: story.visibility,
             pages: story.pages,
             fileName: story.fileName,
+            mimeType: story.mimeType,
             occurredAt: story.occurredAt ? new Date(story.occurredAt) : null,
           },
           bytes,

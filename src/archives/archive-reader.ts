@@ -66,8 +66,9 @@ export class ArchiveReader {
         decodeStrings: true,
       });
     } catch (err) {
-      throw ArchiveException.invalid(
-        `The file is not a ZIP archive, or it is damaged (${(err as Error).message}).`,
+      throw Object.assign(
+        ArchiveException.invalid('The file is not a ZIP archive, or it is damaged.'),
+        { cause: err },
       );
     }
     try {
@@ -133,6 +134,11 @@ export class ArchiveReader {
     this.zip.close();
   }
 
+  /** The bytes a file of the archive declares it unpacks to (held to it as it is read). */
+  declaredSize(name: string): number {
+    return this.entries.get(name)?.uncompressedSize ?? 0;
+  }
+
   /** An original file's bytes (bounded by DOCUMENT_MAX_BYTES). */
   async file(name: string): Promise<Buffer> {
     const entry = this.entries.get(name);
@@ -141,47 +147,126 @@ export class ArchiveReader {
   }
 
   /**
-   * The lines of a part, from line `skip + 1` on, each with its number (1-based). Lines are
-   * split as they are unpacked: one line at a time is held, at most maxLineBytes.
+   * The lines of a part, from line `skip + 1` on, each with its number (1-based), held to what
+   * keepsake.json declares as they are unpacked: a line past its count fails there, before
+   * another byte is read, and a part that ends short fails at its end. Blank lines (only
+   * spaces, tabs or carriage returns; Keepsake writes none) count against BLANK_LINES_MAX and
+   * are never buffered, a blank line past BLANK_LINE_MAX_BYTES is refused, and any line past
+   * maxLineBytes is refused as soon as it is that long: one line at a time is held, never more.
+   * Lines before `skip` are counted, not decoded (an import going on from its cursor).
    */
   async *lines(part: ArchivePart, skip = 0): AsyncGenerator<{ line: number; text: string }> {
     const path = PART_PATHS[part];
+    const declared = this.manifest.parts[part].count;
+    const max = this.limits.maxLineBytes;
     const stream = await openEntry(this.zip, this.entries.get(path)!);
     let pending: Buffer[] = [];
     let pendingBytes = 0;
+    let blank = true;
     let line = 0;
+    let items = 0;
+    let blanks = 0;
+    const finish = (): { line: number; text: string } | null => {
+      const wasBlank = blank;
+      const held = pending;
+      pending = [];
+      pendingBytes = 0;
+      blank = true;
+      if (wasBlank) {
+        if (++blanks > BLANK_LINES_MAX) {
+          throw ArchiveException.invalid(
+            `${path} has more than ${BLANK_LINES_MAX} blank lines (line ${line} is one more): an archive holds one item on each line, and Keepsake writes no blank line.`,
+          );
+        }
+        return null;
+      }
+      if (++items > declared) {
+        throw ArchiveException.invalid(
+          `${path}, line ${line}: keepsake.json declares ${plural(declared, 'line')} for this part; this is one more.`,
+        );
+      }
+      if (line <= skip) return null;
+      try {
+        return { line, text: UTF8.decode(Buffer.concat(held)) };
+      } catch {
+        throw ArchiveException.invalid(`${path}, line ${line}: not UTF-8 text`);
+      }
+    };
     try {
       for await (const chunk of stream as AsyncIterable<Buffer>) {
         let start = 0;
         for (;;) {
           const newline = chunk.indexOf(10, start);
           const end = newline === -1 ? chunk.length : newline;
+          if (blank) blank = onlySpace(chunk, start, end);
           pendingBytes += end - start;
-          if (pendingBytes > this.limits.maxLineBytes) {
+          if (pendingBytes > max) {
             throw tooLarge(
-              `${path}, line ${line + 1}, is longer than ${this.limits.maxLineBytes} bytes.`,
+              `${path}, line ${line + 1}, is longer than ${max} bytes, the longest line an archive may hold.`,
             );
           }
-          pending.push(chunk.subarray(start, end));
+          if (blank && pendingBytes > BLANK_LINE_MAX_BYTES) {
+            throw ArchiveException.invalid(
+              `${path}, line ${line + 1}: more than ${BLANK_LINE_MAX_BYTES} bytes of blank space.`,
+            );
+          }
+          // A blank line, or one before `skip`, is counted and measured, never held.
+          if (!blank && line + 1 > skip) pending.push(chunk.subarray(start, end));
           if (newline === -1) break;
-          const text = Buffer.concat(pending).toString('utf8');
-          pending = [];
-          pendingBytes = 0;
-          start = newline + 1;
           line++;
-          if (line > skip && text.trim() !== '') yield { line, text };
+          const done = finish();
+          if (done) yield done;
+          start = newline + 1;
         }
       }
-      const rest = Buffer.concat(pending).toString('utf8');
-      line++;
-      if (line > skip && rest.trim() !== '') yield { line, text: rest };
+      // After the last newline: a line without one, or nothing (blank space there is not a line).
+      if (!blank) {
+        line++;
+        const done = finish();
+        if (done) yield done;
+      }
     } catch (err) {
       if (err instanceof ArchiveException) throw err;
-      throw ArchiveException.invalid(`${path} cannot be read: ${(err as Error).message}.`);
+      throw damaged(`${path} cannot be unpacked`, err);
     } finally {
       stream.destroy();
     }
+    if (items < declared) {
+      throw ArchiveException.invalid(
+        `${path} holds ${plural(items, 'line')}; keepsake.json declares ${declared}.`,
+      );
+    }
   }
+}
+
+/** Blank lines a part may hold in all; Keepsake writes none, a hand-edited file a few. */
+export const BLANK_LINES_MAX = 100;
+/** Bytes of spaces one blank line may hold. */
+export const BLANK_LINE_MAX_BYTES = 1024;
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** Only the spaces JSON allows between values (a line's end is cut before its newline). */
+function onlySpace(chunk: Buffer, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const b = chunk[i];
+    if (b !== 0x20 && b !== 0x09 && b !== 0x0d) return false;
+  }
+  return true;
+}
+
+/**
+ * The archive's bytes could not be unpacked (zlib or yauzl said why, in words of their own):
+ * the family reads Keepsake's sentence, the operator's log the library's (`cause`).
+ */
+function damaged(what: string, cause: unknown): ArchiveException {
+  return Object.assign(
+    ArchiveException.invalid(
+      `${what}: the archive is damaged, or one of its files unpacks to more than it declares.`,
+    ),
+    { cause },
+  );
 }
 
 async function* eachEntry(zip: ZipFile): AsyncGenerator<Entry> {
@@ -197,7 +282,7 @@ async function* eachEntry(zip: ZipFile): AsyncGenerator<Entry> {
       };
       const onError = (err: Error) => {
         cleanup();
-        reject(ArchiveException.invalid(`The archive is damaged (${err.message}).`));
+        reject(damaged('The archive cannot be read', err));
       };
       const cleanup = () => {
         zip.off('entry', onEntry);
@@ -219,9 +304,7 @@ async function openEntry(zip: ZipFile, entry: Entry): Promise<Readable> {
   try {
     return await zip.openReadStreamPromise(entry);
   } catch (err) {
-    throw ArchiveException.invalid(
-      `The archive's file ${entry.fileName} cannot be read (${(err as Error).message}).`,
-    );
+    throw damaged(`The archive's file ${entry.fileName} cannot be read`, err);
   }
 }
 
@@ -236,9 +319,7 @@ async function readAll(stream: Readable, max: number): Promise<Buffer> {
     }
   } catch (err) {
     if (err instanceof ArchiveException) throw err;
-    throw ArchiveException.invalid(
-      `A file of the archive cannot be read: ${(err as Error).message}.`,
-    );
+    throw damaged('A file of the archive cannot be unpacked', err);
   } finally {
     stream.destroy();
   }

@@ -46,7 +46,7 @@ export class ArchiveStore implements OnApplicationBootstrap {
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    await mkdir(this.scratch, { recursive: true });
+    await mkdir(this.scratch, { recursive: true, mode: 0o700 });
     // What a killed export or upload left behind; a live one's files are younger.
     const now = Date.now();
     for (const name of await readdir(this.scratch)) {
@@ -58,7 +58,7 @@ export class ArchiveStore implements OnApplicationBootstrap {
 
   /** A path in the scratch directory: fresh, or `name`'s. */
   async scratchFile(suffix: string, name: string = randomUUID()): Promise<string> {
-    await mkdir(this.scratch, { recursive: true });
+    await mkdir(this.scratch, { recursive: true, mode: 0o700 });
     return join(this.scratch, `${name}${suffix}`);
   }
 
@@ -113,7 +113,7 @@ export class ArchiveStore implements OnApplicationBootstrap {
   ): Promise<{ path: string; release: () => Promise<void> }> {
     if (storedIn === 'directory') return { path: this.pathOf(id), release: async () => {} };
     const path = await this.scratchFile('.zip');
-    await pipeline(this.open(id, storedIn), createWriteStream(path));
+    await pipeline(this.open(id, storedIn), createWriteStream(path, { mode: 0o600 }));
     return { path, release: () => rm(path, { force: true }) };
   }
 

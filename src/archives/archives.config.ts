@@ -1,5 +1,6 @@
 import {
   byteSize,
+  ConfigOf,
   cron,
   defineVariables,
   duration,
@@ -48,9 +49,25 @@ export const archivesVariables = defineVariables({
     default: '200000',
     parse: integer(10, 10_000_000),
   },
+  ARCHIVE_JOBS_CONCURRENCY: {
+    description:
+      'Exports and imports of legacy archives run at once by one process, in a lane of their own: they never take the job slots of summaries, extraction or indexing (JOBS_CONCURRENCY), nor these theirs. An import gives way to a waiting export or import every ARCHIVE_IMPORT_SLICE_MS.',
+    default: '1',
+    parse: integer(1, 16),
+  },
+  ARCHIVE_IMPORT_SLICE_MS: {
+    description:
+      "How long an import runs before it gives its slot to another family's archive job waiting for one (it goes on from its cursor right after).",
+    default: '2000',
+    parse: integer(1, 600_000),
+  },
   ARCHIVES_PER_DAY: {
     description: 'Archives one member may ask for or upload per rolling 24 hours.',
     default: '20',
     parse: integer(1, 10_000),
   },
 });
+
+declare module '../config/app-config.js' {
+  interface Env extends ConfigOf<typeof archivesVariables> {}
+}

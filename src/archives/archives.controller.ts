@@ -5,7 +5,9 @@ import {
   ExceptionFilter,
   Get,
   HttpException,
+  Inject,
   Injectable,
+  Optional,
   Param,
   ParseUUIDPipe,
   Post,
@@ -20,7 +22,11 @@ import { FileInterceptor } from '@nestjs/platform-express';
 import type { Response } from 'express';
 import { pipeline } from 'node:stream/promises';
 import { AppConfig } from '../config/app-config.js';
-import { DomainHttpExceptionFilter } from '../common/errors/domain-http.filter.js';
+import {
+  DATABASE_FAILURES,
+  DomainHttpExceptionFilter,
+} from '../common/errors/domain-http.filter.js';
+import type { DatabaseFailures } from '../common/errors/domain-http.filter.js';
 import { HttpAuthGuard } from '../identity/guards/http-auth.guard.js';
 import type { AuthenticatedRequest } from '../identity/guards/http-auth.guard.js';
 import { ArchiveUploadGuard, tooLarge } from './archive-upload.guard.js';
@@ -35,13 +41,22 @@ interface DiskFile {
   size: number;
 }
 
-/** The routes' errors in GraphQL's shape; a body over the limit says which limit. */
+/**
+ * The routes' errors as every HTTP route's (DomainHttpExceptionFilter: a database failure is
+ * DISK_FULL, DATABASE_UNAVAILABLE or DATABASE_BUSY with retryAfterSeconds); a body over the limit
+ * says which limit.
+ */
 @Catch()
 @Injectable()
 export class ArchiveHttpExceptionFilter implements ExceptionFilter {
-  private readonly domain = new DomainHttpExceptionFilter();
+  private readonly domain: DomainHttpExceptionFilter;
 
-  constructor(private readonly config: AppConfig) {}
+  constructor(
+    private readonly config: AppConfig,
+    @Optional() @Inject(DATABASE_FAILURES) failures?: DatabaseFailures,
+  ) {
+    this.domain = new DomainHttpExceptionFilter(failures);
+  }
 
   catch(error: unknown, host: ArgumentsHost): void {
     if (error instanceof HttpException && error.getStatus() === 413) {

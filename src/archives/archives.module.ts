@@ -18,7 +18,13 @@ import { ArchiveUploadGuard } from './archive-upload.guard.js';
 import { ArchiveRepository } from './archive.repository.js';
 import { ArchiveHttpExceptionFilter, ArchivesController } from './archives.controller.js';
 import { ArchivesResolver } from './archives.resolver.js';
-import { ARCHIVE_EXPORT_JOB, ARCHIVE_IMPORT_JOB, ArchivesService } from './archives.service.js';
+import { EXPORT_GAVE_UP, finalReason, IMPORT_GAVE_UP } from './archive-failure.js';
+import {
+  ARCHIVE_EXPORT_JOB,
+  ARCHIVE_IMPORT_JOB,
+  ARCHIVE_LANE,
+  ArchivesService,
+} from './archives.service.js';
 
 /**
  * Legacy archives: a member's export of what they may see of a legacy as a ZIP that needs no
@@ -66,27 +72,25 @@ export class ArchivesModule implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
+    // A lane of their own: an archive never holds the slots of summaries, extraction or
+    // indexing; an import gives way to a waiting archive job every ARCHIVE_IMPORT_SLICE_MS.
+    this.jobs.lane(ARCHIVE_LANE, this.config.env.ARCHIVE_JOBS_CONCURRENCY);
     this.jobs.register<{ archiveId: string }>(
       ARCHIVE_EXPORT_JOB,
       (p) => this.archives.runExport(p.archiveId),
       {
+        lane: ARCHIVE_LANE,
         onFinalFailure: (p, err) =>
-          this.archives.failExport(
-            p.archiveId,
-            `The archive could not be written: ${err instanceof Error ? err.message : String(err)}`,
-          ),
+          this.archives.failExport(p.archiveId, finalReason(err, EXPORT_GAVE_UP)),
       },
     );
     this.jobs.register<{ archiveId: string }>(
       ARCHIVE_IMPORT_JOB,
-      (p) => this.archives.runImport(p.archiveId),
+      (p, ctx) => this.archives.runImport(p.archiveId, ctx),
       {
+        lane: ARCHIVE_LANE,
         onFinalFailure: (p, err) =>
-          this.archives.failImport(
-            p.archiveId,
-            'IMPORT_FAILED',
-            `The import failed: ${err instanceof Error ? err.message : String(err)}`,
-          ),
+          this.archives.failImport(p.archiveId, 'IMPORT_FAILED', finalReason(err, IMPORT_GAVE_UP)),
       },
     );
     this.tasks.register('archives-expire', this.config.env.ARCHIVE_CLEANUP_CRON, async () => {

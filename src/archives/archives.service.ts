@@ -15,14 +15,18 @@ import type { RequestContext } from '../graphql/request-context.js';
 import { boundToSession, filterMap, SubscriptionEnded } from '../graphql/session-bound.js';
 import type { UserEntity } from '../identity/user.entity.js';
 import { UsersService } from '../identity/users.service.js';
-import { JobsService } from '../jobs/jobs.service.js';
+import { JobDeferred } from '../jobs/jobs.exception.js';
+import { JobContext, JobsService } from '../jobs/jobs.service.js';
+import { ConversationLimitsService } from '../conversations/conversation-limits.service.js';
 import { LegaciesService } from '../legacies/legacies.service.js';
 import { LegacyRepository } from '../legacies/legacy.repository.js';
 import { EventBus, topics } from '../pubsub/event-bus.js';
 import { QuotasService } from '../quotas/quotas.service.js';
 import { ArchiveExportService, EXPORT_STAGES } from './archive-export.service.js';
 import { ArchiveImportService } from './archive-import.service.js';
-import { ArchiveReader, ReaderLimits } from './archive-reader.js';
+import { ArchiveReader } from './archive-reader.js';
+import { detailOf, deterministicFailure } from './archive-failure.js';
+import { checkUpload, readerLimits, uploadLimits } from './archive-upload-checks.js';
 import { ArchiveStore } from './archive-store.js';
 import { LegacyArchiveEntity } from './archive.entity.js';
 import { ArchiveKind, ArchiveStatus } from './archive.enums.js';
@@ -31,6 +35,8 @@ import { ArchiveRepository } from './archive.repository.js';
 
 export const ARCHIVE_EXPORT_JOB = 'archives:export';
 export const ARCHIVE_IMPORT_JOB = 'archives:import';
+/** The job lane archives run in, beside (never in) the default one. */
+export const ARCHIVE_LANE = 'archives';
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** An export or import's progress event, on its own topic: its requester's alone. */
 export const archiveTopic = (id: string) => `archive:${id}:progress`;
@@ -63,6 +69,7 @@ export class ArchivesService {
     private readonly users: UsersService,
     private readonly jobs: JobsService,
     private readonly quotas: QuotasService,
+    private readonly conversationLimits: ConversationLimitsService,
     private readonly bus: EventBus,
     private readonly config: AppConfig,
   ) {}
@@ -164,17 +171,6 @@ export class ArchivesService {
 
   // ---- import --------------------------------------------------------------------------
 
-  readerLimits(): ReaderLimits {
-    const env = this.config.env;
-    return {
-      maxEntries: env.ARCHIVE_IMPORT_MAX_ENTRIES,
-      maxUnzippedBytes: env.ARCHIVE_IMPORT_MAX_UNZIPPED_BYTES,
-      maxFileBytes: env.DOCUMENT_MAX_BYTES,
-      // A story's text (DOCUMENT_MAX_CHARS, up to 4 bytes each) with its fields.
-      maxLineBytes: env.DOCUMENT_MAX_CHARS * 4 + 1024 * 1024,
-    };
-  }
-
   /**
    * An uploaded archive (a file in the scratch directory): checked whole, then kept in the
    * store for importLegacyArchive. A file that is not an archive this Keepsake reads is refused
@@ -182,10 +178,14 @@ export class ArchivesService {
    */
   async upload(user: UserEntity, path: string, originalName: string): Promise<LegacyArchiveEntity> {
     try {
-      const reader = await ArchiveReader.open(path, this.readerLimits());
+      const reader = await ArchiveReader.open(path, readerLimits(this.config.env));
       const manifest = reader.manifest;
       const storyBytes = reader.storyBytes;
-      reader.close();
+      try {
+        await checkUpload(reader, uploadLimits(this.config.env));
+      } finally {
+        reader.close();
+      }
       if (storyBytes > this.config.env.MEMBER_STORAGE_MAX_BYTES) {
         throw new ArchiveException(
           ArchiveErrorCode.STORAGE_FULL,
@@ -223,10 +223,14 @@ export class ArchivesService {
     }
   }
 
-  /** importLegacyArchive: the uploader starts the import of what they uploaded. */
+  /**
+   * importLegacyArchive: the uploader starts the import of what they uploaded, if their day
+   * has room for its conversations (each is counted as it is made, as startConversation's).
+   */
   async requestImport(user: UserEntity, id: string): Promise<LegacyArchiveEntity> {
     const archive = await this.get(user, id);
     if (archive.kind !== ArchiveKind.IMPORT) throw ArchiveException.notFound();
+    const conversations = countsOf(archive).conversations ?? 0;
     const started = await this.dataSource.transaction(async (m) => {
       const locked = (await this.repo.lock(m, id))!;
       if (locked.status === ArchiveStatus.EXPIRED) {
@@ -243,6 +247,7 @@ export class ArchivesService {
           'id',
         );
       }
+      await this.conversationLimits.assertRoomForConversations(m, user, conversations);
       await this.repo.setStatus(m, id, ArchiveStatus.QUEUED, { stage: null });
       await this.jobs.enqueue(
         ARCHIVE_IMPORT_JOB,
@@ -310,10 +315,13 @@ export class ArchivesService {
 
   /**
    * The import job: makes the legacy once, then imports each part from where the last run
-   * stopped. A problem with the archive's content fails it at once, and the legacy it had
-   * begun is deleted; anything else (the database went away) is retried from the cursor.
+   * stopped, giving way every ARCHIVE_IMPORT_SLICE_MS to an archive job waiting for its lane
+   * (it goes on from its cursor when its turn comes again). What would fail on every try (the
+   * archive's content, a limit of the importer's) fails it at once, in Keepsake's own words
+   * (archive-failure.ts), and the legacy it had begun is deleted; what may pass (the database
+   * busy or away) is retried from the cursor.
    */
-  async runImport(archiveId: string): Promise<void> {
+  async runImport(archiveId: string, job?: JobContext): Promise<void> {
     const archive = await this.repo.findById(archiveId);
     if (!archive || FINISHED.has(archive.status) || archive.status === ArchiveStatus.UPLOADED) {
       return;
@@ -323,13 +331,20 @@ export class ArchivesService {
     const local = await this.store.local(archive.id, archive.storedIn!);
     let reader: ArchiveReader | null = null;
     try {
-      reader = await ArchiveReader.open(local.path, this.readerLimits());
+      reader = await ArchiveReader.open(local.path, readerLimits(this.config.env));
       await this.repo.setStatus(undefined, archive.id, ArchiveStatus.RUNNING);
       await this.publish(archive);
       const legacyId = await this.importer.legacyFor(archive, user, reader);
       const current = (await this.repo.findById(archive.id))!;
       let last = 0;
+      const slice = this.config.env.ARCHIVE_IMPORT_SLICE_MS;
+      let sliceEnds = Date.now() + slice;
       await this.importer.run(current, user, legacyId, reader, async () => {
+        // A batch is committed with its cursor: a good moment to give way to another archive.
+        if (job && Date.now() >= sliceEnds) {
+          if (await job.othersWaiting()) throw new JobDeferred(0, 'gave way to another archive');
+          sliceEnds = Date.now() + slice;
+        }
         if (Date.now() - last < 500) return;
         last = Date.now();
         await this.publish(archive);
@@ -343,9 +358,16 @@ export class ArchivesService {
       await this.store.delete(archive.id, archive.storedIn);
       await this.publish(archive);
     } catch (err) {
-      const retried = [PublicErrorCode.UNAVAILABLE, PublicErrorCode.RATE_LIMITED];
-      if (err instanceof DomainException && !retried.includes(err.publicCode)) {
-        await this.failImport(archive.id, err.reason, err.message);
+      // The archive's content, or a limit of the importer's: it would fail again, so it fails now.
+      const failure = deterministicFailure(err);
+      if (failure) {
+        this.logger.warn({
+          msg: 'import failed',
+          archiveId,
+          code: failure.code,
+          detail: detailOf(err),
+        });
+        await this.failImport(archive.id, failure.code, failure.reason);
         return;
       }
       throw err;

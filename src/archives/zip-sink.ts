@@ -16,7 +16,7 @@ export class ZipSink {
   private failed: unknown = null;
 
   constructor(path: string) {
-    this.written = pipeline(this.zip.outputStream, createWriteStream(path));
+    this.written = pipeline(this.zip.outputStream, createWriteStream(path, { mode: 0o600 }));
     this.written.catch((err: unknown) => {
       this.failed = err;
     });
@@ -58,7 +58,7 @@ export class Spool {
   lines = 0;
 
   constructor(readonly path: string) {
-    this.out = createWriteStream(path);
+    this.out = createWriteStream(path, { mode: 0o600 });
   }
 
   async write(text: string): Promise<void> {

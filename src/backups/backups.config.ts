@@ -1,4 +1,11 @@
-import { ConfigParseError, cron, defineVariables, integer, text } from '../config/config-spec.js';
+import {
+  ConfigOf,
+  ConfigParseError,
+  cron,
+  defineVariables,
+  integer,
+  text,
+} from '../config/config-spec.js';
 
 /** A cron expression, or `off`. */
 const scheduleOrOff = (raw: string): string | null => {
@@ -29,3 +36,7 @@ export const backupsVariables = defineVariables({
     parse: integer(1, 1000),
   },
 });
+
+declare module '../config/app-config.js' {
+  interface Env extends ConfigOf<typeof backupsVariables> {}
+}

@@ -1,11 +1,13 @@
-import { AppConfig, ConfigValidationError } from './app-config.js';
+import { ConfigValidationError } from './app-config.js';
+import { loadAppConfig } from '../app.config.js';
 
 describe('AppConfig', () => {
   it('applies defaults', () => {
-    const config = AppConfig.load({});
+    const config = loadAppConfig({});
     expect(config.env.PORT).toBe(3000);
     expect(config.env.DATA_DIR).toBe('./data');
-    expect(config.env.GRAPHQL_INTROSPECTION).toBe(true);
+    // Unset: Apollo's convention decides (graphql/introspection.ts).
+    expect(config.env.GRAPHQL_INTROSPECTION).toBeUndefined();
     expect(config.env.BODY_LIMIT).toBe(25 * 1024 * 1024);
     expect(config.embedded).toBe(true);
   });
@@ -13,7 +15,7 @@ describe('AppConfig', () => {
   it('lists every bad variable in one error', () => {
     let error: unknown;
     try {
-      AppConfig.load({
+      loadAppConfig({
         PORT: 'abc',
         DATABASE_URL: 'mysql://x',
         JWT_SECRET: 'short',
@@ -34,20 +36,20 @@ describe('AppConfig', () => {
   });
 
   it('treats an empty value as unset', () => {
-    expect(AppConfig.load({ PORT: '' }).env.PORT).toBe(3000);
+    expect(loadAppConfig({ PORT: '' }).env.PORT).toBe(3000);
   });
 
   it('checks variables that depend on each other at boot', () => {
-    expect(() => AppConfig.load({ LLM: 'openai', EMBEDDINGS: 'openai' })).toThrow(
+    expect(() => loadAppConfig({ LLM: 'openai', EMBEDDINGS: 'openai' })).toThrow(
       /LLM=openai needs LLM_MODEL[\s\S]*EMBEDDINGS=openai needs EMBEDDINGS_MODEL|EMBEDDINGS=openai needs EMBEDDINGS_MODEL[\s\S]*LLM=openai needs LLM_MODEL/,
     );
   });
 
   it('holds the context budget and the search switches to their ranges', () => {
-    expect(AppConfig.load({ CONTEXT_TOKEN_BUDGET: '2000' }).env.CONTEXT_TOKEN_BUDGET).toBe(2000);
-    expect(() => AppConfig.load({ CONTEXT_TOKEN_BUDGET: '2001' })).toThrow(/CONTEXT_TOKEN_BUDGET/);
-    expect(() => AppConfig.load({ SEARCH_FUSION: 'max' })).toThrow(/SEARCH_FUSION/);
-    const off = AppConfig.load({
+    expect(loadAppConfig({ CONTEXT_TOKEN_BUDGET: '2000' }).env.CONTEXT_TOKEN_BUDGET).toBe(2000);
+    expect(() => loadAppConfig({ CONTEXT_TOKEN_BUDGET: '2001' })).toThrow(/CONTEXT_TOKEN_BUDGET/);
+    expect(() => loadAppConfig({ SEARCH_FUSION: 'max' })).toThrow(/SEARCH_FUSION/);
+    const off = loadAppConfig({
       SEARCH_HYBRID: 'off',
       SEARCH_CHUNKING: 'off',
       SEARCH_CONTEXT_TURNS: '0',
@@ -59,13 +61,13 @@ describe('AppConfig', () => {
       SEARCH_CONTEXT_TURNS: 0,
       SEARCH_WEIGHT_DENSE: 0,
     });
-    expect(() => AppConfig.load({ SEARCH_CONTEXT_TURNS: '7' })).toThrow(/SEARCH_CONTEXT_TURNS/);
+    expect(() => loadAppConfig({ SEARCH_CONTEXT_TURNS: '7' })).toThrow(/SEARCH_CONTEXT_TURNS/);
   });
 
   it('refuses a PostgreSQL event bus without a PostgreSQL server', () => {
-    expect(() => AppConfig.load({ EVENT_BUS: 'postgres' })).toThrow(
+    expect(() => loadAppConfig({ EVENT_BUS: 'postgres' })).toThrow(
       /EVENT_BUS=postgres needs DATABASE_URL/,
     );
-    expect(AppConfig.load({}).env.EVENT_BUS).toBe('auto');
+    expect(loadAppConfig({}).env.EVENT_BUS).toBe('auto');
   });
 });

@@ -1,7 +1,26 @@
 import { ConfigOf, ConfigParseError, VariableSpecs } from './config-spec.js';
-import { ALL_VARIABLES, CROSS_CHECKS } from './config.registry.js';
+import { serverVariables } from './config.schema.js';
 
-export type Env = ConfigOf<typeof ALL_VARIABLES>;
+/**
+ * Every setting, typed. The server-wide ones are here; each module adds its own where it
+ * declares them, in its `<module>.config.ts`:
+ *
+ *   declare module '../config/app-config.js' {
+ *     interface Env extends ConfigOf<typeof fooVariables> {}
+ *   }
+ *
+ * so the configuration imports no module: the application lists them all (src/app.config.ts).
+ */
+export interface Env extends ConfigOf<typeof serverVariables> {}
+
+/** A check that spans several variables, run once each has parsed on its own. */
+export type CrossCheck = (env: never) => string[];
+
+/** What is validated at boot: every variable of every module, and the checks across them. */
+export interface Settings {
+  variables: VariableSpecs;
+  checks: readonly CrossCheck[];
+}
 
 export class ConfigValidationError extends Error {
   constructor(readonly problems: string[]) {
@@ -10,15 +29,18 @@ export class ConfigValidationError extends Error {
 }
 
 /**
- * The validated configuration, read once at boot. Injected everywhere as `AppConfig`;
- * tests build one with `AppConfig.load({ ...overrides })`.
+ * The validated configuration, read once at boot. Injected everywhere as `AppConfig`; the
+ * application and its tests build one with `loadAppConfig({ ...overrides })` (src/app.config.ts).
  */
 export class AppConfig {
   private constructor(readonly env: Env) {}
 
-  static load(source: Record<string, string | undefined> = process.env): AppConfig {
-    const env = parseVariables(ALL_VARIABLES, source) as Env;
-    const problems = CROSS_CHECKS.flatMap((check) => check(env as never));
+  static load(
+    settings: Settings,
+    source: Record<string, string | undefined> = process.env,
+  ): AppConfig {
+    const env = parseVariables(settings.variables, source) as unknown as Env;
+    const problems = settings.checks.flatMap((check) => check(env as never));
     if (problems.length > 0) throw new ConfigValidationError(problems);
     return new AppConfig(env);
   }

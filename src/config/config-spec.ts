@@ -1,7 +1,8 @@
 /**
- * Declarative environment variables. Each module declares its own in `<module>.config.ts`;
- * `config.registry.ts` merges them, boot validates all of them at once, and
- * docs/configuration.md is printed from the same declarations (`npm run config:table`).
+ * Declarative environment variables. Each module declares its own in `<module>.config.ts` (and
+ * adds their types to `Env`, app-config.ts); the application lists them all (src/app.config.ts),
+ * boot validates all of them at once, and docs/configuration.md is printed from the same
+ * declarations (`npm run config:table`).
  */
 import { validateCronExpression } from 'cron';
 

@@ -1,4 +1,5 @@
 import { bool, byteSize, defineVariables, integer, oneOf, text } from './config-spec.js';
+import { parseTrustProxy } from '../common/http/trust-proxy.js';
 
 /** Server-wide variables; feature modules declare their own in `<module>.config.ts`. */
 export const serverVariables = defineVariables({
@@ -8,6 +9,12 @@ export const serverVariables = defineVariables({
     parse: integer(0, 65535),
   },
   HOST: { description: 'Interface to listen on.', default: '0.0.0.0', parse: text },
+  TRUST_PROXY: {
+    description:
+      "Behind a reverse proxy: whose X-Forwarded-Proto (the session cookie's Secure flag) and X-Forwarded-For (the client's address, for the anonymous rate limit) to believe, in Express's `trust proxy` terms: `loopback`, `linklocal`, `uniquelocal`, addresses or CIDR ranges separated by commas, a number of hops, or `true` (whoever connects: only where nothing but the proxy can reach the service). `false`: the headers are ignored.",
+    default: 'false',
+    parse: parseTrustProxy,
+  },
   LOG_LEVEL: {
     description: 'Minimum log level (JSON lines on stdout): debug, info, warn, error or silent.',
     default: 'info',
@@ -19,13 +26,13 @@ export const serverVariables = defineVariables({
     parse: integer(0, 600000),
   },
   GRAPHQL_INTROSPECTION: {
-    description: 'Allow schema introspection.',
-    default: 'true',
+    description:
+      "Answer schema introspection (`__schema`, `__type`), for whoever may send a query. Unset: off with NODE_ENV=production, on otherwise (Apollo's own convention); off, no error names anything of the schema either.",
     parse: bool,
   },
   NODE_ENV: {
     description:
-      'production (the Dockerfile sets it) turns development conveniences off unless asked for: the Apollo landing page.',
+      'production (the Dockerfile sets it) turns development conveniences off unless asked for: schema introspection and the Apollo landing page.',
     parse: text,
   },
   GRAPHQL_LANDING_PAGE: {
@@ -54,6 +61,12 @@ export const serverVariables = defineVariables({
     description:
       'Most operations one graphql-ws connection may hold open at once (subscriptions, and queries still running); one more is refused with TOO_MANY_SUBSCRIPTIONS until one ends. The console holds a handful.',
     default: '50',
+    parse: integer(1, 10_000),
+  },
+  GRAPHQL_WS_MAX_CONNECTIONS_PER_USER: {
+    description:
+      'Most graphql-ws connections one user (a token subject) may hold open on one instance; one more is closed with 4029 and the reason "Too many connections for this user: close one first." The console holds one per open tab.',
+    default: '20',
     parse: integer(1, 10_000),
   },
   BODY_LIMIT: {

@@ -1,8 +1,8 @@
-import { AppConfig, ConfigValidationError } from '../config/app-config.js';
+import { ConfigValidationError } from '../config/app-config.js';
+import { loadAppConfig } from '../app.config.js';
 import { originAllowed } from './origins.js';
 
-const load = (env: Record<string, string>) =>
-  AppConfig.load({ JWT_SECRET: 'x'.repeat(32), ...env });
+const load = (env: Record<string, string>) => loadAppConfig({ JWT_SECRET: 'x'.repeat(32), ...env });
 
 describe('CORS_ORIGINS', () => {
   it('is unset by default and reads a comma-separated list of origins', () => {

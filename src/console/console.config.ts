@@ -1,4 +1,4 @@
-import { ConfigParseError, defineVariables, text, url } from '../config/config-spec.js';
+import { ConfigOf, ConfigParseError, defineVariables, text, url } from '../config/config-spec.js';
 
 /** A comma-separated list of origins (scheme://host[:port]), each exactly as a browser sends it. */
 export const originList = (raw: string): string[] =>
@@ -49,6 +49,10 @@ export const consoleVariables = defineVariables({
     parse: text,
   },
 });
+
+declare module '../config/app-config.js' {
+  interface Env extends ConfigOf<typeof consoleVariables> {}
+}
 
 /** OIDC sign-in is all or nothing, and only useful when the service accepts the provider's tokens. */
 export function validateConsoleConfig(env: {

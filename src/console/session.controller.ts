@@ -2,8 +2,15 @@ import { Controller, Delete, HttpCode, Post, Query, Req, Res, UseFilters } from 
 import type { Request, Response } from 'express';
 import { decodeJwt } from 'jose';
 import { DomainHttpExceptionFilter } from '../common/errors/domain-http.filter.js';
+import { AuthService } from '../identity/auth.service.js';
 import { RequestAuthenticator } from '../identity/request-authenticator.js';
-import { clearSessionCookie, idTokenCookie, setSessionCookie } from '../identity/session-cookie.js';
+import {
+  clearSessionCookie,
+  idTokenCookie,
+  sessionCookieToken,
+  setSessionCookie,
+} from '../identity/session-cookie.js';
+import { SessionRevocations } from '../identity/session-revocations.js';
 import { UsersService } from '../identity/users.service.js';
 import { ConsoleErrorCode, ConsoleException } from './console.exception.js';
 import { emailOf, nameOf, OidcService } from './oidc.service.js';
@@ -11,7 +18,8 @@ import { originAllowed } from './origins.js';
 
 /**
  * Where the console keeps its token between page loads: POST /app/session with the token as a
- * bearer sets it in an HttpOnly cookie (until the token expires), DELETE /app/session signs out.
+ * bearer sets it in an HttpOnly cookie (until the token expires), DELETE /app/session signs out:
+ * the session's token is revoked on every instance until it expires, and its sockets closed.
  * Only the console's own origin may do either: another page may neither plant a session nor end
  * one. With an OpenID Connect provider, opening the session also reads who signed in from the
  * provider's ID token and userinfo, and closing it can end the provider's session too.
@@ -23,17 +31,17 @@ export class SessionController {
     private readonly authenticator: RequestAuthenticator,
     private readonly users: UsersService,
     private readonly oidc: OidcService,
+    private readonly auth: AuthService,
+    private readonly revocations: SessionRevocations,
   ) {}
 
   @Post()
   @HttpCode(200)
   async open(@Req() req: Request, @Res({ passthrough: true }) res: Response) {
     this.assertSameOrigin(req);
-    const token = /^\s*Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1] ?? null;
-    const { user, expiresAt } = await this.authenticator.authenticate(
-      token,
-      req.socket.remoteAddress,
-    );
+    const token = bearerOf(req);
+    // req.ip: the forwarded client's address behind a proxy TRUST_PROXY names, else the socket's.
+    const { user, expiresAt } = await this.authenticator.authenticate(token, req.ip);
     await this.authenticator.request(user);
     const body = (req.body ?? {}) as { idToken?: unknown };
     const idToken = typeof body.idToken === 'string' && body.idToken ? body.idToken : null;
@@ -67,10 +75,20 @@ export class SessionController {
   ): Promise<{ endSessionUrl: string | null }> {
     this.assertSameOrigin(req);
     const hint = idTokenCookie(req);
+    // The cookie's token, and the bearer the page may hold in memory: neither opens anything
+    // afterwards. Revoked before the cookie is cleared, so a failure leaves the session whole.
+    const tokens = new Set([sessionCookieToken(req), bearerOf(req)]);
+    for (const token of tokens) if (token) await this.revokeIfValid(token);
     clearSessionCookie(req, res);
     if (provider !== 'true') return { endSessionUrl: null };
     const returnTo = `${req.headers.origin}/app/signed-out`;
     return { endSessionUrl: await this.oidc.endSessionUrl(returnTo, hint) };
+  }
+
+  /** A token that is not valid (expired, forged) opens nothing already: nothing to store. */
+  private async revokeIfValid(token: string): Promise<void> {
+    const claims = await this.auth.verify(token).catch(() => null);
+    if (claims) await this.revocations.revoke(token, claims.expiresAt);
   }
 
   private assertSameOrigin(req: Request): void {
@@ -82,4 +100,8 @@ export class SessionController {
       );
     }
   }
+}
+
+function bearerOf(req: Request): string | null {
+  return /^\s*Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1] ?? null;
 }

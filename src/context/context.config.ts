@@ -1,4 +1,4 @@
-import { ConfigParseError, defineVariables, integer } from '../config/config-spec.js';
+import { ConfigOf, ConfigParseError, defineVariables, integer } from '../config/config-spec.js';
 
 const budget = (raw: string): number => {
   const n = integer(1, 1_000_000)(raw);
@@ -19,5 +19,9 @@ export const contextVariables = defineVariables({
     parse: integer(0, 200),
   },
 });
+
+declare module '../config/app-config.js' {
+  interface Env extends ConfigOf<typeof contextVariables> {}
+}
 
 export const MAX_CONTEXT_BUDGET = 2000;

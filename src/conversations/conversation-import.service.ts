@@ -91,8 +91,7 @@ export class ConversationImportService {
   /**
    * A conversation brought in by a legacy archive's import, inside its transaction: imported
    * (searched and summarized, no memories taken from it), its importer its one participant.
-   * Not counted against CONVERSATIONS_PER_USER_PER_DAY: the archive's import is one act,
-   * counted as such by its own limit.
+   * Counted against CONVERSATIONS_PER_USER_PER_DAY like any other.
    */
   async createArchived(
     manager: EntityManager,
@@ -100,6 +99,7 @@ export class ConversationImportService {
     legacyId: string,
     title: string | null,
   ): Promise<ConversationEntity> {
+    await this.limits.countConversation(manager, user);
     const created = await this.conversations.create(manager, {
       legacyId,
       userId: user.id,
@@ -113,7 +113,8 @@ export class ConversationImportService {
   /**
    * Appends an archive's turns to a conversation made by createArchived, inside the import's
    * transaction, in order, as importConversation stores its turns (the same checks, the same
-   * in-transaction hooks). Returns the event for the after-commit hooks (runArchivedAfterCommit).
+   * in-transaction hooks), up to IMPORT_MAX_MESSAGES turns in all. Returns the event for the
+   * after-commit hooks (runArchivedAfterCommit).
    */
   async appendArchived(
     manager: EntityManager,
@@ -121,6 +122,7 @@ export class ConversationImportService {
     turns: (ImportedTurn & { placeholder?: boolean })[],
   ): Promise<{ conversation: ConversationEntity; messages: MessageEntity[]; imported: true }> {
     const start = await this.conversations.reserveTurns(manager, conversation.id, turns.length);
+    this.limits.checkImportSize(start + turns.length);
     const rows: NewMessage[] = turns.map((t, i) => {
       const content = this.limits.content(t.content, `messages.${i}.content`);
       return {

@@ -43,7 +43,8 @@ export const CONVERSATION_REASONS: ReasonTable<ConversationErrorCode> = {
   },
   IMPORT_TOO_LARGE: {
     code: PublicErrorCode.BAD_USER_INPUT,
-    means: 'An import holds no turn, or more than IMPORT_MAX_MESSAGES.',
+    means:
+      'An imported conversation (importConversation, or one in a legacy archive) holds no turn, or more than IMPORT_MAX_MESSAGES.',
   },
   INVALID_TITLE: {
     code: PublicErrorCode.BAD_USER_INPUT,

@@ -1,4 +1,4 @@
-import { defineVariables, integer } from '../config/config-spec.js';
+import { ConfigOf, defineVariables, integer } from '../config/config-spec.js';
 
 export const conversationsVariables = defineVariables({
   MESSAGE_MAX_LENGTH: {
@@ -28,3 +28,7 @@ export const conversationsVariables = defineVariables({
     parse: integer(1, 1_000_000),
   },
 });
+
+declare module '../config/app-config.js' {
+  interface Env extends ConfigOf<typeof conversationsVariables> {}
+}

@@ -10,6 +10,7 @@ import { ConversationsResolver } from './conversations.resolver.js';
 import { ConversationsService } from './conversations.service.js';
 import { MessageRepository } from './message.repository.js';
 import { TurnEvents } from './turn-events.js';
+import { TurnReplayService } from './turn-replay.service.js';
 
 @Module({
   imports: [LegaciesModule, QuotasModule],
@@ -22,8 +23,9 @@ import { TurnEvents } from './turn-events.js';
     MessageRepository,
     ConversationsService,
     TurnEvents,
+    TurnReplayService,
     ConversationsResolver,
   ],
-  exports: [ConversationsService, ConversationImportService, TurnEvents],
+  exports: [ConversationsService, ConversationImportService, ConversationLimitsService, TurnEvents],
 })
 export class ConversationsModule {}

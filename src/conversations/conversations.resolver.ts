@@ -3,6 +3,7 @@ import {
   Args,
   Context,
   ID,
+  Int,
   Mutation,
   Parent,
   Query,
@@ -28,6 +29,7 @@ import { participantsAsSeen, toConversationModel } from './conversation.mapper.j
 import { CONVERSATION_PARTICIPANTS } from './conversation.loaders.js';
 import { ConversationImportService } from './conversation-import.service.js';
 import { ConversationsService } from './conversations.service.js';
+import { TurnReplayService } from './turn-replay.service.js';
 import {
   AddConversationParticipantInput,
   ImportConversationInput,
@@ -64,6 +66,7 @@ export class ConversationsResolver {
     private readonly service: ConversationsService,
     private readonly imports: ConversationImportService,
     private readonly bus: EventBus,
+    private readonly replay: TurnReplayService,
   ) {}
 
   @Query(() => ConversationModel, {
@@ -179,19 +182,28 @@ export class ConversationsResolver {
   }
 
   @Subscription(() => MessageModel, {
-    description: 'Every turn stored in a conversation you take part in.',
+    description:
+      'Every turn stored in a conversation you take part in. With afterTurnIndex (the last turn index you hold; -1 for none), first every turn after it, from the log, then the live ones: each once, in order, none missed, also across a reconnect.',
     resolve: unlessEnded((payload: MessageModel) => payload),
   })
   async messageAdded(
     @CurrentUser() user: UserEntity,
     @Args('conversationId', { type: () => ID }, UuidPipe) conversationId: string,
+    @Args('afterTurnIndex', {
+      type: () => Int,
+      nullable: true,
+      description: 'Resume after this turn index: the turns after it are sent first.',
+    })
+    afterTurnIndex: number | null,
     @Context() context: RequestContext,
   ) {
+    if (afterTurnIndex != null) this.replay.check(afterTurnIndex);
     const conversation = await this.service.getParticipating(user, conversationId);
-    const events = filterMap(
-      this.bus.subscribe<MessageEntity>(topics.conversationMessages(conversationId)),
-      (message) => Promise.resolve(asReadBy(message, user.id)),
-    );
+    const live = this.bus.subscribe<MessageEntity>(topics.conversationMessages(conversationId));
+    // Replayed turns go through the same view and the same per-event access check as live ones.
+    const turns =
+      afterTurnIndex == null ? live : this.replay.resume(live, conversationId, afterTurnIndex);
+    const events = filterMap(turns, (message) => Promise.resolve(asReadBy(message, user.id)));
     return boundToSession(
       this.bus,
       context,

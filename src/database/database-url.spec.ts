@@ -1,4 +1,4 @@
-import { AppConfig } from '../config/app-config.js';
+import { loadAppConfig } from '../app.config.js';
 import { serverList, urlList } from './database-url.js';
 import { formatLsn, parseLsn, PositionHistory } from './wal-position.js';
 
@@ -81,20 +81,20 @@ describe('WAL positions', () => {
 
 describe('the replica and listener variables, validated at boot', () => {
   it('refuses replicas or a listener without DATABASE_URL, and a replica URL with several hosts', () => {
-    expect(() => AppConfig.load({ DATABASE_REPLICA_URLS: 'postgres://r/db' })).toThrow(
+    expect(() => loadAppConfig({ DATABASE_REPLICA_URLS: 'postgres://r/db' })).toThrow(
       /DATABASE_REPLICA_URLS needs DATABASE_URL/,
     );
-    expect(() => AppConfig.load({ DATABASE_LISTEN_URL: 'postgres://p/db' })).toThrow(
+    expect(() => loadAppConfig({ DATABASE_LISTEN_URL: 'postgres://p/db' })).toThrow(
       /DATABASE_LISTEN_URL needs DATABASE_URL/,
     );
     expect(() =>
-      AppConfig.load({
+      loadAppConfig({
         DATABASE_URL: 'postgres://p/db',
         JWT_SECRET: 'x'.repeat(32),
         DATABASE_REPLICA_URLS: 'postgres://r1,r2/db',
       }),
     ).toThrow(/several hosts/);
-    const config = AppConfig.load({
+    const config = loadAppConfig({
       DATABASE_URL: 'postgres://p1,p2/db?target_session_attrs=read-write',
       JWT_SECRET: 'x'.repeat(32),
       DATABASE_REPLICA_URLS: 'postgres://r1/db,postgres://r2/db',

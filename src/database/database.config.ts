@@ -1,4 +1,11 @@
-import { ConfigParseError, defineVariables, integer, oneOf, text } from '../config/config-spec.js';
+import {
+  ConfigOf,
+  ConfigParseError,
+  defineVariables,
+  integer,
+  oneOf,
+  text,
+} from '../config/config-spec.js';
 import { describeServer, serverList, urlList } from './database-url.js';
 
 /**
@@ -131,3 +138,21 @@ export const databaseVariables = defineVariables({
     parse: integer(50, 60000),
   },
 });
+
+declare module '../config/app-config.js' {
+  interface Env extends ConfigOf<typeof databaseVariables> {}
+}
+
+/** Replicas and a listening server are a server's: the embedded database has neither. */
+export function validateDatabaseConfig(env: {
+  DATABASE_URL?: string;
+  DATABASE_REPLICA_URLS?: string[];
+  DATABASE_LISTEN_URL?: string;
+}): string[] {
+  return [
+    env.DATABASE_REPLICA_URLS && 'DATABASE_REPLICA_URLS',
+    env.DATABASE_LISTEN_URL && 'DATABASE_LISTEN_URL',
+  ]
+    .filter((name): name is string => !!name && !env.DATABASE_URL)
+    .map((name) => `${name} needs DATABASE_URL (the embedded database has no replicas)`);
+}

@@ -12,7 +12,7 @@ import { NoWritableServerError, serverLocator } from './server-locator.js';
 import { EmbeddedPostgres, openEmbeddedPostgres } from './embedded-postgres.js';
 import { pgvectorProblem } from './pgvector-version.js';
 import { DatabaseQueue } from './database-queue.js';
-import { StorageGuard } from './storage-guard.service.js';
+import { StorageGuard, storageRoom } from './storage-guard.service.js';
 import { DATABASE_FAILURES } from '../common/errors/domain-http.filter.js';
 
 export const EMBEDDED_POSTGRES = Symbol('EMBEDDED_POSTGRES');
@@ -143,7 +143,9 @@ export async function openDataSource(
       await lock.query(SCHEMA_XACT_LOCK_SQL);
     }
     if (config.env.DATABASE_URL) await ensureExtensions(ds, config.env.DATABASE_URL);
-    await ds.runMigrations({ transaction: 'each' });
+    if (!(embedded && (await startsOnFullDisk(config, ds)))) {
+      await ds.runMigrations({ transaction: 'each' });
+    }
   } catch (err) {
     if (lock?.isTransactionActive) await lock.rollbackTransaction().catch(() => undefined);
     await lock?.release();
@@ -155,6 +157,36 @@ export async function openDataSource(
     await lock.release();
   }
   return ds;
+}
+
+/**
+ * The embedded database on a disk below STORAGE_RESERVE_MB: with nothing to migrate it starts
+ * without writing (read-only, storage-guard.service.ts); with a migration pending it does not
+ * start, since a migration that runs out of room mid-write could leave PostgreSQL unable to.
+ */
+async function startsOnFullDisk(config: AppConfig, ds: DataSource): Promise<boolean> {
+  let room;
+  try {
+    room = await storageRoom(config);
+  } catch {
+    return false; // not readable: the guard says so; migrations run as they always did
+  }
+  if (room.freeBytes >= room.reserveBytes) return false;
+  const mb = (bytes: number) => Math.floor(bytes / (1024 * 1024));
+  if (await ds.showMigrations()) {
+    throw new DatabaseUnavailableError(
+      `The disk of DATA_DIR (${config.env.DATA_DIR}) has ${mb(room.freeBytes)} MB free, less than ` +
+        `STORAGE_RESERVE_MB (${mb(room.reserveBytes)} MB), and this version of Keepsake has ` +
+        'database migrations to apply, which need room to be written safely. Free some space on ' +
+        'that disk and start again; nothing was changed.',
+    );
+  }
+  new Logger('Storage').error({
+    msg: 'storage full at boot: starting read-only (reads served, writes refused with DISK_FULL)',
+    freeBytes: room.freeBytes,
+    reserveBytes: room.reserveBytes,
+  });
+  return true;
 }
 
 /**

@@ -14,7 +14,13 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { Logger } from '@nestjs/common';
+import {
+  keepNewFilesPrivate,
+  securePrivateDir,
+  tighteningNotice,
+} from '../common/files/private-files.js';
 import { PGliteThread } from './pglite-thread.js';
+import { PrivateNodeFS } from './private-node-fs.mjs';
 
 export class DataDirLockedError extends Error {}
 
@@ -70,7 +76,7 @@ export function lockHolder(dataDir: string): number | null {
  */
 export function lockDataDir(dataDir: string): () => void {
   const dir = resolve(dataDir);
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const lockPath = join(dir, LOCK_FILE);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
@@ -117,7 +123,7 @@ export type EmbeddedThread = 'worker' | 'main';
 async function inThisThread(
   pgDir: string,
 ): Promise<Omit<EmbeddedPostgres, 'close'> & { end(): Promise<void> }> {
-  const db = await PGlite.create({ dataDir: pgDir, extensions: { vector, pg_trgm } });
+  const db = await PGlite.create({ fs: new PrivateNodeFS(pgDir), extensions: { vector, pg_trgm } });
   return { pgConfig: createPgConfig(db), end: () => db.close() };
 }
 
@@ -173,16 +179,25 @@ async function initializeOnce(pgDir: string): Promise<void> {
   if (existsSync(pgDir)) renameSync(pgDir, `${pgDir}.incomplete-${Date.now()}`);
   const staging = `${pgDir}.init`;
   rmSync(staging, { recursive: true, force: true });
-  const db = await PGlite.create({ dataDir: staging, extensions: { vector, pg_trgm } });
+  const db = await PGlite.create({
+    fs: new PrivateNodeFS(staging),
+    extensions: { vector, pg_trgm },
+  });
   await db.close();
   renameSync(staging, pgDir);
 }
 
-/** Opens (creating if needed) the embedded PostgreSQL with pgvector and pg_trgm, under a lock. */
+/**
+ * Opens (creating if needed) the embedded PostgreSQL with pgvector and pg_trgm, under a lock, in
+ * a data directory that is the service user's alone (private-files.ts, private-node-fs.mjs).
+ */
 export async function openEmbeddedPostgres(
   dataDir: string,
   where: EmbeddedThread = 'worker',
 ): Promise<EmbeddedPostgres> {
+  keepNewFilesPrivate();
+  const notice = tighteningNotice(securePrivateDir(dataDir));
+  if (notice) new Logger('Database').warn(notice);
   const release = lockDataDir(dataDir);
   const pgDir = join(resolve(dataDir), 'pg');
   try {

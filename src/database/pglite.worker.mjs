@@ -7,10 +7,14 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { vector } from '@electric-sql/pglite-pgvector';
+import { PrivateNodeFS } from './private-node-fs.mjs';
 
 let db;
 try {
-  db = await PGlite.create({ dataDir: workerData.dataDir, extensions: { vector, pg_trgm } });
+  db = await PGlite.create({
+    fs: new PrivateNodeFS(workerData.dataDir),
+    extensions: { vector, pg_trgm },
+  });
   parentPort.postMessage({ type: 'ready' });
 } catch (err) {
   parentPort.postMessage({ type: 'fatal', message: String(err?.message ?? err) });

@@ -1,5 +1,5 @@
 import { statfs } from 'node:fs/promises';
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { asBackground } from './database-queue.js';
@@ -13,6 +13,27 @@ export interface StorageState {
   freeBytes: number | null;
 }
 
+export interface StorageRoom {
+  freeBytes: number;
+  /** STORAGE_RESERVE_MB in bytes: below it, writes are refused. */
+  reserveBytes: number;
+}
+
+/** The free space of DATA_DIR's disk, and the reserve kept on it (the embedded database's). */
+export async function storageRoom(config: AppConfig): Promise<StorageRoom> {
+  const fs = await statfs(config.env.DATA_DIR);
+  return {
+    freeBytes: fs.bavail * fs.bsize,
+    reserveBytes: config.env.STORAGE_RESERVE_MB * 1024 * 1024,
+  };
+}
+
+/** Work that writes, put off while the disk is full (what boot itself would write). */
+interface Deferred {
+  what: string;
+  task: () => Promise<void>;
+}
+
 /**
  * Keeps the embedded database from running out of disk mid-write. PostgreSQL handles a full
  * disk while extending a table (the statement fails, nothing is lost), but not while it writes
@@ -21,13 +42,19 @@ export interface StorageState {
  * every write is refused whole (DISK_FULL), reads go on, and once there is room again
  * (the reserve and a quarter more) writes resume by themselves, with no restart.
  * On a server the disk is the server's: its own errors (disk_full) say so instead.
+ *
+ * Started on a full disk, the service is read-only from the first request: the state is read
+ * before any module starts (onModuleInit), boot skips migrations when none is pending (and
+ * refuses to start when one is: openDataSource), and what boot itself writes waits for room
+ * (`whenWritable`).
  */
 @Injectable()
-export class StorageGuard implements OnApplicationBootstrap, OnApplicationShutdown {
+export class StorageGuard implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Storage');
   private timer: NodeJS.Timeout | null = null;
   private checking: Promise<void> | null = null;
   private state: StorageState = { full: false, freeBytes: null };
+  private deferred: Deferred[] = [];
 
   constructor(
     private readonly dataSource: DataSource,
@@ -48,7 +75,8 @@ export class StorageGuard implements OnApplicationBootstrap, OnApplicationShutdo
     return this.state.full ? DatabaseException.storageFull() : null;
   }
 
-  async onApplicationBootstrap(): Promise<void> {
+  // Before any module's onApplicationBootstrap, where boot's own writes are.
+  async onModuleInit(): Promise<void> {
     if (!this.config.embedded) return;
     await this.check();
     this.timer = setInterval(() => void this.check(), this.config.env.STORAGE_CHECK_MS);
@@ -59,6 +87,27 @@ export class StorageGuard implements OnApplicationBootstrap, OnApplicationShutdo
     if (this.timer) clearInterval(this.timer);
   }
 
+  /**
+   * Runs work that writes now while writes are taken; on a full disk, once they are again (in
+   * the background), so that a service started on a full disk serves reads meanwhile.
+   */
+  async whenWritable(what: string, task: () => Promise<void>): Promise<void> {
+    if (!this.state.full) return task();
+    this.logger.warn({ msg: 'storage full: put off until writes resume', what });
+    this.deferred.push({ what, task });
+  }
+
+  private runDeferred(): void {
+    const due = this.deferred;
+    this.deferred = [];
+    for (const { what, task } of due) {
+      void asBackground(task).catch((err: unknown) => {
+        if (this.state.full) this.deferred.push({ what, task });
+        else this.logger.error({ msg: 'put-off work failed', what, error: (err as Error).message });
+      });
+    }
+  }
+
   /** Reads the free space and refuses or allows writes accordingly; one check at a time. */
   check(): Promise<void> {
     this.checking ??= this.readAndApply().finally(() => (this.checking = null));
@@ -67,14 +116,13 @@ export class StorageGuard implements OnApplicationBootstrap, OnApplicationShutdo
 
   private async readAndApply(): Promise<void> {
     let freeBytes: number;
+    let reserve: number;
     try {
-      const fs = await statfs(this.config.env.DATA_DIR);
-      freeBytes = fs.bavail * fs.bsize;
+      ({ freeBytes, reserveBytes: reserve } = await storageRoom(this.config));
     } catch (err) {
       this.logger.warn({ msg: 'free space not readable', error: (err as Error).message });
       return;
     }
-    const reserve = this.config.env.STORAGE_RESERVE_MB * 1024 * 1024;
     const full = this.state.full ? freeBytes < reserve * 1.25 : freeBytes < reserve;
     try {
       // Applied again at every check while full: a database opened again starts read-write.
@@ -92,7 +140,9 @@ export class StorageGuard implements OnApplicationBootstrap, OnApplicationShutdo
       if (full) this.logger.error(log);
       else this.logger.warn(log);
     }
+    const freed = this.state.full && !full;
     this.state = { full, freeBytes };
+    if (freed) this.runDeferred();
   }
 
   private refuseWrites(refuse: boolean): Promise<unknown> {

@@ -10,6 +10,7 @@ import { JobsService } from '../jobs/jobs.service.js';
 import { EMBEDDER } from '../llm/embedder.js';
 import type { Embedder } from '../llm/embedder.js';
 import { AppConfig } from '../config/app-config.js';
+import { StorageGuard } from '../database/storage-guard.service.js';
 import { LOCAL_EMBEDDER_MODEL_ID, LocalEmbedder } from '../llm/local-embedder.provider.js';
 import { cacheFolder, defaultModelsDir, verifiedFiles } from '../llm/model-files.js';
 import { SENTENCE_MODELS } from '../llm/sentence-models.js';
@@ -62,6 +63,7 @@ export class EmbeddingService implements OnApplicationBootstrap, OnApplicationSh
     @Inject(EMBEDDER) private readonly embedder: Embedder,
     private readonly jobs: JobsService,
     private readonly config: AppConfig,
+    private readonly storage: StorageGuard,
   ) {}
 
   registerKind(kind: EmbeddingKind): void {
@@ -69,7 +71,10 @@ export class EmbeddingService implements OnApplicationBootstrap, OnApplicationSh
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.reconcile();
+    // Search reads the ACTIVE model's vectors meanwhile (without its index, more slowly).
+    await this.storage.whenWritable('the embedding models and their indexes', () =>
+      this.reconcile(),
+    );
   }
 
   /** Brings the model table in line with the configured embedder. */

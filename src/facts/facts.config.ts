@@ -1,4 +1,4 @@
-import { decimal, defineVariables, duration, integer } from '../config/config-spec.js';
+import { ConfigOf, decimal, defineVariables, duration, integer } from '../config/config-spec.js';
 
 export const factsVariables = defineVariables({
   FACT_DUPLICATE_THRESHOLD: {
@@ -36,3 +36,7 @@ export const factsVariables = defineVariables({
     parse: integer(0, 500),
   },
 });
+
+declare module '../config/app-config.js' {
+  interface Env extends ConfigOf<typeof factsVariables> {}
+}

@@ -29,7 +29,9 @@ import { asRequest, markQuery } from '../database/database-queue.js';
 import { DatabaseFailureMapper, formatError, publicCodeOf } from './format-error.js';
 import { DomainException } from '../common/errors/domain.exception.js';
 import type { EventBus } from '../pubsub/event-bus.js';
+import { introspectionEnabled } from './introspection.js';
 import { Loaders } from './loaders.js';
+import { clientAddress, type TrustProxy } from '../common/http/trust-proxy.js';
 import { countMetaOperation, requestAuthenticationPlugin } from './meta-operations.js';
 import {
   checkOperation,
@@ -40,6 +42,7 @@ import {
 } from './query-limits.plugin.js';
 import { RequestErrorReason, requestRefusal } from './request-errors.js';
 import type { RequestContext } from './request-context.js';
+import { SESSION_SIGNED_OUT, SocketOperations, WsConnections, WsSocket } from './ws-connections.js';
 
 /** The token of `Bearer <token>`, the only form accepted on either transport. */
 function bearer(value: unknown): string | null {
@@ -52,19 +55,32 @@ interface WsContext {
   extra?: { request?: IncomingMessage };
 }
 
-/** Builds the per-request context for HTTP and for each graphql-ws subscription alike. */
-export function buildContext(arg: { req?: IncomingMessage } & WsContext): RequestContext {
+/**
+ * A socket's token: its connectionParams' bearer, or the console's session cookie when the
+ * client sends no token (browsers send it with the upgrade, from the console's own origin only).
+ */
+function wsToken(arg: WsContext): string | null {
+  const params = arg.connectionParams ?? {};
+  return (
+    bearer(params.authorization ?? params.Authorization ?? params.authToken) ??
+    sessionCookieToken(arg.extra?.request)
+  );
+}
+
+/**
+ * Builds the per-request context for HTTP and for each graphql-ws subscription alike. The
+ * address (the anonymous rate limit's key) is a forwarded one only from a proxy TRUST_PROXY names.
+ */
+export function buildContext(
+  arg: { req?: IncomingMessage } & WsContext,
+  trust: TrustProxy = false,
+): RequestContext {
   if (arg.connectionParams !== undefined || arg.extra !== undefined) {
-    const params = arg.connectionParams ?? {};
     return {
       requestId: randomUUID(),
-      // The console's session cookie when the client sends no token (browsers send it with
-      // the upgrade, from the console's own origin only).
-      token:
-        bearer(params.authorization ?? params.Authorization ?? params.authToken) ??
-        sessionCookieToken(arg.extra?.request),
+      token: wsToken(arg),
       loaders: new Loaders(),
-      ip: arg.extra?.request?.socket.remoteAddress,
+      ip: arg.extra?.request && clientAddress(arg.extra.request, trust),
       transport: 'ws',
     };
   }
@@ -75,7 +91,7 @@ export function buildContext(arg: { req?: IncomingMessage } & WsContext): Reques
     token: bearer(header) ?? sessionCookieToken(req),
     loaders: new Loaders(),
     req,
-    ip: req?.socket.remoteAddress,
+    ip: req && clientAddress(req, trust),
     transport: 'http',
   };
 }
@@ -112,12 +128,6 @@ function rootFieldOf(operation: OperationDefinitionNode | null | undefined): str
   if (!operation) return '(invalid)';
   const field = operation.selectionSet.selections.find((s) => s.kind === Kind.FIELD);
   return field?.kind === Kind.FIELD ? field.name.value : '(fragment)';
-}
-
-/** What graphql-ws's server hands over as `extra.socket`: the `ws` socket, as far as used here. */
-interface WsSocket {
-  close(code: number, reason: string): void;
-  once(event: 'close', listener: () => void): unknown;
 }
 
 /**
@@ -269,8 +279,10 @@ function graphqlWsOptions(
   metrics: ServiceMetrics | null,
   authenticator: RequestAuthenticator | null,
   maxOperations: number,
+  maxConnectionsPerUser: number,
   database?: DatabaseState,
   bus?: EventBus,
+  trust: TrustProxy = false,
 ): GraphQLWsSubscriptionsConfig {
   const databaseFailure: DatabaseFailureMapper | undefined =
     database && ((err) => database.failure(err));
@@ -282,6 +294,13 @@ function graphqlWsOptions(
       sockets: sockets.size,
     });
     for (const socket of sockets) socket.close(EVENTS_INTERRUPTED.code, EVENTS_INTERRUPTED.reason);
+  });
+  const connections = new WsConnections(maxConnectionsPerUser);
+  const operations = new SocketOperations();
+  authenticator?.onSignedOut((hash) => {
+    const closed = connections.signedOut(hash);
+    if (closed > 0)
+      new Logger('GraphQL').log({ msg: 'signed-out sockets closed', sockets: closed });
   });
   const options: Pick<
     ServerOptions,
@@ -302,11 +321,18 @@ function graphqlWsOptions(
         return execute(args);
       }),
     // Browsers let any page open a WebSocket anywhere: a page from an origin CORS_ORIGINS does
-    // not list is refused here (4403), as its HTTP requests are by CORS.
-    onConnect: (ctx) => {
+    // not list is refused here (4403), as its HTTP requests are by CORS. A signed-out session's
+    // token is refused (4401), and a user past GRAPHQL_WS_MAX_CONNECTIONS_PER_USER (4029).
+    onConnect: async (ctx) => {
       const { request, socket } = ctx.extra as { request?: IncomingMessage; socket?: WsSocket };
       if (!upgradeAllowed(request, corsOrigins)) return false;
+      const who = authenticator ? await authenticator.connecting(wsToken(ctx as WsContext)) : null;
+      if (who === 'revoked') {
+        socket?.close(SESSION_SIGNED_OUT.code, SESSION_SIGNED_OUT.reason);
+        return false;
+      }
       if (socket) {
+        if (!connections.admit(socket, who)) return false;
         sockets.add(socket);
         socket.once('close', () => sockets.delete(socket));
       }
@@ -315,7 +341,7 @@ function graphqlWsOptions(
     // The same limits as over HTTP (Apollo's plugins do not run here): depth, complexity, the
     // cost of searches and replies, introspection. A document that does not parse is left to
     // graphql-ws, which reports it.
-    onSubscribe: async (ctx, _id, payload) => {
+    onSubscribe: async (ctx, id, payload) => {
       const nested = checkSource(payload.query) ?? checkVariables(payload.variables);
       if (nested) return [nested];
       let document: DocumentNode;
@@ -338,12 +364,12 @@ function graphqlWsOptions(
             authenticator,
             document,
             payload.operationName,
-            buildContext(ctx as WsContext),
+            buildContext(ctx as WsContext, trust),
           )));
       if (refused) return [refused];
-      // graphql-ws holds each open operation of the socket by id, this one included: a socket
-      // may not hold an unbounded number (each is a listener and a session check per event).
-      if (Object.keys(ctx.subscriptions).length > maxOperations) {
+      // A socket may not hold an unbounded number of operations (each is a listener and a
+      // session check per event); those still being checked, like this one, do not count.
+      if (!operations.admit(ctx, id, maxOperations)) {
         return [
           requestRefusal(
             RequestErrorReason.TOO_MANY_SUBSCRIPTIONS,
@@ -421,18 +447,19 @@ export function graphqlOptions(
   const databaseFailure: DatabaseFailureMapper | undefined =
     database && ((err) => database.failure(err));
   const env = config.env;
+  const introspection = introspectionEnabled(env);
   const limits: QueryLimits = {
     maxDepth: env.GRAPHQL_MAX_DEPTH,
     maxComplexity: env.GRAPHQL_MAX_COMPLEXITY,
     maxExpensiveFields: env.GRAPHQL_MAX_EXPENSIVE_FIELDS,
     defaultPage: 20,
-    introspection: env.GRAPHQL_INTROSPECTION,
+    introspection,
   };
   return {
     path: '/graphql',
     autoSchemaFile: true,
     sortSchema: true,
-    introspection: env.GRAPHQL_INTROSPECTION,
+    introspection,
     graphiql: false,
     includeStacktraceInErrorResponses: false,
     subscriptions: {
@@ -442,13 +469,15 @@ export function graphqlOptions(
         metrics,
         authenticator,
         env.GRAPHQL_WS_MAX_SUBSCRIPTIONS,
+        env.GRAPHQL_WS_MAX_CONNECTIONS_PER_USER,
         database,
         bus,
+        env.TRUST_PROXY,
       ),
     },
-    context: buildContext,
+    context: (arg: Parameters<typeof buildContext>[0]) => buildContext(arg, env.TRUST_PROXY),
     formatError: (formatted, error) =>
-      formatError(formatted, error, !env.GRAPHQL_INTROSPECTION, databaseFailure),
+      formatError(formatted, error, !introspection, databaseFailure),
     plugins: [
       databaseTurnsPlugin(),
       landingPageEnabled(env)

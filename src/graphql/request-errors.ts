@@ -32,7 +32,8 @@ export const REQUEST_REASONS: ReasonTable<RequestErrorReason> = {
   },
   INTROSPECTION_DISABLED: {
     code: PublicErrorCode.BAD_USER_INPUT,
-    means: 'Introspection is off on this server (GRAPHQL_INTROSPECTION=false).',
+    means:
+      'Introspection is off on this server (by default with NODE_ENV=production; GRAPHQL_INTROSPECTION turns it on or off).',
   },
   SUBSCRIPTION_OVER_HTTP: {
     code: PublicErrorCode.BAD_USER_INPUT,

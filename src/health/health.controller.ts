@@ -1,4 +1,4 @@
-import { Controller, Get, HttpCode, Inject, Logger, Res } from '@nestjs/common';
+import { Controller, Get, Headers, HttpCode, Inject, Logger, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
@@ -9,6 +9,7 @@ import type { Embedder } from '../llm/embedder.js';
 import { EmbeddedLanguageModel } from '../llm/embedded-llm.provider.js';
 import { LANGUAGE_MODEL } from '../llm/language-model.js';
 import type { LanguageModel } from '../llm/language-model.js';
+import { presentsMetricsToken } from '../metrics/metrics-token.js';
 
 @Controller('health')
 export class HealthController {
@@ -78,9 +79,16 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** The database answers within HEALTH_DB_TIMEOUT_MS. */
+  /**
+   * The database answers within HEALTH_DB_TIMEOUT_MS (503 otherwise). Anyone learns that much;
+   * what lies behind it (free disk, models, backups, latency) only with METRICS_TOKEN.
+   */
   @Get('ready')
-  async ready(@Res({ passthrough: true }) res: Response) {
+  async ready(
+    @Headers('authorization') authorization: string | undefined,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    const details = presentsMetricsToken(authorization, this.config.env.METRICS_TOKEN);
     const timeoutMs = this.config.env.HEALTH_DB_TIMEOUT_MS;
     let timer: NodeJS.Timeout | undefined;
     const started = Date.now();
@@ -95,6 +103,7 @@ export class HealthController {
         }),
       ]);
       // Ready while storage is full: reads still work, and writes are refused with a reason.
+      if (!details) return { status: 'ok' };
       return {
         status: 'ok',
         database: { status: 'up', latencyMs: Date.now() - started },
@@ -107,6 +116,7 @@ export class HealthController {
       // The reason goes to the log: a database error names hosts, roles and tables.
       this.logger.warn({ msg: 'readiness check failed', error: (err as Error).message });
       res.status(503);
+      if (!details) return { status: 'unavailable' };
       return {
         status: 'unavailable',
         database: { status: 'down' },

@@ -1,5 +1,5 @@
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
-import { AppConfig } from '../config/app-config.js';
+import { loadAppConfig } from '../app.config.js';
 import { AuthService } from './auth.service.js';
 import { IdentityException } from './identity.exception.js';
 
@@ -17,7 +17,7 @@ function hs256(
 }
 
 function service(env: Record<string, string> = {}) {
-  return new AuthService(AppConfig.load({ JWT_SECRET: SECRET, ...env }));
+  return new AuthService(loadAppConfig({ JWT_SECRET: SECRET, ...env }));
 }
 
 async function refusal(promise: Promise<unknown>): Promise<IdentityException> {
@@ -109,10 +109,10 @@ describe('AuthService', () => {
         JWT_ISSUER: 'https://idp.example.com/',
         JWT_AUDIENCE: 'keepsake',
       };
-      const plain = new AuthService(AppConfig.load(base));
+      const plain = new AuthService(loadAppConfig(base));
       expect((await plain.verify(await sign({ admin: true }))).admin).toBe(false);
       const configured = new AuthService(
-        AppConfig.load({ ...base, JWT_ADMIN_CLAIM: 'https://keepsake/admin' }),
+        loadAppConfig({ ...base, JWT_ADMIN_CLAIM: 'https://keepsake/admin' }),
       );
       expect((await configured.verify(await sign({ 'https://keepsake/admin': true }))).admin).toBe(
         true,

@@ -1,11 +1,12 @@
-import { AppConfig, ConfigValidationError } from '../config/app-config.js';
+import { ConfigValidationError } from '../config/app-config.js';
+import { loadAppConfig } from '../app.config.js';
 
 const PEM =
   '-----BEGIN PUBLIC KEY-----\\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\\n-----END PUBLIC KEY-----';
 
 function problems(env: Record<string, string>): string[] {
   try {
-    AppConfig.load(env);
+    loadAppConfig(env);
   } catch (err) {
     if (err instanceof ConfigValidationError) return err.problems;
     throw err;
@@ -37,10 +38,10 @@ describe('identity configuration', () => {
   });
 
   it('reads JWT_MAX_AGE as a duration (default 24 h) and refuses nonsense', () => {
-    expect(AppConfig.load({}).env.JWT_MAX_AGE).toBe(24 * 3600);
-    expect(AppConfig.load({ JWT_MAX_AGE: '90m' }).env.JWT_MAX_AGE).toBe(5400);
-    expect(AppConfig.load({ JWT_MAX_AGE: '3600' }).env.JWT_MAX_AGE).toBe(3600);
-    expect(AppConfig.load({ JWT_MAX_AGE: '7d' }).env.JWT_MAX_AGE).toBe(7 * 86400);
+    expect(loadAppConfig({}).env.JWT_MAX_AGE).toBe(24 * 3600);
+    expect(loadAppConfig({ JWT_MAX_AGE: '90m' }).env.JWT_MAX_AGE).toBe(5400);
+    expect(loadAppConfig({ JWT_MAX_AGE: '3600' }).env.JWT_MAX_AGE).toBe(3600);
+    expect(loadAppConfig({ JWT_MAX_AGE: '7d' }).env.JWT_MAX_AGE).toBe(7 * 86400);
     expect(problems({ JWT_MAX_AGE: 'forever' }).join('\n')).toMatch(/JWT_MAX_AGE/);
     expect(problems({ JWT_MAX_AGE: '0' }).join('\n')).toMatch(/JWT_MAX_AGE/);
   });

@@ -1,4 +1,11 @@
-import { ConfigParseError, defineVariables, integer, text, url } from '../config/config-spec.js';
+import {
+  ConfigOf,
+  ConfigParseError,
+  defineVariables,
+  integer,
+  text,
+  url,
+} from '../config/config-spec.js';
 
 const secret = (raw: string): string => {
   if (raw.length < 32) throw new ConfigParseError('must be at least 32 characters');
@@ -74,6 +81,10 @@ export const identityVariables = defineVariables({
     parse: integer(0, 3600),
   },
 });
+
+declare module '../config/app-config.js' {
+  interface Env extends ConfigOf<typeof identityVariables> {}
+}
 
 /** A provider's tokens are accepted only for this service: its issuer and audience are named. */
 export function validateIdentityConfig(env: {

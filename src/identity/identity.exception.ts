@@ -8,6 +8,7 @@ export enum IdentityErrorCode {
   MISSING_TOKEN = 'MISSING_TOKEN',
   INVALID_TOKEN = 'INVALID_TOKEN',
   TOKEN_EXPIRED = 'TOKEN_EXPIRED',
+  TOKEN_REVOKED = 'TOKEN_REVOKED',
   NOT_PLATFORM_ADMIN = 'NOT_PLATFORM_ADMIN',
   INVALID_TIMEZONE = 'INVALID_TIMEZONE',
 }
@@ -26,6 +27,11 @@ export const IDENTITY_REASONS: ReasonTable<IdentityErrorCode> = {
     code: PublicErrorCode.UNAUTHENTICATED,
     means:
       'The token has expired; a subscription opened with it ends with this reason (HTTP status 401).',
+  },
+  TOKEN_REVOKED: {
+    code: PublicErrorCode.UNAUTHENTICATED,
+    means:
+      'The token belongs to a session that was signed out (DELETE /app/session), on any instance; its open WebSockets were closed with 4401 (HTTP status 401).',
   },
   NOT_PLATFORM_ADMIN: {
     code: PublicErrorCode.FORBIDDEN,

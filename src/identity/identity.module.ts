@@ -6,6 +6,8 @@ import { HttpAuthGuard } from './guards/http-auth.guard.js';
 import { IdentityResolver } from './identity.resolver.js';
 import { UserRepository } from './user.repository.js';
 import { RequestAuthenticator } from './request-authenticator.js';
+import { RevokedTokenRepository } from './revoked-token.repository.js';
+import { SessionRevocations } from './session-revocations.js';
 import { UsersService } from './users.service.js';
 
 /**
@@ -20,6 +22,8 @@ import { UsersService } from './users.service.js';
     UserRepository,
     UsersService,
     RequestAuthenticator,
+    RevokedTokenRepository,
+    SessionRevocations,
     GqlAuthGuard,
     HttpAuthGuard,
     PlatformAdminGuard,
@@ -29,6 +33,7 @@ import { UsersService } from './users.service.js';
     AuthService,
     UsersService,
     RequestAuthenticator,
+    SessionRevocations,
     GqlAuthGuard,
     HttpAuthGuard,
     PlatformAdminGuard,

@@ -20,7 +20,7 @@ export function resolveJwtSecret(config: AppConfig): string | null {
   }
   const dir = resolve(env.DATA_DIR);
   const file = join(dir, SECRET_FILE);
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   for (;;) {
     if (existsSync(file)) {
       const kept = readFileSync(file, 'utf8').trim();

@@ -44,12 +44,14 @@ export function idTokenCookie(req: IncomingMessage): string | null {
   return req.headers.cookie ? cookieValue(req.headers.cookie, ID_TOKEN_COOKIE) : null;
 }
 
-/** Whether the request reached the service over HTTPS (directly or through a proxy). */
+/**
+ * Whether the request reached the service over HTTPS: Express's `req.secure`, which believes
+ * X-Forwarded-Proto only from a proxy TRUST_PROXY names (bootstrap.ts); a client's own header
+ * is not taken at its word.
+ */
 function secure(req: IncomingMessage): boolean {
-  return (
-    (req.socket as { encrypted?: boolean }).encrypted === true ||
-    req.headers['x-forwarded-proto'] === 'https'
-  );
+  const express = req as IncomingMessage & { secure?: boolean };
+  return express.secure ?? (req.socket as { encrypted?: boolean }).encrypted === true;
 }
 
 export function setSessionCookie(

@@ -108,6 +108,18 @@ export class JobRepository {
     return rows;
   }
 
+  /** Whether a job of these types other than `except` is due and waiting to be claimed. */
+  async othersWaiting(types: readonly string[], except: string): Promise<boolean> {
+    const rows = await run(
+      this.m(),
+      sql`SELECT 1 FROM jobs
+        WHERE type = ANY(${types}::text[]) AND status = 'PENDING' AND run_at <= now()
+          AND id <> ${except}
+        LIMIT 1`,
+    );
+    return rows.length > 0;
+  }
+
   /** Extends a running job's lease; false when this worker no longer holds it. */
   async renewLease(id: string, worker: string, leaseMs: number): Promise<boolean> {
     const rows = await run(

@@ -1,4 +1,4 @@
-import { bool, defineVariables, integer } from '../config/config-spec.js';
+import { bool, ConfigOf, defineVariables, integer } from '../config/config-spec.js';
 
 export const jobsVariables = defineVariables({
   JOBS_WORKER: {
@@ -49,3 +49,7 @@ export const jobsVariables = defineVariables({
     parse: integer(1, 3650),
   },
 });
+
+declare module '../config/app-config.js' {
+  interface Env extends ConfigOf<typeof jobsVariables> {}
+}

@@ -10,6 +10,7 @@ import { EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { JobEntity, JobStatus } from './job.entity.js';
 import { JobRepository } from './job.repository.js';
+import { JobLane, JobLanes } from './job-lanes.js';
 import { JobDeferred } from './jobs.exception.js';
 import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { asBackground } from '../database/database-queue.js';
@@ -21,6 +22,11 @@ export interface JobContext {
   job: JobEntity;
   /** 1 on the first run. */
   attempt: number;
+  /**
+   * Whether another job of this job's lane is due and waiting for a slot: a long job that can
+   * go on from where it stopped defers itself then (JobDeferred(0)) and takes its turn again.
+   */
+  othersWaiting(): Promise<boolean>;
 }
 
 export type JobHandler<P = Record<string, unknown>> = (
@@ -60,7 +66,7 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
     (payload: unknown, err: unknown) => Promise<void>
   >();
   private readonly workerId = `${process.pid}-${randomUUID().slice(0, 8)}`;
-  private running = 0;
+  private readonly lanes: JobLanes;
   private stopping = false;
   private timer: NodeJS.Timeout | null = null;
   private polling = false;
@@ -74,7 +80,9 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
     private readonly config: AppConfig,
     @Optional() private readonly metrics?: ServiceMetrics,
     @Optional() private readonly storage?: StorageGuard,
-  ) {}
+  ) {
+    this.lanes = new JobLanes(this.concurrency());
+  }
 
   /**
    * `onFinalFailure` runs when an attempt fails and none is left (not when the handler
@@ -84,9 +92,14 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
   register<P>(
     type: string,
     handler: JobHandler<P>,
-    options: { onFinalFailure?: (payload: P, err: unknown) => Promise<void> } = {},
+    options: {
+      onFinalFailure?: (payload: P, err: unknown) => Promise<void>;
+      /** A lane declared with `lane()`; the default lane otherwise. */
+      lane?: string;
+    } = {},
   ): void {
     if (this.handlers.has(type)) throw new Error(`job type ${type} registered twice`);
+    this.lanes.assign(type, options.lane);
     this.handlers.set(type, handler as JobHandler);
     if (options.onFinalFailure) {
       this.finalFailureHooks.set(
@@ -94,6 +107,11 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
         options.onFinalFailure as (payload: unknown, err: unknown) => Promise<void>,
       );
     }
+  }
+
+  /** Declares a lane (job-lanes.ts): types registered in it run in slots of their own. */
+  lane(name: string, concurrency: number): void {
+    this.lanes.declare(name, concurrency);
   }
 
   async enqueue(
@@ -191,8 +209,7 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
     this.polling = true;
     let claimed = 0;
     try {
-      const free = this.concurrency() - this.running;
-      if (free > 0) claimed = await this.claimAndRun(free, false);
+      claimed = await this.claimAndRun(false);
     } catch (err) {
       this.logger.error({ msg: 'job poll failed', error: (err as Error).message });
     } finally {
@@ -203,35 +220,47 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
     this.schedule(claimed > 0 || again ? 0 : this.config.env.JOBS_POLL_MS);
   }
 
+  /** The default lane's slots; a lane a module declares has its own beside them. */
   private concurrency(): number {
     // One database session: parallel jobs would only queue on the single connection.
     return this.config.embedded ? 1 : this.config.env.JOBS_CONCURRENCY;
   }
 
-  private claimAndRun(limit: number, wait: boolean): Promise<number> {
-    return asBackground(() => this.claimAndRunHere(limit, wait));
+  private claimAndRun(wait: boolean): Promise<number> {
+    return asBackground(() => this.claimAndRunHere(wait));
   }
 
-  private async claimAndRunHere(limit: number, wait: boolean): Promise<number> {
-    const types = [...this.handlers.keys()];
+  /** Claims, lane by lane, as many due jobs as each lane has free slots, and runs them. */
+  private async claimAndRunHere(wait: boolean): Promise<number> {
     // A full disk refuses every write: jobs wait for room rather than spend their attempts.
-    if (types.length === 0 || this.storage?.current.full) return 0;
+    if (this.handlers.size === 0 || this.storage?.current.full) return 0;
     // drain() settles everything, a dead worker's jobs included, whenever it is asked.
     await this.requeueInterrupted(wait);
-    const claimed = await this.jobs.claim(
-      this.workerId,
-      limit,
-      this.config.env.JOBS_LEASE_MS,
-      types,
-    );
-    const runs = claimed.map((job) =>
-      this.track(this.execute(job)).catch((err: unknown) => {
-        // Recording the outcome failed (the database went away): the lease brings the job back.
-        this.logger.error({ msg: 'job outcome not recorded', jobId: job.id, error: String(err) });
-      }),
-    );
+    const runs: Promise<void>[] = [];
+    for (const lane of this.lanes.all()) {
+      const free = lane.concurrency - lane.running;
+      if (free <= 0 || lane.types.length === 0) continue;
+      const claimed = await this.jobs.claim(
+        this.workerId,
+        free,
+        this.config.env.JOBS_LEASE_MS,
+        lane.types,
+      );
+      for (const job of claimed) {
+        runs.push(
+          this.track(lane, this.execute(job)).catch((err: unknown) => {
+            // Recording the outcome failed (the database went away): the lease brings it back.
+            this.logger.error({
+              msg: 'job outcome not recorded',
+              jobId: job.id,
+              error: String(err),
+            });
+          }),
+        );
+      }
+    }
     if (wait) await Promise.all(runs);
-    return claimed.length;
+    return runs.length;
   }
 
   /**
@@ -250,11 +279,11 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
     }
   }
 
-  private track(run: Promise<void>): Promise<void> {
-    this.running++;
+  private track(lane: JobLane, run: Promise<void>): Promise<void> {
+    lane.running++;
     this.inFlight.add(run);
     return run.finally(() => {
-      this.running--;
+      lane.running--;
       this.inFlight.delete(run);
       // A slot is free: look for the next job now, not at the next poll (with one slot, as on
       // the embedded database, waiting JOBS_POLL_MS capped the queue at about a job a second).
@@ -268,8 +297,9 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
     const heartbeat = this.keepLease(job);
     const counted = (outcome: JobOutcome) =>
       this.metrics?.jobRun(job.type, outcome, (performance.now() - started) / 1000);
+    const othersWaiting = () => this.jobs.othersWaiting(this.lanes.of(job.type).types, job.id);
     try {
-      await handler(job.payload, { job, attempt: job.attempts });
+      await handler(job.payload, { job, attempt: job.attempts, othersWaiting });
       await this.recorded(() => this.jobs.succeed(job.id, this.workerId));
       counted('succeeded');
       this.logger.debug({
@@ -381,7 +411,7 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
     const types = options.types ?? [...this.handlers.keys()];
     for (;;) {
       await Promise.allSettled([...this.inFlight]);
-      const ran = await this.claimAndRun(this.concurrency(), true);
+      const ran = await this.claimAndRun(true);
       // Retries due soon count as unsettled; work deferred further out does not.
       const horizon = options.horizonMs ?? 10_000;
       if (ran === 0 && (await this.jobs.countUnsettled(types, horizon)) === 0) return;
@@ -411,7 +441,7 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
       updatedAt: now,
       finishedAt: null,
     };
-    await handler(payload, { job, attempt: 1 });
+    await handler(payload, { job, attempt: 1, othersWaiting: async () => false });
   }
 
   findById(id: string) {

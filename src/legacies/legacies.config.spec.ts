@@ -1,8 +1,9 @@
-import { AppConfig, ConfigValidationError } from '../config/app-config.js';
+import { ConfigValidationError } from '../config/app-config.js';
+import { loadAppConfig } from '../app.config.js';
 
 describe('limits configuration', () => {
   it('has production defaults', () => {
-    const env = AppConfig.load({}).env;
+    const env = loadAppConfig({}).env;
     expect(env.INVITATION_TTL).toBe(14 * 24 * 60 * 60 * 1000);
     expect(env.INVITATIONS_PER_LEGACY_PER_DAY).toBe(50);
     expect(env.MAX_LEGACIES_PER_USER).toBe(25);
@@ -12,7 +13,7 @@ describe('limits configuration', () => {
   });
 
   it('reads durations and counts', () => {
-    const env = AppConfig.load({ INVITATION_TTL: '48h', MAX_MEMBERS_PER_LEGACY: '12' }).env;
+    const env = loadAppConfig({ INVITATION_TTL: '48h', MAX_MEMBERS_PER_LEGACY: '12' }).env;
     expect(env.INVITATION_TTL).toBe(48 * 60 * 60 * 1000);
     expect(env.MAX_MEMBERS_PER_LEGACY).toBe(12);
   });
@@ -20,7 +21,7 @@ describe('limits configuration', () => {
   it('refuses bad values at boot, all at once', () => {
     let error: unknown;
     try {
-      AppConfig.load({
+      loadAppConfig({
         INVITATION_TTL: 'two weeks',
         INVITATIONS_PER_LEGACY_PER_DAY: '0',
         MAX_LEGACIES_PER_USER: 'many',

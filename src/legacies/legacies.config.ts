@@ -1,4 +1,4 @@
-import { defineVariables, duration, integer } from '../config/config-spec.js';
+import { ConfigOf, defineVariables, duration, integer } from '../config/config-spec.js';
 
 export const legaciesVariables = defineVariables({
   INVITATION_TTL: {
@@ -24,3 +24,7 @@ export const legaciesVariables = defineVariables({
     parse: integer(2, 100_000),
   },
 });
+
+declare module '../config/app-config.js' {
+  interface Env extends ConfigOf<typeof legaciesVariables> {}
+}

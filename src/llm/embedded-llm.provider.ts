@@ -51,6 +51,7 @@ import {
   turnsSummarySchema,
 } from './task-schemas.js';
 import { countTokens, truncateToTokens } from './tokenizer.js';
+import { labelledContent } from './reply-messages.js';
 
 export interface EmbeddedModelOptions extends EmbeddedWorkerOptions {
   replyMaxTokens: number;
@@ -259,7 +260,7 @@ export class EmbeddedLanguageModel implements LanguageModel {
     );
     const messages = input.messages.map((m) => ({
       role: m.role === 'USER' ? ('user' as const) : ('assistant' as const),
-      content: m.speaker ? `${m.speaker}: ${m.content}` : m.content,
+      content: labelledContent(m),
     }));
     let system = input.system;
     if (countTokens(system) > budget / 2)

@@ -1,10 +1,10 @@
-import { AppConfig, ConfigValidationError, Env, parseVariables } from '../config/app-config.js';
-import { ALL_VARIABLES } from '../config/config.registry.js';
+import { ConfigValidationError, Env, parseVariables } from '../config/app-config.js';
+import { ALL_VARIABLES, loadAppConfig } from '../app.config.js';
 import { validateLlmConfig } from './llm.config.js';
 
 describe('models configuration', () => {
   it('defaults to the offline models', () => {
-    const { env } = AppConfig.load({});
+    const { env } = loadAppConfig({});
     expect(env.EMBEDDINGS).toBe('local');
     expect(env.LLM).toBe('local');
     expect(env.LLM_STRUCTURED_OUTPUT).toBe('json_schema');
@@ -14,18 +14,21 @@ describe('models configuration', () => {
   });
 
   it('parses each variable', () => {
-    expect(() => AppConfig.load({ LLM: 'gpt' })).toThrow(ConfigValidationError);
-    expect(() => AppConfig.load({ LLM_BASE_URL: 'localhost:11434' })).toThrow(
+    expect(() => loadAppConfig({ LLM: 'gpt' })).toThrow(ConfigValidationError);
+    expect(() => loadAppConfig({ LLM_BASE_URL: 'localhost:11434' })).toThrow(
       /LLM_BASE_URL must be an http/,
     );
-    expect(() => AppConfig.load({ EMBEDDINGS_DIMENSIONS: '0' })).toThrow(/between 1 and 16000/);
+    expect(() => loadAppConfig({ EMBEDDINGS_DIMENSIONS: '0' })).toThrow(/between 1 and 16000/);
   });
 
   it('reports what an openai configuration is missing', () => {
-    expect(() => AppConfig.load({ EMBEDDINGS: 'openai', LLM: 'openai' })).toThrow(
+    expect(() => loadAppConfig({ EMBEDDINGS: 'openai', LLM: 'openai' })).toThrow(
       ConfigValidationError,
     );
-    const env = parseVariables(ALL_VARIABLES, { EMBEDDINGS: 'openai', LLM: 'openai' }) as Env;
+    const env = parseVariables(ALL_VARIABLES, {
+      EMBEDDINGS: 'openai',
+      LLM: 'openai',
+    }) as unknown as Env;
     expect(validateLlmConfig(env)).toEqual([
       'EMBEDDINGS=openai needs EMBEDDINGS_MODEL',
       'EMBEDDINGS=openai needs EMBEDDINGS_DIMENSIONS (the size of the stored vectors)',
@@ -33,7 +36,7 @@ describe('models configuration', () => {
       'LLM=openai needs LLM_MODEL',
       'LLM=openai needs LLM_BASE_URL or LLM_API_KEY',
     ]);
-    const complete = AppConfig.load({
+    const complete = loadAppConfig({
       EMBEDDINGS: 'openai',
       EMBEDDINGS_MODEL: 'nomic-embed-text',
       EMBEDDINGS_DIMENSIONS: '768',
@@ -46,12 +49,12 @@ describe('models configuration', () => {
   });
 
   it('rejects a vector size the local embedder cannot produce', () => {
-    expect(() => AppConfig.load({ EMBEDDINGS_DIMENSIONS: '512' })).toThrow(/384-d vectors/);
-    expect(AppConfig.load({ EMBEDDINGS_DIMENSIONS: '384' }).env.EMBEDDINGS_DIMENSIONS).toBe(384);
+    expect(() => loadAppConfig({ EMBEDDINGS_DIMENSIONS: '512' })).toThrow(/384-d vectors/);
+    expect(loadAppConfig({ EMBEDDINGS_DIMENSIONS: '384' }).env.EMBEDDINGS_DIMENSIONS).toBe(384);
     const env = parseVariables(ALL_VARIABLES, {
       EMBEDDINGS_LOCAL_MODEL: 'use-lite',
       EMBEDDINGS_DIMENSIONS: '384',
-    }) as Env;
+    }) as unknown as Env;
     expect(validateLlmConfig(env)).toEqual([
       'EMBEDDINGS_LOCAL_MODEL=use-lite produces 512-d vectors, but EMBEDDINGS_DIMENSIONS is 384',
     ]);
@@ -61,7 +64,7 @@ describe('models configuration', () => {
     const env = parseVariables(ALL_VARIABLES, {
       EMBEDDINGS_LOCAL_MODEL: 'use-lite',
       EMBEDDINGS_MODEL_DIR: '/models/e5',
-    }) as Env;
+    }) as unknown as Env;
     expect(validateLlmConfig(env)).toEqual([
       'EMBEDDINGS_MODEL_DIR is for a fetched model; EMBEDDINGS_LOCAL_MODEL=use-lite needs no files',
     ]);

@@ -155,6 +155,10 @@ export const llmVariables = defineVariables({
 
 export type LlmEnv = ConfigOf<typeof llmVariables>;
 
+declare module '../config/app-config.js' {
+  interface Env extends LlmEnv {}
+}
+
 /** Checks across variables, run by boot validation next to the per-variable parsing. */
 export function validateLlmConfig(env: LlmEnv): string[] {
   const problems: string[] = [];

@@ -1,6 +1,6 @@
 import { Test } from '@nestjs/testing';
 import { FakeOpenAiServer } from '../../test/support/fake-openai/fake-openai.server.js';
-import { AppConfig } from '../config/app-config.js';
+import { loadAppConfig } from '../app.config.js';
 import { ConfigModule } from '../config/config.module.js';
 import { EMBEDDER, Embedder } from './embedder.js';
 import { LANGUAGE_MODEL, LanguageModel } from './language-model.js';
@@ -13,7 +13,7 @@ import { OpenAiLanguageModel } from './openai-llm.provider.js';
 
 async function boot(env: Record<string, string>) {
   const moduleRef = await Test.createTestingModule({
-    imports: [ConfigModule.forRoot(AppConfig.load(env)), LlmModule],
+    imports: [ConfigModule.forRoot(loadAppConfig(env)), LlmModule],
   }).compile();
   const app = moduleRef.createNestApplication({ logger: false });
   await app.init();

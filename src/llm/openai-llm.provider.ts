@@ -51,6 +51,7 @@ import {
   summarizePeriodPrompt,
   summarizeTurnsPrompt,
 } from './prompts.js';
+import { openAiReplyMessages } from './reply-messages.js';
 import { AttemptPlan, OUTPUT_ATTEMPTS, TASK_MAX_TOKENS, withRepair } from './task-attempts.js';
 import {
   MEMORIES_SCHEMA,
@@ -156,13 +157,8 @@ export class OpenAiLanguageModel implements LanguageModel {
   }
 
   async reply(input: ReplyInput, onDelta?: (text: string) => void): Promise<WithCall<Reply>> {
-    const messages: ChatMessage[] = [
-      { role: 'system', content: input.system },
-      ...input.messages.map((m): ChatMessage => ({
-        role: m.role === 'USER' ? 'user' : 'assistant',
-        content: m.content,
-      })),
-    ];
+    // Each member's turn of a together conversation names its author (reply-messages.ts).
+    const messages: ChatMessage[] = openAiReplyMessages(input);
     const offered = input.tools ? wireTools(input.tools) : undefined;
     let text = '';
     let promptTokens = 0;

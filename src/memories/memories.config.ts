@@ -1,4 +1,4 @@
-import { decimal, defineVariables, integer } from '../config/config-spec.js';
+import { ConfigOf, decimal, defineVariables, integer } from '../config/config-spec.js';
 
 export const memoriesVariables = defineVariables({
   MEMORY_MIN_CONFIDENCE: {
@@ -82,3 +82,7 @@ export const memoriesVariables = defineVariables({
     parse: integer(1, 100_000),
   },
 });
+
+declare module '../config/app-config.js' {
+  interface Env extends ConfigOf<typeof memoriesVariables> {}
+}

@@ -31,6 +31,7 @@ import { MemoryListRepository } from './memory-list.repository.js';
 import { MemoryMaintenanceRepository } from './memory-maintenance.repository.js';
 import { MEMORY_KIND } from './memory-sql.js';
 import { MemoryWriterService } from './memory-writer.service.js';
+import { MemoryFenceRepository } from './memory-fence.repository.js';
 import { MemoryLedgerRepository } from './memory-ledger.repository.js';
 import { MemoryUseRepository } from './memory-use.repository.js';
 import { MemoryTransferRepository } from './memory-transfer.repository.js';
@@ -49,6 +50,7 @@ import { MemoryTransferService } from './memory-transfer.service.js';
     MemoryListRepository,
     MemoryMaintenanceRepository,
     MemoryLedgerRepository,
+    MemoryFenceRepository,
     MemoryUseRepository,
     MemoryTransferRepository,
     MemoryEvents,

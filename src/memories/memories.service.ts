@@ -30,6 +30,7 @@ import { MemoryListFilter, MemoryListRepository } from './memory-list.repository
 import { requestedContent, requestedMemory, restorableUntil } from './memory-policy.js';
 import { MemoryWriterService, SaveResult } from './memory-writer.service.js';
 import { MemoryLedgerRepository } from './memory-ledger.repository.js';
+import { MemoryFenceRepository } from './memory-fence.repository.js';
 import { MemoryUseRepository } from './memory-use.repository.js';
 import { ImportResult, MemoryTransferService } from './memory-transfer.service.js';
 
@@ -76,6 +77,7 @@ export class MemoriesService {
     private readonly legacies: LegaciesService,
     private readonly conversations: ConversationsService,
     private readonly embeddings: EmbeddingService,
+    private readonly fences: MemoryFenceRepository,
   ) {}
 
   async get(user: UserEntity, id: string): Promise<MemoryEntity> {
@@ -154,7 +156,7 @@ export class MemoriesService {
     const memory = await this.get(user, id);
     if (memory.status === MemoryStatus.DELETED) return memory;
     const now = this.clock.now();
-    const [forgotten] = await this.repo.forget(user.id, { ids: [id] }, now);
+    const [forgotten] = await this.forgetFenced(user.id, { ids: [id] }, now);
     // Forgotten concurrently: answer with what is stored.
     if (!forgotten) return this.get(user, id);
     await this.events.one(MemoryChangeAction.FORGOTTEN, forgotten, now);
@@ -193,12 +195,30 @@ export class MemoriesService {
       return { memories: [], restorableUntil: null };
     }
     const now = this.clock.now();
-    const memories = await this.repo.forget(user.id, scope, now);
+    const memories = await this.forgetFenced(user.id, scope, now);
     const until =
       memories.length > 0 ? restorableUntil(now, this.config.env.MEMORY_UNDO_DAYS) : null;
     const ids = memories.map((m) => m.id);
     await this.events.many(user.id, MemoryChangeAction.FORGOTTEN, ids, now, until);
     return { memories, restorableUntil: until };
+  }
+
+  /**
+   * Forgets, and fences what was forgotten against extraction of what was said before: under the
+   * user's memory lock, so that a save in flight either ran first (and its memory is forgotten
+   * here) or sees the fence (memory-fence.repository.ts).
+   */
+  private forgetFenced(userId: string, scope: ForgetScope, now: Date): Promise<MemoryEntity[]> {
+    return this.repo.transaction(async (m) => {
+      await this.repo.lockUser(m, userId);
+      const forgotten = await this.repo.forget(userId, scope, now, m);
+      await this.fences.fenceMemories(
+        m,
+        userId,
+        forgotten.map((f) => f.id),
+      );
+      return forgotten;
+    });
   }
 
   /**
@@ -226,6 +246,7 @@ export class MemoriesService {
     const { restored, archived } = await this.repo.transaction(async (m) => {
       await this.repo.lockUser(m, user.id);
       const row = await this.repo.restore(m, user.id, id, to, now);
+      if (row) await this.fences.unfence(m, row.id);
       const over =
         row && to === MemoryStatus.ACTIVE
           ? await this.repo.archiveOverCap(
@@ -245,7 +266,10 @@ export class MemoriesService {
     return restored;
   }
 
-  /** Deletes every memory of the user and their vectors now, with no undo. */
+  /**
+   * Deletes every memory of the user and their vectors now, with no undo; and fences extraction
+   * in flight or yet to run: nothing from a turn said before now is stored afterwards.
+   */
   async clearAll(user: UserEntity, confirm: string): Promise<number> {
     if (confirm !== CLEAR_ALL_CONFIRMATION) {
       throw new MemoryException(
@@ -254,7 +278,11 @@ export class MemoriesService {
         'confirm',
       );
     }
-    const ids = await this.repo.deleteAll(user.id);
+    const ids = await this.repo.transaction(async (m) => {
+      await this.repo.lockUser(m, user.id);
+      await this.fences.fenceAll(m, user.id);
+      return this.repo.deleteAll(user.id, m);
+    });
     await this.events.many(user.id, MemoryChangeAction.FORGOTTEN, ids, this.clock.now(), null);
     return ids.length;
   }

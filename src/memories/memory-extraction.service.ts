@@ -13,6 +13,7 @@ import { ConversationMode, MemorySaveOutcome, MemorySource, MemoryType } from '.
 import { MemoryRepository } from './memory.repository.js';
 import { MemoryWriterService } from './memory-writer.service.js';
 import { MemoryLedgerRepository } from './memory-ledger.repository.js';
+import { MemoryFenceRepository } from './memory-fence.repository.js';
 import { consents, policyConfidence } from './memory-policy.js';
 
 export const EXTRACT_JOB = 'memories:extract';
@@ -33,6 +34,8 @@ export type ExtractionOutcome =
   | 'not-own-turn'
   | 'no-consent'
   | 'already-done'
+  /** The member cleared their memories after the turn was said (memory fences). */
+  | 'cleared'
   | { proposed: number; belowThreshold: number; saved: number };
 
 /**
@@ -41,7 +44,9 @@ export type ExtractionOutcome =
  * once). One ledger row per user turn makes the job idempotent and carries the per-user rate
  * limit: past MEMORY_EXTRACTIONS_PER_MINUTE the job is deferred, never dropped. A model outage
  * defers the job too (no attempt spent); invalid model output is retried like any failure and
- * kept as FAILED for review if it never succeeds.
+ * kept as FAILED for review if it never succeeds. What the member clears or forgets meanwhile
+ * fences it (memory-fence.repository.ts): nothing from a turn said before a clear is stored, nor
+ * anything restating a memory forgotten after the turn, checked again where the save commits.
  */
 @Injectable()
 export class MemoryExtractionService {
@@ -52,6 +57,7 @@ export class MemoryExtractionService {
     private readonly repo: MemoryRepository,
     private readonly ledger: MemoryLedgerRepository,
     private readonly writer: MemoryWriterService,
+    private readonly fences: MemoryFenceRepository,
     private readonly clock: MemoryClock,
     private readonly config: AppConfig,
     @Inject(LANGUAGE_MODEL) private readonly llm: LanguageModel,
@@ -106,10 +112,17 @@ export class MemoryExtractionService {
       return 'no-consent';
     }
 
+    // The turn's own time: an exchange always has one (its user turn is read with it).
+    const said = ex.userCreatedAt ?? now;
     const attempts = await this.repo.transaction(async (m) => {
       await this.repo.lockUser(m, userId);
       const row = await this.ledger.ledgerForUpdate(m, ledger.sourceMessageId);
       if (row?.completedAt) return null;
+      // Cleared since it was said: no model call for what could not be stored.
+      if (await this.fences.clearedSince(m, userId, said)) {
+        await this.ledger.recordCleared(m, { ...ledger, now });
+        return 'cleared' as const;
+      }
       const limit = this.config.env.MEMORY_EXTRACTIONS_PER_MINUTE;
       const recent = await this.ledger.recentExtractions(
         m,
@@ -127,6 +140,7 @@ export class MemoryExtractionService {
       return this.ledger.startExtraction(m, { ...ledger, now });
     });
     if (attempts === null) return 'already-done';
+    if (attempts === 'cleared') return 'cleared';
 
     // Stored memories are deliberately not shown to the model: a restatement must reach the
     // duplicate check, so that it counts as one more reference to the memory already held.
@@ -166,7 +180,7 @@ export class MemoryExtractionService {
     const mode = ex.agentWrote ? ConversationMode.AGENT : ConversationMode.CLIENT;
     const finish = (
       m: EntityManager,
-      outcome: 'EXTRACTED' | 'NO_CONSENT',
+      outcome: 'EXTRACTED' | 'NO_CONSENT' | 'CLEARED',
       counts = { created: 0, merged: 0, superseded: 0 },
     ) =>
       this.ledger.completeExtraction(m, ledger.sourceMessageId, {
@@ -178,6 +192,7 @@ export class MemoryExtractionService {
         now,
       });
     let withdrawn = false;
+    let cleared = false;
     const batch = await this.writer.save(
       userId,
       ex.legacyId,
@@ -197,6 +212,12 @@ export class MemoryExtractionService {
           if ((await this.ledger.ledgerForUpdate(m, ledger.sourceMessageId))?.completedAt) {
             return false;
           }
+          // A clear since the turn was said, while the model ran: nothing of it is stored.
+          if (await this.fences.clearedSince(m, userId, said)) {
+            cleared = true;
+            await finish(m, 'CLEARED');
+            return false;
+          }
           // Consent again, locked: switching remember off or pausing during the model call
           // stops this save, and a switch made now waits until it is written.
           if (consents(await this.ledger.consent(m, ex.conversationId, userId, { lock: true })))
@@ -205,6 +226,15 @@ export class MemoryExtractionService {
           await finish(m, 'NO_CONSENT');
           return false;
         },
+        // What the member forgot after saying it does not come back from this turn.
+        withhold: (m, candidate) =>
+          this.fences.restatesForgotten(
+            m,
+            userId,
+            said,
+            candidate,
+            this.config.env.MEMORY_DUPLICATE_SIMILARITY,
+          ),
         complete: (m, saved) => {
           const count = (o: MemorySaveOutcome) =>
             saved.results.filter((r) => r.outcome === o).length;
@@ -216,7 +246,7 @@ export class MemoryExtractionService {
         },
       },
     );
-    if (!batch) return withdrawn ? 'no-consent' : 'already-done';
+    if (!batch) return cleared ? 'cleared' : withdrawn ? 'no-consent' : 'already-done';
     return {
       proposed: proposed.length,
       belowThreshold: proposed.length - kept.length,

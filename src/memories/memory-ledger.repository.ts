@@ -28,7 +28,18 @@ export interface ExchangeRow {
   userTurnIndex: number | null;
   userMessageUserId: string | null;
   userOccurredAt: Date | null;
+  /** When the user turn was stored (the database's clock, as memory fences are). */
+  userCreatedAt: Date | null;
   agentWrote: boolean;
+}
+
+/** A turn whose extraction is settled without running (no consent, cleared). */
+interface FinalRow {
+  sourceMessageId: string;
+  userId: string;
+  conversationId: string;
+  assistantMessageId: string;
+  now: Date;
 }
 
 /**
@@ -141,6 +152,7 @@ export class MemoryLedgerRepository {
               a.placeholder AS "assistantPlaceholder", a.turn_index AS "assistantTurnIndex",
               q.id AS "userMessageId", q.content AS "userContent", q.turn_index AS "userTurnIndex",
               q.user_id AS "userMessageUserId", q.occurred_at AS "userOccurredAt",
+              q.created_at AS "userCreatedAt",
               EXISTS (SELECT 1 FROM assistant_replies r WHERE r.message_id = a.id) AS "agentWrote"
          FROM messages a
          JOIN conversations c ON c.id = a.conversation_id
@@ -206,7 +218,7 @@ export class MemoryLedgerRepository {
     manager: EntityManager,
     sourceMessageId: string,
     result: {
-      outcome: 'EXTRACTED' | 'NO_CONSENT';
+      outcome: 'EXTRACTED' | 'NO_CONSENT' | 'CLEARED';
       model: string | null;
       proposed: number;
       belowThreshold: number;
@@ -226,23 +238,32 @@ export class MemoryLedgerRepository {
   }
 
   /** Records that a turn was examined without consent, so it is never extracted later. */
-  async recordNoConsent(
+  recordNoConsent(manager: EntityManager, row: FinalRow): Promise<void> {
+    return this.recordFinal(manager, row, 'NO_CONSENT');
+  }
+
+  /**
+   * Records that the member cleared their memories after this turn was stored: final, so its
+   * extraction never runs, now or in a backfill.
+   */
+  recordCleared(manager: EntityManager, row: FinalRow): Promise<void> {
+    return this.recordFinal(manager, row, 'CLEARED');
+  }
+
+  /** A turn's extraction settled without running: its row, or an unfinished one, completed. */
+  private async recordFinal(
     manager: EntityManager,
-    row: {
-      sourceMessageId: string;
-      userId: string;
-      conversationId: string;
-      assistantMessageId: string;
-      now: Date;
-    },
+    row: FinalRow,
+    outcome: 'NO_CONSENT' | 'CLEARED',
   ): Promise<void> {
     await run(
       manager,
       sql`INSERT INTO memory_extractions (source_message_id, user_id, conversation_id,
               assistant_message_id, outcome, started_at, completed_at)
        VALUES (${row.sourceMessageId}, ${row.userId}, ${row.conversationId},
-         ${row.assistantMessageId}, 'NO_CONSENT', ${row.now}, ${row.now})
-       ON CONFLICT (source_message_id) DO NOTHING`,
+         ${row.assistantMessageId}, ${outcome}, ${row.now}, ${row.now})
+       ON CONFLICT (source_message_id) DO UPDATE SET outcome = ${outcome}, completed_at = ${row.now}
+        WHERE memory_extractions.completed_at IS NULL`,
     );
   }
 

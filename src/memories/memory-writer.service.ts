@@ -15,6 +15,7 @@ import {
 } from './memory.enums.js';
 import { MemoryRepository, NewMemory } from './memory.repository.js';
 import { MEMORY_KIND, QueryVector } from './memory-sql.js';
+import type { FencedCandidate } from './memory-fence.repository.js';
 
 export interface SaveResult {
   outcome: MemorySaveOutcome;
@@ -35,6 +36,8 @@ export interface SaveOptions {
   guard?: (manager: EntityManager) => Promise<boolean>;
   /** Runs last inside the transaction, with what was saved (ledgers). */
   complete?: (manager: EntityManager, batch: SaveBatch) => Promise<void>;
+  /** Runs inside the transaction for each candidate: true leaves it out (memory fences). */
+  withhold?: (manager: EntityManager, candidate: FencedCandidate) => Promise<boolean>;
 }
 
 /**
@@ -80,6 +83,8 @@ export class MemoryWriterService {
         const vector: QueryVector | null = comparison
           ? { ...search, vector: comparison.vectors[i] }
           : null;
+        if (await options.withhold?.(m, { normalized: c.normalized, slot: c.slot, vector }))
+          continue;
         results.push(await this.saveOne(m, userId, legacyId, c, vector, embedded, i, now));
       }
       // A restatement can bring back an archived global memory: its scope is checked too.

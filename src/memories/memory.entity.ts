@@ -149,9 +149,12 @@ export class MemoryExtractionEntity {
   @Column({ name: 'assistant_message_id', type: 'uuid', nullable: true })
   assistantMessageId: string | null;
 
-  /** Null while under way; NO_CONSENT when remember was off or memory paused at run time. */
+  /**
+   * Null while under way; NO_CONSENT when remember was off or memory paused at run time;
+   * COMMAND for a memory command; CLEARED when the member cleared their memories after the turn.
+   */
   @Column({ type: 'text', nullable: true })
-  outcome: 'EXTRACTED' | 'NO_CONSENT' | null;
+  outcome: 'EXTRACTED' | 'NO_CONSENT' | 'COMMAND' | 'CLEARED' | null;
 
   @Column({ type: 'integer', default: 0 })
   attempts: number;

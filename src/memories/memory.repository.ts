@@ -435,7 +435,12 @@ export class MemoryRepository {
   }
 
   /** Soft delete: restorable during the undo window. */
-  async forget(userId: string, where: ForgetScope, now: Date): Promise<MemoryEntity[]> {
+  async forget(
+    userId: string,
+    where: ForgetScope,
+    now: Date,
+    manager?: EntityManager,
+  ): Promise<MemoryEntity[]> {
     const conditions = [sql`m.user_id = ${userId}`, sql`m.status <> 'DELETED'`];
     if (where.ids) conditions.push(sql`m.id = ANY(${where.ids}::uuid[])`);
     if (where.conversationId) conditions.push(sql`m.conversation_id = ${where.conversationId}`);
@@ -443,7 +448,7 @@ export class MemoryRepository {
       conditions.push(sql`m.source_message_id = ${where.sourceMessageId}`);
     }
     return run<MemoryEntity>(
-      this.m(),
+      this.m(manager),
       sql`UPDATE memories m SET status = 'DELETED', deleted_at = ${now}, updated_at = ${now},
               history = history || jsonb_build_array(jsonb_build_object(
                 'at', ${now.toISOString()}::text, 'action', 'FORGOTTEN', 'fromStatus', status))
@@ -475,9 +480,9 @@ export class MemoryRepository {
   }
 
   /** Hard delete of everything the user has, now (vectors go with the rows, by trigger). */
-  async deleteAll(userId: string): Promise<string[]> {
+  async deleteAll(userId: string, manager?: EntityManager): Promise<string[]> {
     const rows = await run<{ id: string }>(
-      this.m(),
+      this.m(manager),
       sql`DELETE FROM memories WHERE user_id = ${userId} RETURNING id`,
     );
     return rows.map((r) => r.id);

@@ -1,4 +1,10 @@
-import { bool, ConfigParseError, defineVariables, integer } from '../config/config-spec.js';
+import {
+  bool,
+  ConfigOf,
+  ConfigParseError,
+  defineVariables,
+  integer,
+} from '../config/config-spec.js';
 
 const token = (raw: string): string => {
   if (raw.length < 16) throw new ConfigParseError('must be at least 16 characters');
@@ -14,7 +20,7 @@ export const metricsVariables = defineVariables({
   },
   METRICS_TOKEN: {
     description:
-      'When set, /metrics answers only requests with `Authorization: Bearer <token>` (16+ characters).',
+      'When set, /metrics answers only requests with `Authorization: Bearer <token>` (16+ characters), and GET /health/ready gives its details (free disk, models, backups) only to them; without it nobody gets them.',
     parse: token,
   },
   METRICS_DB_REFRESH_MS: {
@@ -24,3 +30,7 @@ export const metricsVariables = defineVariables({
     parse: integer(0, 3_600_000),
   },
 });
+
+declare module '../config/app-config.js' {
+  interface Env extends ConfigOf<typeof metricsVariables> {}
+}

@@ -1,4 +1,3 @@
-import { timingSafeEqual } from 'node:crypto';
 import {
   Controller,
   Get,
@@ -9,13 +8,8 @@ import {
 } from '@nestjs/common';
 import type { Response } from 'express';
 import { AppConfig } from '../config/app-config.js';
+import { presentsMetricsToken } from './metrics-token.js';
 import { ServiceMetrics } from './service-metrics.js';
-
-function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
 
 /**
  * GET /metrics in the Prometheus text format. Off (404, as if it did not exist) unless
@@ -36,8 +30,7 @@ export class MetricsController {
     const env = this.config.env;
     if (!env.METRICS_ENABLED) throw new NotFoundException();
     if (env.METRICS_TOKEN) {
-      const token = /^\s*Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1] ?? '';
-      if (!sameSecret(token, env.METRICS_TOKEN)) {
+      if (!presentsMetricsToken(authorization, env.METRICS_TOKEN)) {
         res.setHeader('WWW-Authenticate', 'Bearer realm="metrics"');
         throw new UnauthorizedException();
       }

@@ -1,4 +1,4 @@
-import { cron, defineVariables, integer } from '../config/config-spec.js';
+import { ConfigOf, cron, defineVariables, integer } from '../config/config-spec.js';
 
 export const periodsVariables = defineVariables({
   PERIOD_SUMMARIES_CRON: {
@@ -26,3 +26,7 @@ export const periodsVariables = defineVariables({
     parse: integer(1, 100_000),
   },
 });
+
+declare module '../config/app-config.js' {
+  interface Env extends ConfigOf<typeof periodsVariables> {}
+}

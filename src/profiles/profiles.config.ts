@@ -1,4 +1,4 @@
-import { decimal, defineVariables, integer } from '../config/config-spec.js';
+import { ConfigOf, decimal, defineVariables, integer } from '../config/config-spec.js';
 
 export const profilesVariables = defineVariables({
   PROFILE_CONTEXT_TOKENS: {
@@ -14,3 +14,7 @@ export const profilesVariables = defineVariables({
     parse: decimal(0, 1),
   },
 });
+
+declare module '../config/app-config.js' {
+  interface Env extends ConfigOf<typeof profilesVariables> {}
+}

@@ -1,4 +1,4 @@
-import { defineVariables, duration, oneOf } from '../config/config-spec.js';
+import { ConfigOf, defineVariables, duration, oneOf } from '../config/config-spec.js';
 
 export const pubsubVariables = defineVariables({
   EVENT_BUS: {
@@ -14,3 +14,14 @@ export const pubsubVariables = defineVariables({
     parse: duration('10s', '7d'),
   },
 });
+
+declare module '../config/app-config.js' {
+  interface Env extends ConfigOf<typeof pubsubVariables> {}
+}
+
+/** The Postgres event bus talks through the server: the embedded database has no LISTEN. */
+export function validatePubsubConfig(env: { EVENT_BUS: string; DATABASE_URL?: string }): string[] {
+  return env.EVENT_BUS === 'postgres' && !env.DATABASE_URL
+    ? ['EVENT_BUS=postgres needs DATABASE_URL']
+    : [];
+}

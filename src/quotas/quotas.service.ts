@@ -41,6 +41,33 @@ export class QuotasService {
   }
 
   /**
+   * Refuses (RATE_LIMITED, with the seconds until there is room) when fewer than `count`
+   * actions are left in the window, counting none: for work that will consume them one by one
+   * and should not begin without room for all (an archive of several conversations).
+   */
+  async assertRoom(
+    manager: EntityManager,
+    quota: WindowQuota,
+    count: number,
+    message: string,
+  ): Promise<void> {
+    if (count <= 0) return;
+    const retryAfter =
+      count > quota.limit
+        ? Math.ceil(quota.windowMs / 1000)
+        : await this.quotas.secondsUntilFree(
+            manager,
+            quota.scope,
+            quota.subjectId,
+            quota.limit - count + 1,
+            quota.windowMs,
+          );
+    if (retryAfter !== null) {
+      throw new CommonException(CommonErrorCode.RATE_LIMITED, message, undefined, retryAfter);
+    }
+  }
+
+  /**
    * Serializes transactions that count the same thing (e.g. the legacies one user owns) until
    * the calling transaction ends, so a count followed by an insert stays within its limit.
    */

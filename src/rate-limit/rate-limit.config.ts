@@ -1,4 +1,4 @@
-import { defineVariables, integer } from '../config/config-spec.js';
+import { ConfigOf, defineVariables, integer } from '../config/config-spec.js';
 
 export const rateLimitVariables = defineVariables({
   RATE_LIMIT_PER_MINUTE: {
@@ -20,3 +20,7 @@ export const rateLimitVariables = defineVariables({
     parse: integer(1, 100_000),
   },
 });
+
+declare module '../config/app-config.js' {
+  interface Env extends ConfigOf<typeof rateLimitVariables> {}
+}

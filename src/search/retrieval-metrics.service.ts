@@ -1,3 +1,4 @@
+import { SourceType } from '../context/models/context-enums.model.js';
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
 import type {
@@ -185,11 +186,14 @@ export class RetrievalMetricsService implements AssemblyObserver {
       summarySpendShare: spend.modelTokens > 0 ? spend.summaryTokens / spend.modelTokens : 0,
       triggers,
       hitsByPath: Object.entries(a.hitsByPath).map(([path, hits]) => ({ path, hits })),
-      composition: a.composition.map((c) => ({
-        sourceType: c.source,
-        items: c.items,
-        share: totalItems > 0 ? c.items / totalItems : 0,
-      })),
+      // Every key recorded is a SourceType (items_by_source); one that is not could not be sent.
+      composition: a.composition
+        .filter((c): c is { source: SourceType; items: number } => c.source in SourceType)
+        .map((c) => ({
+          sourceType: c.source,
+          items: c.items,
+          share: totalItems > 0 ? c.items / totalItems : 0,
+        })),
     };
   }
 }

@@ -193,6 +193,10 @@ export const searchVariables = defineVariables({
 
 export type SearchEnv = ConfigOf<typeof searchVariables>;
 
+declare module '../config/app-config.js' {
+  interface Env extends SearchEnv {}
+}
+
 /** The settings a search runs with, read from configuration (tests and the debug view override). */
 export interface SearchSettings {
   hybrid: boolean;

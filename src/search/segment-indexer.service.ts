@@ -5,6 +5,7 @@ import { AppConfig } from '../config/app-config.js';
 import { EmbeddingService, sliceEmbedded } from '../embeddings/embedding.service.js';
 import type { EmbeddedTexts } from '../embeddings/embedding.service.js';
 import { JobsService } from '../jobs/jobs.service.js';
+import { StorageGuard } from '../database/storage-guard.service.js';
 import { chunkMessage } from './chunker.js';
 import { writtenByAgent } from './fusion.js';
 import { toldPeriod } from './told-period.js';
@@ -77,6 +78,7 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
     private readonly embeddings: EmbeddingService,
     private readonly jobs: JobsService,
     private readonly config: AppConfig,
+    private readonly storage: StorageGuard,
   ) {}
 
   /** Indexes (and embeds) the conversation's turns not yet indexed: the INDEX_JOB handler. */
@@ -91,9 +93,11 @@ export class SegmentIndexerService implements OnApplicationBootstrap {
 
   /** Turns stored before search existed (or while it was off) are indexed in the background. */
   async onApplicationBootstrap(): Promise<void> {
-    await this.jobs.enqueue(BACKFILL_JOB, 'startup', {});
-    await this.jobs.enqueue(TOLD_JOB, 'startup', {});
-    await this.jobs.enqueue(KINDS_JOB, 'startup', {});
+    await this.storage.whenWritable('the search index backfills', async () => {
+      await this.jobs.enqueue(BACKFILL_JOB, 'startup', {});
+      await this.jobs.enqueue(TOLD_JOB, 'startup', {});
+      await this.jobs.enqueue(KINDS_JOB, 'startup', {});
+    });
   }
 
   /**

@@ -1,4 +1,4 @@
-import { decimal, defineVariables, integer } from '../config/config-spec.js';
+import { ConfigOf, decimal, defineVariables, integer } from '../config/config-spec.js';
 
 export const signalsVariables = defineVariables({
   MEMORY_AB_HOLDOUT: {
@@ -56,3 +56,7 @@ export const signalsVariables = defineVariables({
     parse: decimal(0, 1_000_000),
   },
 });
+
+declare module '../config/app-config.js' {
+  interface Env extends ConfigOf<typeof signalsVariables> {}
+}

@@ -1,4 +1,4 @@
-import { defineVariables, integer } from '../config/config-spec.js';
+import { ConfigOf, defineVariables, integer } from '../config/config-spec.js';
 
 export const storiesVariables = defineVariables({
   DOCUMENT_MAX_BYTES: {
@@ -67,3 +67,7 @@ export const storiesVariables = defineVariables({
     parse: integer(0, 50),
   },
 });
+
+declare module '../config/app-config.js' {
+  interface Env extends ConfigOf<typeof storiesVariables> {}
+}

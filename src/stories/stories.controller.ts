@@ -22,6 +22,7 @@ import { DocumentUploadGuard } from './document-upload.guard.js';
 import { UploadDocumentFields } from './dto/upload-document.fields.js';
 import { StoryErrorCode, StoryException } from './story.exception.js';
 import { toStoryModel } from './story.mapper.js';
+import { savedFileName } from './story-files.js';
 
 /** What multer hands over for the uploaded file. */
 interface MultipartFile {
@@ -78,7 +79,7 @@ export class StoriesController {
     @Res() res: Response,
   ): Promise<void> {
     const { story, bytes } = await this.stories.file(req.user, id);
-    const name = story.fileName ?? `${story.title}.md`;
+    const name = savedFileName(story.fileName, story.title, story.format);
     res.setHeader('content-type', story.mimeType ?? 'application/octet-stream');
     res.setHeader(
       'content-disposition',

@@ -32,6 +32,7 @@ import { StoryErrorCode, StoryException } from './story.exception.js';
 import { StoryListFilter, StoryRepository } from './story.repository.js';
 import { StoryLimitsService } from './story-limits.service.js';
 import { canSeeStory, mayModerate } from './story-visibility.js';
+import { checkArchivedFile } from './story-files.js';
 
 /** Model calls extractStory makes while its caller waits (8 passages each). */
 const INLINE_EXTRACT_CALLS = 2;
@@ -205,10 +206,12 @@ export class StoriesService {
       visibility: StoryVisibility;
       pages: StoryPage[];
       fileName: string | null;
+      mimeType?: string | null;
       occurredAt: Date | null;
     },
     bytes: Uint8Array,
   ): Promise<StoryEntity> {
+    checkArchivedFile(story, bytes);
     if (bytes.byteLength > this.config.env.DOCUMENT_MAX_BYTES) {
       throw new StoryException(
         StoryErrorCode.UNREADABLE_DOCUMENT,

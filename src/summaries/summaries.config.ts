@@ -1,4 +1,4 @@
-import { cron, defineVariables, integer } from '../config/config-spec.js';
+import { ConfigOf, cron, defineVariables, integer } from '../config/config-spec.js';
 
 export const summariesVariables = defineVariables({
   SUMMARIZATION_THRESHOLD: {
@@ -31,3 +31,7 @@ export const summariesVariables = defineVariables({
     parse: cron,
   },
 });
+
+declare module '../config/app-config.js' {
+  interface Env extends ConfigOf<typeof summariesVariables> {}
+}

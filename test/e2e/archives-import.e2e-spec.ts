@@ -1,5 +1,3 @@
-import { PassThrough } from 'node:stream';
-import yazl from 'yazl';
 import { DataSource } from 'typeorm';
 import { JobsService } from '../../src/jobs/jobs.service.js';
 import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
@@ -9,6 +7,7 @@ import {
   exportArchive,
   unzipAll,
   uploadArchive,
+  zipOf,
 } from '../support/archives.js';
 
 /**
@@ -18,22 +17,6 @@ import {
  * name that climbs out of its folder, a body over the limit. A line that turns out bad while
  * importing fails the import with its place named, and leaves no legacy behind.
  */
-async function zipOf(
-  files: Record<string, string | Buffer>,
-  options: { compress?: boolean } = {},
-): Promise<Buffer> {
-  const zip = new yazl.ZipFile();
-  for (const [name, content] of Object.entries(files)) {
-    zip.addBuffer(Buffer.isBuffer(content) ? content : Buffer.from(content), name, {
-      compress: options.compress ?? true,
-    });
-  }
-  zip.end();
-  const chunks: Buffer[] = [];
-  const out = zip.outputStream.pipe(new PassThrough());
-  for await (const chunk of out) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
 
 /** Says, in the ZIP's central directory, that `name` unpacks to `size` bytes. */
 function declareSize(zip: Buffer, name: string, size: number): Buffer {
@@ -97,6 +80,8 @@ describe('legacy archives: checking what is imported', () => {
       ARCHIVE_IMPORT_MAX_ENTRIES: '40',
       ARCHIVE_IMPORT_MAX_UNZIPPED_BYTES: '2mb',
       ARCHIVE_IMPORT_MAX_BYTES: '1mb',
+      // An import gives way to a waiting archive job at its first chance.
+      ARCHIVE_IMPORT_SLICE_MS: '1',
     });
     jobs = t.app.get(JobsService);
     user = await t.user('archives-import-user', { email: 'user@archives-import.example.com' });
@@ -267,5 +252,53 @@ describe('legacy archives: checking what is imported', () => {
       code: 'CONFLICT',
       reason: 'ALREADY_IMPORTED',
     });
+  });
+
+  it('gives way to another family’s export between batches, and goes on from where it stopped', async () => {
+    const other = await t.user('archives-import-other');
+    const legacy = await t.gql<{ createLegacy: { id: string } }>(
+      'mutation { createLegacy(input: { name: "Cousin May" }) { id } }',
+      {},
+      other,
+    );
+    const uploaded = await uploadArchive(t, user, await variant({}));
+    const importId = uploaded.body.id as string;
+    const started = await t.gql(
+      'mutation($id: ID!) { importLegacyArchive(id: $id) { id } }',
+      { id: importId },
+      user,
+    );
+    expect(started.errors).toBeUndefined();
+    // Asked for after the import: with one archive slot, it waits for the import to give way.
+    const asked = await t.gql<{ exportLegacyArchive: { id: string } }>(
+      'mutation($l: ID!) { exportLegacyArchive(legacyId: $l) { id } }',
+      { l: legacy.data!.createLegacy.id },
+      other,
+    );
+    const exportId = asked.data!.exportLegacyArchive.id;
+    await jobs.drain();
+    const finished = new Map<string, Date>(
+      (
+        (await t.app
+          .get(DataSource)
+          .query('SELECT id, finished_at FROM legacy_archives WHERE id = ANY($1)', [
+            [importId, exportId],
+          ])) as { id: string; finished_at: Date }[]
+      ).map((r) => [r.id, new Date(r.finished_at)]),
+    );
+    expect(finished.get(exportId)!.getTime()).toBeLessThan(finished.get(importId)!.getTime());
+    const done = await t.gql<{ legacyArchive: ArchiveView }>(
+      `query($id: ID!) { legacyArchive(id: $id) { ${ARCHIVE_FIELDS} } }`,
+      { id: importId },
+      user,
+    );
+    expect(done.data!.legacyArchive).toMatchObject({ status: 'COMPLETED', counts: { facts: 1 } });
+    // Gone on with from its cursor: each item once.
+    const facts = await t.gql<{ facts: { nodes: { content: string }[] } }>(
+      'query($l: ID!) { facts(legacyId: $l) { nodes { content } } }',
+      { l: done.data!.legacyArchive.legacyId },
+      user,
+    );
+    expect(facts.data!.facts.nodes.map((f) => f.content)).toEqual(['Ned sailed to Lisbon twice.']);
   });
 });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { EMBEDDED_POSTGRES } from '../../src/database/database.module.js';
 import type { EmbeddedPostgres } from '../../src/database/embedded-postgres.js';
 import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
@@ -46,6 +47,10 @@ import { ON_SERVER } from '../support/test-database.js';
     await embedded.crash!();
     const during = await send('during');
     const health = await fetch(t.url.replace('/graphql', '/health/ready'));
+    // The plain HTTP routes answer as GraphQL does (/archives answered 500 before).
+    const download = await fetch(new URL(`/archives/${randomUUID()}/file`, t.url), {
+      headers: { authorization: `Bearer ${owner.token}` },
+    });
     // It is opened again a second after it stopped: until then, a clear refusal.
     expect(during.errors![0].extensions).toMatchObject({
       code: 'UNAVAILABLE',
@@ -54,6 +59,20 @@ import { ON_SERVER } from '../support/test-database.js';
     });
     expect(during.errors![0].message).not.toMatch(/thread|PGlite|wasm/i);
     expect(health.status).toBe(503);
+    expect(download.status).toBe(503);
+    expect(download.headers.get('retry-after')).toBe('5');
+    expect(await download.json()).toEqual({
+      errors: [
+        {
+          message: expect.stringMatching(/database cannot be reached/),
+          extensions: {
+            code: 'UNAVAILABLE',
+            reason: 'DATABASE_UNAVAILABLE',
+            retryAfterSeconds: 5,
+          },
+        },
+      ],
+    });
 
     // Opened again within seconds, with no restart of the service.
     let after = await send('after');

@@ -1,3 +1,4 @@
+import { HEALTH_TOKEN, readyDetails } from '../support/health.js';
 import { jest } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { JobsService } from '../../src/jobs/jobs.service.js';
@@ -35,6 +36,7 @@ describe('LLM=embedded (SmolLM2-135M in the service)', () => {
       LLM_REPLY_MAX_TOKENS: '24',
       JOBS_WORKER: 'false',
       JOBS_SCHEDULER: 'false',
+      METRICS_TOKEN: HEALTH_TOKEN,
     });
     ds = t.app.get(DataSource);
     user = await signIn(t, 'embedded-user');
@@ -45,8 +47,7 @@ describe('LLM=embedded (SmolLM2-135M in the service)', () => {
   it('names the model in /health/ready, with its context, threads and memory', async () => {
     // Loaded while the service started: wait for it, then ask.
     await (t.app.get(LANGUAGE_MODEL) as EmbeddedLanguageModel).warmUp();
-    const res = await fetch(t.url.replace('/graphql', '/health/ready'));
-    expect(((await res.json()) as { llm: unknown }).llm).toEqual({
+    expect((await readyDetails<{ llm: unknown }>(t.url)).body.llm).toEqual({
       model: `embedded:${PACKAGED_MODEL.name}-${PACKAGED_MODEL.file.sha256.slice(0, 8)}`,
       generates: true,
       contextSize: 2048,

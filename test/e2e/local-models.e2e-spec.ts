@@ -7,6 +7,7 @@ import { EmbeddingService } from '../../src/embeddings/embedding.service.js';
 import { JobsService } from '../../src/jobs/jobs.service.js';
 import { cacheFolder, defaultModelsDir } from '../../src/llm/model-files.js';
 import { SENTENCE_MODELS } from '../../src/llm/sentence-models.js';
+import { HEALTH_TOKEN, readyDetails } from '../support/health.js';
 import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
 
 /**
@@ -31,11 +32,11 @@ const RECALL = `query($l: ID!, $q: String!) {
   recall(legacyId: $l, query: $q, first: 8) { edges { node { text } } }
 }`;
 
-const JOBS_OFF = { JOBS_WORKER: 'false', JOBS_SCHEDULER: 'false' };
+// With the token that opens /health/ready's details (the encoder it names).
+const JOBS_OFF = { JOBS_WORKER: 'false', JOBS_SCHEDULER: 'false', METRICS_TOKEN: HEALTH_TOKEN };
 
 async function ready(t: TestApp) {
-  const res = await fetch(t.url.replace('/graphql', '/health/ready'));
-  return (await res.json()) as { embeddings: { model: string; notice?: string } };
+  return (await readyDetails<{ embeddings: { model: string; notice?: string } }>(t.url)).body;
 }
 
 jest.setTimeout(180_000);

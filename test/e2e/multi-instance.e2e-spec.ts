@@ -4,6 +4,7 @@ import { createClient, Client } from 'graphql-ws';
 import pg from 'pg';
 import WebSocket from 'ws';
 import { parse as parseYaml } from 'yaml';
+import { resuming } from '../../web/src/lib/resume.js';
 import { GENEROUS_LIMITS, signToken, subscribe, TEST_JWT_SECRET } from '../support/test-app.js';
 import { createTestDatabase, ON_SERVER, TestDatabase } from '../support/test-database.js';
 import {
@@ -14,12 +15,14 @@ import {
   ROOT,
   run,
   Service,
+  until,
 } from '../support/service-process.js';
 
 /**
  * Two service processes on one real PostgreSQL server, as an operator runs them behind a load
  * balancer: what one instance stores, the other's subscribers see; turn indexes stay gapless
- * under racing sends through both pools.
+ * under racing sends through both pools; a sign-out on one is refused on the other; a
+ * subscriber whose instance is killed resumes on the other without missing a turn.
  *
  * @pass server: two processes cannot share one embedded database.
  */
@@ -247,5 +250,126 @@ describeServer('Two instances on one PostgreSQL server', () => {
     }
     expect(rows.length).toBe(before[0].n + 100);
     expect(rows.map((r) => r.turn_index)).toEqual(rows.map((_, i) => i));
+  }, 90_000);
+
+  it('refuses a session signed out on one instance on the other, and closes its sockets there', async () => {
+    // Another sign-in of the owner: a token of its own.
+    const session = await signToken('multi-owner', {
+      email: 'owner@example.com',
+      device: 'tablet',
+    });
+    // B has seen the token and trusts it; a socket of that session is open on B.
+    expect((await gql(urlB, session, '{ me { id } }')).errors).toBeUndefined();
+    const client = createClient({
+      url: urlB.replace('http://', 'ws://'),
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${session}` },
+      retryAttempts: 0,
+    });
+    clients.push(client);
+    const memories = subscribe<{ memoryChanged: { action: string } }>(
+      client,
+      'subscription { memoryChanged { action } }',
+    );
+    await gql(
+      urlA,
+      token,
+      'mutation { rememberThis(input: { content: "I grow tomatoes." }) { outcome } }',
+    );
+    await memories.waitFor(1, 10_000);
+
+    // Signed out through the console on A.
+    const origin = new URL(urlA).origin;
+    const opened = await fetch(`${origin}/app/session`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${session}`, origin },
+    });
+    const cookie = opened.headers.get('set-cookie')!.split(';')[0];
+    const closed = await fetch(`${origin}/app/session`, {
+      method: 'DELETE',
+      headers: { origin, cookie },
+    });
+    expect(closed.status).toBe(200);
+
+    // B hears of it: its socket of the session is closed, and the token is refused there.
+    await until(() => memories.done, 10_000);
+    expect(memories.error).toMatchObject({
+      code: 4401,
+      reason: 'The session was signed out: sign in again.',
+    });
+    for (const url of [urlB, urlA]) {
+      const refused = await gql(url, session, '{ me { id } }');
+      expect(refused.errors![0].extensions).toMatchObject({
+        code: 'UNAUTHENTICATED',
+        reason: 'TOKEN_REVOKED',
+      });
+    }
+    // The owner's other session goes on, on both.
+    for (const url of [urlA, urlB]) {
+      expect((await gql(url, token, '{ me { id } }')).errors).toBeUndefined();
+    }
+  }, 60_000);
+
+  // Last: it kills instance A.
+  it('resumes on the other instance when one is killed while turns are stored: every turn once, in order', async () => {
+    const started = await gql<{ startConversation: { id: string } }>(
+      urlB,
+      token,
+      'mutation($l: ID!) { startConversation(input: { legacyId: $l }) { id } }',
+      { l: legacyId },
+    );
+    const c = started.data!.startConversation.id;
+    // The console's client behind a load balancer: A while it lives, then B.
+    let alive = urlA;
+    const closes: number[] = [];
+    const client = createClient({
+      url: () => alive.replace('http://', 'ws://'),
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${token}` },
+      lazy: true,
+      retryAttempts: 30,
+      retryWait: () => new Promise((r) => setTimeout(r, 100)),
+      on: { closed: (e) => closes.push((e as { code: number }).code) },
+    });
+    clients.push(client);
+    const received: number[] = [];
+    const payload = {
+      query: `subscription($c: ID!, $afterTurnIndex: Int) {
+        messageAdded(conversationId: $c, afterTurnIndex: $afterTurnIndex) { turnIndex } }`,
+      variables: { c, afterTurnIndex: -1 },
+    };
+    client.subscribe<{ messageAdded: { turnIndex: number } }>(
+      payload,
+      resuming(payload, {
+        next: (v) => received.push(v.data!.messageAdded.turnIndex),
+        error: () => undefined,
+        complete: () => undefined,
+      }),
+    );
+    // Turns stored through B (the client's own model's replies: no agent reply to wait for).
+    const store = async (i: number) => {
+      const res = await gql<{ recordAssistantMessage: { turnIndex: number } }>(
+        urlB,
+        token,
+        'mutation($c: ID!, $t: String!) { recordAssistantMessage(input: { conversationId: $c, content: $t }) { turnIndex } }',
+        { c, t: `Turn ${i}.` },
+      );
+      expect(res.data!.recordAssistantMessage.turnIndex).toBe(i);
+    };
+    await store(0);
+    await until(() => received.length === 1, 15_000);
+    for (let i = 1; i < 10; i++) {
+      await store(i);
+      if (i === 3) {
+        alive = urlB;
+        a.proc.kill('SIGKILL');
+      }
+    }
+    await until(() => received.length >= 10, 30_000);
+    await store(10);
+    await until(() => received.length >= 11, 15_000);
+    expect(received).toEqual(Array.from({ length: 11 }, (_, i) => i));
+    // The socket to A was cut, not closed by the service.
+    expect(closes[0]).toBe(1006);
   }, 90_000);
 });

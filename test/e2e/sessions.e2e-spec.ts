@@ -1,5 +1,7 @@
-import { createClient } from 'graphql-ws';
+import { createClient, type Client } from 'graphql-ws';
+import { DataSource } from 'typeorm';
 import WebSocket from 'ws';
+import { JobsService } from '../../src/jobs/jobs.service.js';
 import { joinLegacy } from '../support/membership.js';
 import { SignJWT } from 'jose';
 import {
@@ -221,6 +223,109 @@ describe('sessions: tokens and subscriptions that end', () => {
     expect(sub.done).toBe(false);
     sub.unsubscribe();
     await client.dispose();
+  });
+
+  it('ends a signed-out session: its token is refused over HTTP and WebSocket, its sockets closed', async () => {
+    const base = t.url.replace('/graphql', '');
+    const own = new URL(t.url).origin;
+    // Two sessions of one person (two sign-ins): only the one signed out ends.
+    const token = await signToken('sessions-signout', { name: 'Sam' });
+    const other = await signToken('sessions-signout', { name: 'Sam', device: 'phone' });
+    const opened = await fetch(`${base}/app/session`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, origin: own },
+    });
+    expect(opened.status).toBe(200);
+    const cookie = opened.headers.get('set-cookie')!.split(';')[0];
+    const me = (headers: Record<string, string>) =>
+      fetch(t.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ query: '{ me { id } }' }),
+      });
+    // Accepted before, as a bearer and as the cookie: this instance has seen the token.
+    expect((await me({ authorization: `Bearer ${token}` })).status).toBe(200);
+    expect((await me({ cookie, origin: own })).status).toBe(200);
+
+    // Its sockets (by bearer, and by cookie as the console opens them), and the other's.
+    const cookieClient: Client = createClient({
+      url: t.wsUrl,
+      webSocketImpl: class extends WebSocket {
+        constructor(url: string, protocols?: string | string[]) {
+          super(url, protocols, { headers: { origin: own, cookie } });
+        }
+      },
+      retryAttempts: 0,
+      lazy: true,
+    });
+    const byBearer = subscribe(t.ws(token), MEMORY_CHANGED);
+    const byCookie = subscribe(cookieClient, MEMORY_CHANGED);
+    const otherSession = subscribe(t.ws(other), MEMORY_CHANGED);
+    const remember = (content: string) =>
+      ok(
+        'mutation($c: String!) { rememberThis(input: { content: $c }) { outcome } }',
+        { c: content },
+        other,
+      );
+    // All three are open once each hears of a change.
+    await remember('I keep bees.');
+    for (const sub of [byBearer, byCookie, otherSession]) await sub.waitFor(1);
+
+    const signedOut = await fetch(`${base}/app/session`, {
+      method: 'DELETE',
+      headers: { origin: own, cookie },
+    });
+    expect(signedOut.status).toBe(200);
+    for (const sub of [byBearer, byCookie]) {
+      const deadline = Date.now() + 4000;
+      while (!sub.done && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(sub.error).toMatchObject({
+        code: 4401,
+        reason: 'The session was signed out: sign in again.',
+      });
+    }
+    // Refused from now on, however it is sent.
+    const ways: Record<string, string>[] = [
+      { authorization: `Bearer ${token}` },
+      { cookie, origin: own },
+    ];
+    for (const headers of ways) {
+      const res = await me(headers);
+      expect(res.status).toBe(401);
+      expect(((await res.json()) as GqlResponse).errors![0].extensions).toMatchObject({
+        code: 'UNAUTHENTICATED',
+        reason: 'TOKEN_REVOKED',
+      });
+    }
+    const again = subscribe(t.ws(token), MEMORY_CHANGED);
+    await again.waitFor(1).catch(() => undefined);
+    expect(again.error).toMatchObject({ code: 4401 });
+    // The other session goes on.
+    await remember('I keep two hives.');
+    await otherSession.waitFor(2);
+    expect(otherSession.done).toBe(false);
+    otherSession.unsubscribe();
+    await cookieClient.dispose();
+
+    // Kept until the token would have expired, then deleted by the scheduled task.
+    const ds = t.app.get(DataSource);
+    const [row] = (await ds.query(
+      `SELECT expires_at FROM revoked_tokens WHERE token_hash = encode(sha256($1::bytea), 'hex')`,
+      [token],
+    )) as { expires_at: Date }[];
+    const exp = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as {
+      exp: number;
+    };
+    expect(row.expires_at.getTime()).toBe(exp.exp * 1000);
+    await ds.query(
+      `INSERT INTO revoked_tokens (token_hash, expires_at) VALUES ('expired-session', now() - interval '1 second')`,
+    );
+    await t.app.get(JobsService).runHandler('scheduled:revoked-tokens-prune', {});
+    const left = (await ds.query(`SELECT token_hash FROM revoked_tokens`)) as {
+      token_hash: string;
+    }[];
+    expect(left.map((r) => r.token_hash)).not.toContain('expired-session');
+    expect(left).toHaveLength(1);
   });
 
   it('ends a subscription with UNAUTHENTICATED when its token expires, then completes', async () => {

@@ -1,4 +1,4 @@
-import { Client } from 'graphql-ws';
+import { Client, CloseCode } from 'graphql-ws';
 import { GqlResponse, startTestApp, TestApp, TestUser } from '../support/test-app.js';
 
 /**
@@ -142,6 +142,7 @@ describe('Operation limits over HTTP and WebSocket', () => {
       GRAPHQL_INTROSPECTION: 'false',
       BODY_LIMIT: '64kb',
       GRAPHQL_WS_MAX_SUBSCRIPTIONS: '5',
+      GRAPHQL_WS_MAX_CONNECTIONS_PER_USER: '4',
     });
     user = await t.user('limits-user');
     legacyId = (
@@ -211,6 +212,86 @@ describe('Operation limits over HTTP and WebSocket', () => {
     expect(await overWs(client, '{ me { id } }')).toMatchObject({ data: { me: {} } });
     expect(errors).toEqual([]);
     for (const stop of stops.slice(1)) stop();
+  });
+
+  it('counts only accepted operations: a burst of subscribes gets exactly the limit', async () => {
+    const burst = await t.user('limits-burst');
+    const client = t.ws(burst);
+    const refused: unknown[] = [];
+    const heard: number[] = [];
+    // Eight subscribes in one burst on one socket: all eight ids are pending at once.
+    const stops = Array.from({ length: 8 }, (_, i) =>
+      client.subscribe(
+        { query: 'subscription { memoryChanged { action } }' },
+        {
+          next: () => heard.push(i),
+          error: (e) => refused.push(e),
+          complete: () => undefined,
+        },
+      ),
+    );
+    const deadline = Date.now() + 5000;
+    while (refused.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(refused).toHaveLength(3);
+    for (const errors of refused) {
+      expect(errors).toEqual([
+        {
+          message: 'This connection holds 5 operations open already: complete one first.',
+          extensions: { code: 'BAD_USER_INPUT', reason: 'TOO_MANY_SUBSCRIPTIONS', field: 'query' },
+        },
+      ]);
+    }
+    // The five others are open: each hears the next change.
+    await t.gql(
+      'mutation { rememberThis(input: { content: "I collect stamps." }) { outcome } }',
+      {},
+      burst,
+    );
+    while (heard.length < 5 && Date.now() < deadline + 5000) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(heard).toHaveLength(5);
+    expect(refused).toHaveLength(3);
+    for (const stop of stops) stop();
+  });
+
+  it('caps the WebSockets one user holds, with a close of its own; others are not affected', async () => {
+    const capped = await t.user('limits-capped');
+    const clients = Array.from({ length: 4 }, () => t.ws(capped));
+    // Four sockets, each holding a subscription, each answered (so each was let in).
+    for (const client of clients) {
+      client.subscribe(
+        { query: 'subscription { memoryChanged { action } }' },
+        { next: () => undefined, error: () => undefined, complete: () => undefined },
+      );
+      expect(await overWs(client, '{ me { id } }')).toMatchObject({ data: { me: {} } });
+    }
+    const closedWith = (client: Client) =>
+      new Promise<{ code: number; reason: string }>((resolve) =>
+        client.subscribe(
+          { query: '{ me { id } }' },
+          {
+            next: () => resolve({ code: 0, reason: 'answered' }),
+            error: (e) => resolve(e as { code: number; reason: string }),
+            complete: () => undefined,
+          },
+        ),
+      );
+    const fifth = await closedWith(t.ws(capped));
+    expect({ code: fifth.code, reason: fifth.reason }).toEqual({
+      code: 4029,
+      reason: 'Too many connections for this user: close one first.',
+    });
+    expect(fifth.code).not.toBe(CloseCode.Forbidden);
+    // Another user is not counted with them.
+    expect(await overWs(t.ws(user), '{ me { id } }')).toMatchObject({ data: { me: {} } });
+    // Once one of the four closes, there is room again.
+    await clients[0].dispose();
+    const deadline = Date.now() + 5000;
+    let next = await closedWith(t.ws(capped));
+    while (next.code === 4029 && Date.now() < deadline) next = await closedWith(t.ws(capped));
+    expect(next).toEqual({ code: 0, reason: 'answered' });
+    await Promise.all(clients.slice(1).map((c) => c.dispose()));
   });
 
   it('refuses a request of two mutation fields before doing either, on both transports', async () => {

@@ -1,3 +1,4 @@
+import { HEALTH_TOKEN, readyDetails } from '../support/health.js';
 import { join } from 'node:path';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
@@ -58,6 +59,7 @@ const DOWN_MS = 10_000;
         LOG_LEVEL: 'info',
         METRICS_ENABLED: 'true',
         METRICS_DB_REFRESH_MS: '0',
+        METRICS_TOKEN: HEALTH_TOKEN,
         SUMMARIZATION_THRESHOLD: '12',
         SUMMARIZATION_BATCH: '6',
         SEARCH_KINDS: 'false',
@@ -168,8 +170,7 @@ const DOWN_MS = 10_000;
         );
         probes.push({ ms: performance.now() - started, outcome });
         if (!readyWhileDown) {
-          const res = await fetch(`${service.base}/health/ready`);
-          readyWhileDown = { status: res.status, body: await res.json() };
+          readyWhileDown = await readyDetails(service.base);
         }
         await sleep(250);
       }

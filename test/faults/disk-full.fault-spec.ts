@@ -1,3 +1,4 @@
+import { HEALTH_TOKEN, readyDetails } from '../support/health.js';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureBuilt, children, mintToken } from '../support/service-process.js';
@@ -66,6 +67,7 @@ const SEND = `mutation($input: SendMessageInput!) { sendMessage(input: $input) {
         STORAGE_CHECK_MS: '200',
         JOBS_POLL_MS: '200',
         SEARCH_KINDS: 'false',
+        METRICS_TOKEN: HEALTH_TOKEN,
       };
       service = new FaultService(env, join(dir, 'logs'));
       service.spawn();
@@ -156,9 +158,9 @@ const SEND = `mutation($input: SendMessageInput!) { sendMessage(input: $input) {
         { l: legacyId },
       );
       expect(recall.kind).toBe('ok');
-      const health = await fetch(`${service.base}/health/ready`);
+      const health = await readyDetails(service.base);
       expect(health.status).toBe(200);
-      expect(await health.json()).toMatchObject({ storage: { status: 'full' } });
+      expect(health.body).toMatchObject({ storage: { status: 'full' } });
 
       // Space is freed: writes resume by themselves, and what was refused is sent again.
       disk.free();

@@ -1,3 +1,4 @@
+import { HEALTH_TOKEN, readyDetails } from '../support/health.js';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BundleError, extractBundle, verifyBundle } from '../../src/backups/backup-bundle.js';
@@ -24,16 +25,24 @@ import { ON_SERVER, TEST_DB_ROOT } from '../support/test-database.js';
       BACKUP_KEEP: '2',
       METRICS_ENABLED: 'true',
       METRICS_DB_REFRESH_MS: '0',
+      METRICS_TOKEN: HEALTH_TOKEN,
     });
     backups = t.app.get(BackupsService);
   });
   afterAll(() => t.close());
 
   const health = async () =>
-    (await (await fetch(t.url.replace('/graphql', '/health/ready'))).json()) as {
-      backup: { schedule: string; lastGoodAt: string | null; ageSeconds: number | null };
-    };
-  const scrape = async () => (await fetch(t.url.replace('/graphql', '/metrics'))).text();
+    (
+      await readyDetails<{
+        backup: { schedule: string; lastGoodAt: string | null; ageSeconds: number | null };
+      }>(t.url)
+    ).body;
+  const scrape = async () =>
+    (
+      await fetch(t.url.replace('/graphql', '/metrics'), {
+        headers: { authorization: `Bearer ${HEALTH_TOKEN}` },
+      })
+    ).text();
 
   // Three backups of a data directory: over a minute beside a busy suite.
   it('makes one when due, none again until the schedule comes round, and keeps BACKUP_KEEP', async () => {

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AppConfig } from '../../src/config/app-config.js';
+import { loadAppConfig } from '../../src/app.config.js';
 import { createFileOnce } from '../../src/common/files/atomic-file.js';
 import {
   DataDirLockedError,
@@ -55,7 +55,7 @@ import { ON_SERVER, TEST_DB_ROOT } from '../support/test-database.js';
 
   it('makes a new JWT secret in place of one cut off mid-write, and agrees on one when two start at once', () => {
     const dir = fresh();
-    const config = AppConfig.load({ DATA_DIR: dir });
+    const config = loadAppConfig({ DATA_DIR: dir });
     writeFileSync(join(dir, 'jwt-secret'), 'abc');
     const secret = resolveJwtSecret(config)!;
     expect(secret.length).toBeGreaterThanOrEqual(32);

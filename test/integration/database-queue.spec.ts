@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { AppConfig } from '../../src/config/app-config.js';
+import { loadAppConfig } from '../../src/app.config.js';
 import { PublicErrorCode } from '../../src/common/errors/domain.exception.js';
 import { asBackground, asRequest, DatabaseQueue } from '../../src/database/database-queue.js';
 import { databaseQueue, openDataSource } from '../../src/database/database.module.js';
@@ -27,7 +27,7 @@ describe.each<EmbeddedThread>(['worker', 'main'])('the embedded database (%s thr
 
   beforeAll(async () => {
     db = await createTestDatabase({ embedded: true });
-    const config = AppConfig.load({
+    const config = loadAppConfig({
       ...db.env,
       JWT_SECRET: 'x'.repeat(32),
       DATABASE_QUEUE_TIMEOUT_MS: '400',

@@ -1,7 +1,7 @@
 import { createServer, Server, Socket, connect as tcpConnect } from 'node:net';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { AppConfig } from '../../src/config/app-config.js';
+import { loadAppConfig } from '../../src/app.config.js';
 import { PublicErrorCode } from '../../src/common/errors/domain.exception.js';
 import { asBackground, asRequest, markQuery } from '../../src/database/database-queue.js';
 import {
@@ -87,7 +87,7 @@ describeServer('DATABASE_URL on a real server', () => {
   const opened: DataSource[] = [];
 
   const open = async (env: Record<string, string>) => {
-    const ds = await openDataSource(AppConfig.load({ ...SECRET, ...env }), null);
+    const ds = await openDataSource(loadAppConfig({ ...SECRET, ...env }), null);
     opened.push(ds);
     return ds;
   };
@@ -158,7 +158,7 @@ describeServer('DATABASE_URL on a real server', () => {
   });
 
   it("hands the pool's connections to queries first, and refuses a request that cannot begin", async () => {
-    const config = AppConfig.load({
+    const config = loadAppConfig({
       ...SECRET,
       DATABASE_URL: db.databaseUrl!,
       DATABASE_POOL_SIZE: '2',

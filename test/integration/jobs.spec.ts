@@ -144,6 +144,35 @@ describe('durable jobs', () => {
     ]);
   });
 
+  it('runs a lane’s jobs in slots of their own: a job held in the archives lane holds up no other', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let holding = false;
+    jobs.register(
+      'test:archive-held',
+      async () => {
+        holding = true;
+        await held;
+      },
+      { lane: 'archives' },
+    );
+    // Nothing else waiting: both jobs are claimed in the same pass.
+    await jobs.drain();
+    await jobs.enqueue('test:archive-held', 'held', {});
+    await jobs.enqueue('test:record', 'beside-held', { n: 7 });
+    const draining = jobs.drain({ types: ['test:archive-held', 'test:record'] });
+    // The default lane's job runs while the archive lane's is held (either may start first).
+    const deadline = Date.now() + 20_000;
+    while (!(seen.includes('record:7') && holding) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const ranBeside = seen.includes('record:7') && holding;
+    release();
+    await draining;
+    expect(ranBeside).toBe(true);
+    expect(await statusOf('test:archive-held')).toEqual([{ status: 'SUCCEEDED', attempts: 1 }]);
+  });
+
   it('defers without spending an attempt', async () => {
     await jobs.enqueue('test:deferred', 'd', {});
     await jobs.drain();

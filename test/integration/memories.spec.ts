@@ -985,4 +985,98 @@ describe('Memories', () => {
       expect(bad.errors![0].message).toMatch(/memories\[0\]\.type/);
     });
   });
+  describe('fences: what a member clears or forgets stays gone from extraction in flight', () => {
+    const extraction = () => t.app.get(MemoryExtractionService);
+    const SAID = 'My sister Anna and I walk by the river every Sunday.';
+
+    async function member(sub: string) {
+      const user = await signIn(t, sub);
+      const legacyId = await createLegacy(t, user);
+      return { user, conversationId: await startConversation(t, user, legacyId, true) };
+    }
+
+    const clear = async (user: TestUser) =>
+      ok(await t.gql('mutation { clearAllMemories(confirm: "DELETE ALL MY MEMORIES") }', {}, user));
+
+    /** Runs an extraction held between its read of the turn and its write: `meanwhile` runs then. */
+    async function heldRun(
+      ex: { userMessageId: string; assistantMessageId: string },
+      meanwhile: () => Promise<unknown>,
+    ) {
+      const llm = t.app.get<LanguageModel>(LANGUAGE_MODEL);
+      const original = llm.extractMemories.bind(llm);
+      const spy = jest.spyOn(llm, 'extractMemories').mockImplementation(async (input) => {
+        const out = await original(input);
+        await meanwhile();
+        return out;
+      });
+      try {
+        return { outcome: await extraction().run(ex), modelCalls: spy.mock.calls.length };
+      } finally {
+        spy.mockRestore();
+      }
+    }
+
+    it('stores nothing from an exchange said before clearAllMemories, cleared while its model ran', async () => {
+      const { user, conversationId } = await member('fence-clear-held');
+      const ex = await exchange(t, user, conversationId, SAID);
+      const { outcome, modelCalls } = await heldRun(ex, () => clear(user));
+      expect(modelCalls).toBe(1);
+      expect(outcome).toBe('cleared');
+      expect(await rowsOf(ds, user.id)).toEqual([]);
+      expect(await ledger(ex.userMessageId)).toMatchObject({
+        outcome: 'CLEARED',
+        created_count: 0,
+        done: true,
+      });
+      // Final: the job run again (a retry, a backfill) stores nothing either.
+      expect(await extraction().run(ex)).toBe('already-done');
+      expect(await rowsOf(ds, user.id)).toEqual([]);
+    });
+
+    it('stores nothing from an exchange said before the clear whose job runs after it, and asks no model', async () => {
+      const { user, conversationId } = await member('fence-clear-queued');
+      const ex = await exchange(t, user, conversationId, SAID);
+      await clear(user);
+      const { outcome, modelCalls } = await heldRun(ex, () => Promise.resolve());
+      expect(outcome).toBe('cleared');
+      expect(modelCalls).toBe(0);
+      expect(await rowsOf(ds, user.id)).toEqual([]);
+      expect(await ledger(ex.userMessageId)).toMatchObject({ outcome: 'CLEARED', done: true });
+      // What is said after the clear is remembered as before.
+      const after = await exchange(t, user, conversationId, SAID);
+      expect(await extraction().run(after)).toMatchObject({ saved: 2 });
+      expect(await rowsOf(ds, user.id)).toHaveLength(2);
+    });
+
+    it('does not bring back a memory forgotten while an exchange restating it was extracted', async () => {
+      const { user, conversationId } = await member('fence-forget-held');
+      await extraction().run(await exchange(t, user, conversationId, SAID));
+      const [first, second] = await rowsOf(ds, user.id);
+      expect([first, second].map((m) => m.status)).toEqual(['ACTIVE', 'ACTIVE']);
+      // The same said again; while it is read, the member forgets one of the two memories.
+      const again = await exchange(t, user, conversationId, SAID);
+      const { outcome } = await heldRun(again, () =>
+        t.gql('mutation($id: ID!) { forgetMemory(id: $id) { id } }', { id: first.id }, user),
+      );
+      expect(outcome).toMatchObject({ proposed: 2, saved: 1 });
+      const rows = await rowsOf(ds, user.id);
+      // The forgotten one stays forgotten and comes back under no other row; the other is
+      // referenced once more.
+      expect(rows.map((r) => [r.id, r.status, r.reference_count])).toEqual([
+        [first.id, 'DELETED', first.reference_count],
+        [second.id, 'ACTIVE', second.reference_count + 1],
+      ]);
+      // Restored, it is the member's again: a restatement references it.
+      ok(
+        await t.gql('mutation($id: ID!) { restoreMemory(id: $id) { id } }', { id: first.id }, user),
+      );
+      await extraction().run(await exchange(t, user, conversationId, SAID));
+      const restored = (await rowsOf(ds, user.id)).find((r) => r.id === first.id)!;
+      expect([restored.status, restored.reference_count]).toEqual([
+        'ACTIVE',
+        first.reference_count + 1,
+      ]);
+    });
+  });
 });

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { AppConfig } from '../../src/config/app-config.js';
+import { loadAppConfig } from '../../src/app.config.js';
 import { openDataSource } from '../../src/database/database.module.js';
 import { EmbeddedPostgres, openEmbeddedPostgres } from '../../src/database/embedded-postgres.js';
 import { DatabaseUsageRecorder } from '../../src/llm/database-usage.recorder.js';
@@ -14,7 +14,7 @@ describe('DatabaseUsageRecorder', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    const config = AppConfig.load({ ...db.env, JWT_SECRET: 'x'.repeat(32) });
+    const config = loadAppConfig({ ...db.env, JWT_SECRET: 'x'.repeat(32) });
     embedded = config.embedded ? await openEmbeddedPostgres(db.dataDir) : null;
     dataSource = await openDataSource(config, embedded);
   });

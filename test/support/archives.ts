@@ -1,6 +1,9 @@
+import { PassThrough } from 'node:stream';
 import yauzl from 'yauzl';
+import yazl from 'yazl';
 import { TestApp, TestUser } from './test-app.js';
 import { JobsService } from '../../src/jobs/jobs.service.js';
+import { type ArchivePart, PART_PATHS } from '../../src/archives/archive-format.js';
 
 /** Every file of a ZIP, by name (small archives only: tests). */
 export async function unzipAll(zip: Buffer): Promise<Map<string, Buffer>> {
@@ -123,4 +126,85 @@ export async function importArchive(
     as,
   );
   return done.data!.legacyArchive;
+}
+
+/** A ZIP of the given files, in memory (yazl, as the export writes). */
+export async function zipOf(
+  files: Record<string, string | Buffer>,
+  options: { compress?: boolean } = {},
+): Promise<Buffer> {
+  const zip = new yazl.ZipFile();
+  for (const [name, content] of Object.entries(files)) {
+    zip.addBuffer(Buffer.isBuffer(content) ? content : Buffer.from(content), name, {
+      compress: options.compress ?? true,
+    });
+  }
+  zip.end();
+  const chunks: Buffer[] = [];
+  for await (const chunk of zip.outputStream.pipe(new PassThrough())) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** keepsake.json as a test edits it. */
+export interface ManifestJson {
+  legacy: Record<string, unknown>;
+  parts: Record<string, { path: string; count: number }>;
+  [field: string]: unknown;
+}
+
+/**
+ * An archive made from the files of a valid one, as a hand-made or hostile archive would be:
+ * `parts` replaces a part's lines (objects are written as JSON, strings as they are) and its
+ * count in keepsake.json follows unless `manifest` says otherwise; `files` adds, replaces or
+ * (null) removes files.
+ */
+export function archiveVariant(
+  valid: Map<string, Buffer>,
+  changes: {
+    parts?: Partial<Record<ArchivePart, (string | Record<string, unknown>)[]>>;
+    files?: Record<string, string | Buffer | null>;
+    manifest?: (manifest: ManifestJson) => void;
+  },
+): Promise<Buffer> {
+  const files: Record<string, string | Buffer> = {};
+  for (const [name, bytes] of valid) files[name] = bytes;
+  const manifest = JSON.parse(files['keepsake.json'].toString()) as ManifestJson;
+  for (const [part, lines] of Object.entries(changes.parts ?? {})) {
+    const path = PART_PATHS[part as ArchivePart];
+    files[path] = lines.map((l) => `${typeof l === 'string' ? l : JSON.stringify(l)}\n`).join('');
+    manifest.parts[part].count = lines.length;
+  }
+  changes.manifest?.(manifest);
+  files['keepsake.json'] = JSON.stringify(manifest);
+  for (const [name, bytes] of Object.entries(changes.files ?? {})) {
+    if (bytes === null) delete files[name];
+    else files[name] = bytes;
+  }
+  return zipOf(files);
+}
+
+/** Waits for `check` to give something other than undefined, polling (no fixed sleep). */
+export async function until<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** An archive as its owner reads it. */
+export async function archiveOf(t: TestApp, as: TestUser, id: string): Promise<ArchiveView> {
+  const res = await t.gql<{ legacyArchive: ArchiveView }>(
+    `query($id: ID!) { legacyArchive(id: $id) { ${ARCHIVE_FIELDS} } }`,
+    { id },
+    as,
+  );
+  if (res.errors) throw new Error(`legacyArchive: ${JSON.stringify(res.errors)}`);
+  return res.data!.legacyArchive;
 }

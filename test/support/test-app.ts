@@ -3,6 +3,7 @@ import { createClient, Client } from 'graphql-ws';
 import { SignJWT } from 'jose';
 import WebSocket from 'ws';
 import { AppConfig } from '../../src/config/app-config.js';
+import { loadAppConfig } from '../../src/app.config.js';
 import { createApp } from '../../src/bootstrap.js';
 import { createTestDatabase, existingTestDatabase } from './test-database.js';
 
@@ -80,7 +81,7 @@ export async function startTestApp(
   options: { keepData?: boolean } = {},
 ): Promise<TestApp> {
   const db = env.DATA_DIR ? existingTestDatabase(env) : await createTestDatabase();
-  const config = AppConfig.load({
+  const config = loadAppConfig({
     // The suite makes thousands of calls as a handful of users: tests of the limits set their own.
     ...GENEROUS_LIMITS,
     ...db.env,

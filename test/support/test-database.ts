@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import pg from 'pg';
-import { AppConfig } from '../../src/config/app-config.js';
+import { loadAppConfig } from '../../src/app.config.js';
 import { openDataSource } from '../../src/database/database.module.js';
 import { openEmbeddedPostgres } from '../../src/database/embedded-postgres.js';
 
@@ -72,7 +72,7 @@ export async function ensureTemplate(embedded: boolean): Promise<void> {
   }
   if (builder) {
     if (embedded) {
-      const config = AppConfig.load({ DATA_DIR: TEMPLATE_DIR, JWT_SECRET: 'x'.repeat(32) });
+      const config = loadAppConfig({ DATA_DIR: TEMPLATE_DIR, JWT_SECRET: 'x'.repeat(32) });
       const db = await openEmbeddedPostgres(TEMPLATE_DIR);
       const ds = await openDataSource(config, db);
       await ds.destroy();
@@ -80,7 +80,7 @@ export async function ensureTemplate(embedded: boolean): Promise<void> {
     } else {
       await dropServerDatabase(TEMPLATE_DB);
       await onMaintenanceDb((c) => c.query(`CREATE DATABASE "${TEMPLATE_DB}"`));
-      const config = AppConfig.load({
+      const config = loadAppConfig({
         DATABASE_URL: serverDatabaseUrl(TEMPLATE_DB),
         JWT_SECRET: 'x'.repeat(32),
       });

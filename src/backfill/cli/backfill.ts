@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { SingleBar, MultiBar, Presets } from 'cli-progress';
 import { createApp } from '../../bootstrap.js';
 import { AppConfig, ConfigValidationError } from '../../config/app-config.js';
+import { loadAppConfig } from '../../app.config.js';
 import { MemoryExtractionService } from '../../memories/memory-extraction.service.js';
 import { StoryFactsService } from '../../stories/story-facts.service.js';
 import { BackfillProgress, BackfillRunner } from '../backfill.runner.js';
@@ -107,7 +108,7 @@ async function main(): Promise<void> {
   let config: AppConfig;
   try {
     // No HTTP, no scheduler, no worker: this process does the work itself, in order.
-    config = AppConfig.load({
+    config = loadAppConfig({
       ...process.env,
       JOBS_WORKER: 'false',
       JOBS_SCHEDULER: 'false',

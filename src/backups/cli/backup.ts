@@ -17,11 +17,13 @@ import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import { AppConfig, ConfigValidationError } from '../../config/app-config.js';
+import { loadAppConfig } from '../../app.config.js';
 import { dataSourceOptions } from '../../database/data-source-options.js';
 import { lockHolder, openEmbeddedPostgres } from '../../database/embedded-postgres.js';
 import { verifyBundle } from '../backup-bundle.js';
 import { BackupsService } from '../backups.service.js';
 import { controlSocketPath } from '../control-socket.service.js';
+import { keepNewFilesPrivate } from '../../common/files/private-files.js';
 
 /** Asks the running service for the backup and writes what it answers to `partial`. */
 async function fromRunningService(dataDir: string, partial: string): Promise<void> {
@@ -62,6 +64,7 @@ async function directly(config: AppConfig, partial: string): Promise<void> {
 }
 
 async function main(): Promise<number> {
+  keepNewFilesPrivate();
   const { values } = parseArgs({ options: { out: { type: 'string' } } });
   if (!values.out) {
     console.error('Usage: npm run backup -- --out FILE');
@@ -69,7 +72,7 @@ async function main(): Promise<number> {
   }
   let config: AppConfig;
   try {
-    config = AppConfig.load();
+    config = loadAppConfig();
   } catch (err) {
     if (err instanceof ConfigValidationError) {
       console.error(err.message);

@@ -16,12 +16,13 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { parse as parseConnectionString } from 'pg-connection-string';
 import { DataSource } from 'typeorm';
-import { AppConfig } from '../../config/app-config.js';
+import { loadAppConfig } from '../../app.config.js';
 import { dataSourceOptions } from '../../database/data-source-options.js';
 import { openEmbeddedPostgres } from '../../database/embedded-postgres.js';
 import { BackupManifest, BundleError, COUNTS_SQL, extractBundle } from '../backup-bundle.js';
 import { runPgProgram } from '../backup-sources.js';
 import { JobRepository } from '../../jobs/job.repository.js';
+import { keepNewFilesPrivate } from '../../common/files/private-files.js';
 
 const USAGE = 'Usage: npm run restore -- FILE --data-dir DIR | --database-url URL';
 
@@ -58,7 +59,7 @@ async function intoDataDir(file: string, dir: string): Promise<BackupManifest> {
       await rename(join(staging, 'jwt-secret'), join(dir, 'jwt-secret'));
     }
     await rename(join(staging, 'pg'), join(dir, 'pg'));
-    const config = AppConfig.load({
+    const config = loadAppConfig({
       DATA_DIR: dir,
       JWT_SECRET: 'x'.repeat(32),
       LOG_LEVEL: 'silent',
@@ -84,7 +85,7 @@ async function intoDataDir(file: string, dir: string): Promise<BackupManifest> {
  * after their lease. The embedded database does this at every boot.
  */
 async function handBackJobs(url: string): Promise<void> {
-  const config = AppConfig.load({
+  const config = loadAppConfig({
     DATABASE_URL: url,
     JWT_SECRET: 'x'.repeat(32),
     LOG_LEVEL: 'silent',
@@ -143,6 +144,8 @@ async function intoServer(file: string, url: string): Promise<BackupManifest> {
 }
 
 async function main(): Promise<number> {
+  // What it writes (the restored database, the secret) is the service user's alone.
+  keepNewFilesPrivate();
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     options: { 'data-dir': { type: 'string' }, 'database-url': { type: 'string' } },

@@ -6,12 +6,16 @@
  */
 import { parseArgs } from 'node:util';
 import { SignJWT } from 'jose';
-import { AppConfig, ConfigValidationError } from '../../config/app-config.js';
+import { ConfigValidationError } from '../../config/app-config.js';
+import { loadAppConfig } from '../../app.config.js';
 import { adminClaimFor, adminClaimRule } from '../admin-claim.js';
 import { duration } from '../identity.config.js';
 import { resolveJwtSecret } from '../jwt-keys.js';
+import { keepNewFilesPrivate } from '../../common/files/private-files.js';
 
 async function main(): Promise<void> {
+  // It may create DATA_DIR and the secret in it.
+  keepNewFilesPrivate();
   const { values } = parseArgs({
     options: {
       sub: { type: 'string' },
@@ -27,7 +31,7 @@ async function main(): Promise<void> {
     );
     process.exit(2);
   }
-  const config = AppConfig.load();
+  const config = loadAppConfig();
   const secret = resolveJwtSecret(config);
   if (!secret) {
     console.error(

@@ -23,7 +23,8 @@ export class HttpAuthGuard implements CanActivate {
     const token =
       (typeof header === 'string' ? /^\s*Bearer\s+(\S+)\s*$/i.exec(header)?.[1] : null) ??
       sessionCookieToken(req);
-    req.user = (await this.authenticator.authenticate(token, req.socket.remoteAddress)).user;
+    // req.ip: the forwarded client's address behind a proxy TRUST_PROXY names, else the socket's.
+    req.user = (await this.authenticator.authenticate(token, req.ip)).user;
     await this.authenticator.request(req.user);
     return true;
   }

@@ -17,6 +17,7 @@
 import { parseArgs } from 'node:util';
 import { Presets, SingleBar } from 'cli-progress';
 import { AppConfig } from '../../config/app-config.js';
+import { loadAppConfig } from '../../app.config.js';
 import { fetchGguf } from '../gguf-files.js';
 import { INSTRUCT_MODEL_NAMES, instructModel } from '../instruct-models.js';
 import { defaultModelsDir, fetchModel } from '../model-files.js';
@@ -31,7 +32,7 @@ async function main(): Promise<number> {
       'if-missing': { type: 'boolean', default: false },
     },
   });
-  const env = AppConfig.load(process.env).env;
+  const env = loadAppConfig(process.env).env;
   if (values.llm !== undefined) {
     const llm = await fetchLlm(values.llm, env);
     if (!values.all && values.model === undefined) return llm;

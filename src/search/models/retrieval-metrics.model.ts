@@ -7,6 +7,7 @@ import {
   registerEnumType,
 } from '@nestjs/graphql';
 import type { UpgradeTriggerName } from '../../signals/upgrade-triggers.js';
+import { SourceType } from '../../context/models/context-enums.model.js';
 
 const UPGRADE_TRIGGER_NAMES: Record<UpgradeTriggerName, UpgradeTriggerName> = {
   FEW_FULL_TEXT_HITS: 'FEW_FULL_TEXT_HITS',
@@ -57,8 +58,8 @@ export class UpgradeTriggerModel {
 
 @ObjectType('SourceShare')
 export class SourceShareModel {
-  @Field({ description: 'FACT, MEMORY, PERIOD_SUMMARY, PROFILE, STORY, SUMMARY or TURN.' })
-  sourceType: string;
+  @Field(() => SourceType)
+  sourceType: SourceType;
 
   @Field(() => Int, { description: 'Items of this source given to the model.' })
   items: number;

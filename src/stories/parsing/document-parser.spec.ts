@@ -96,6 +96,14 @@ describe('parseDocument: PDF', () => {
     // pdf.js takes over the buffer it is given: the caller's must not be the one.
     expect(copy.byteLength).toBe(tenPagePdf.byteLength);
     expect(Buffer.from(copy).equals(Buffer.from(tenPagePdf))).toBe(true);
+    // Whatever type is claimed for it: the content says what it is.
+    expect(
+      (await parseDocument(tenPagePdf, 'diaries.pdf', 'application/x-odd', limits)).format,
+    ).toBe('PDF');
+    // Its name still has to be one Keepsake keeps.
+    expect(
+      (await problem(parseDocument(tenPagePdf, 'diaries.html', null, limits))).message,
+    ).toMatch(/ends in \.html: a web page/);
   });
 
   it('breaks lines where the text does and leaves a blank line between blocks', async () => {

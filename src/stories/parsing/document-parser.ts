@@ -7,6 +7,7 @@ import {
   type ParsedDocument,
 } from './document.types.js';
 import { sniffFile } from './file-kind.js';
+import { checkFileType, extensionOf, mediaType, UNSUPPORTED_HINT } from './file-types.js';
 import { markdownTitle } from './markdown.js';
 import { pdfPages } from './pdf-text.js';
 
@@ -19,11 +20,8 @@ export {
   type ParseProblem,
 } from './document.types.js';
 
-const UNSUPPORTED_HINT = 'Only plain text, Markdown, PDF and DOCX files can be uploaded';
-
 const MARKDOWN_EXTENSIONS = new Set(['md', 'markdown', 'mdown', 'mkd', 'mkdn']);
 const MARKDOWN_TYPES = new Set(['text/markdown', 'text/x-markdown']);
-const HTML_EXTENSIONS = new Set(['htm', 'html', 'xhtml']);
 
 /**
  * Reads an uploaded document into pages of text. The format is told by the content first (a
@@ -44,6 +42,8 @@ export async function parseDocument(
       `The file is ${formatBytes(bytes.byteLength)}; files of up to ${formatBytes(limits.maxBytes)} can be uploaded.`,
     );
   const sniffed = sniffFile(bytes);
+  // What the content says first (this is a photo), then the allow list of names and types.
+  if (sniffed.kind !== 'OTHER') checkFileType(fileName, mimeType, sniffed.kind === 'UNKNOWN');
   switch (sniffed.kind) {
     case 'PDF': {
       const raw = await readInWorker('PDF', bytes, limits);
@@ -85,21 +85,40 @@ function singlePage(format: DocumentFormat, text: string): ParsedDocument {
   return { format, pages: [{ number: 1, text }], title: markdownTitle(text) };
 }
 
-function extension(fileName: string): string {
-  const base = fileName.split(/[\\/]/).pop() ?? '';
-  const dot = base.lastIndexOf('.');
-  return dot > 0 ? base.slice(dot + 1).toLowerCase() : '';
+function textFormat(fileName: string, mimeType: string | null): 'TEXT' | 'MARKDOWN' {
+  return MARKDOWN_EXTENSIONS.has(extensionOf(fileName)) || MARKDOWN_TYPES.has(mediaType(mimeType))
+    ? 'MARKDOWN'
+    : 'TEXT';
 }
 
-function textFormat(fileName: string, mimeType: string | null): 'TEXT' | 'MARKDOWN' {
-  const ext = extension(fileName);
-  const type = mimeType?.split(';')[0].trim().toLowerCase() ?? '';
-  if (HTML_EXTENSIONS.has(ext) || type === 'text/html' || type === 'application/xhtml+xml')
+const TEXT_FORMATS = new Set<DocumentFormat>(['TEXT', 'MARKDOWN']);
+
+/**
+ * The type checks of an upload for a file that comes with its format and text already read (a
+ * legacy archive's original): its name and claimed type on the allow list, and its content
+ * what its format says (a PDF is a PDF, a DOCX a DOCX, a text UTF-8 text and not a picture or
+ * a program). Throws DocumentParseError, as parseDocument does.
+ */
+export function checkKeptFile(
+  bytes: Uint8Array,
+  fileName: string | null,
+  mimeType: string | null,
+  format: DocumentFormat,
+): void {
+  const sniffed = sniffFile(bytes);
+  if (sniffed.kind === 'OTHER')
     throw new DocumentParseError(
       'UNSUPPORTED',
-      `${UNSUPPORTED_HINT}; this looks like a web page (HTML). Save it as text or PDF and upload that.`,
+      `${UNSUPPORTED_HINT}; this looks like ${sniffed.description}.`,
     );
-  return MARKDOWN_EXTENSIONS.has(ext) || MARKDOWN_TYPES.has(type) ? 'MARKDOWN' : 'TEXT';
+  checkFileType(fileName ?? '', mimeType, sniffed.kind === 'UNKNOWN');
+  const actual: DocumentFormat = sniffed.kind === 'UNKNOWN' ? 'TEXT' : sniffed.kind;
+  if (actual === 'TEXT') decodeText(bytes);
+  if (actual !== format && !(TEXT_FORMATS.has(actual) && TEXT_FORMATS.has(format)))
+    throw new DocumentParseError(
+      'UNSUPPORTED',
+      `The file is ${actual === 'TEXT' ? 'text' : `a ${actual}`}, not the ${format} its story says.`,
+    );
 }
 
 /** Control characters that do not occur in text (tab, line breaks and form feed do). */

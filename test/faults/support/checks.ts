@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { AppConfig } from '../../../src/config/app-config.js';
+import { loadAppConfig } from '../../../src/app.config.js';
 import { openDataSource } from '../../../src/database/database.module.js';
 import { openEmbeddedPostgres } from '../../../src/database/embedded-postgres.js';
 import { Ledger } from './family.js';
@@ -12,7 +12,7 @@ export async function withDatabase<T>(
   env: Record<string, string>,
   fn: (query: Query) => Promise<T>,
 ): Promise<T> {
-  const config = AppConfig.load({ ...env, JWT_SECRET: 'x'.repeat(32), LOG_LEVEL: 'silent' });
+  const config = loadAppConfig({ ...env, JWT_SECRET: 'x'.repeat(32), LOG_LEVEL: 'silent' });
   const embedded = config.embedded ? await openEmbeddedPostgres(env.DATA_DIR) : null;
   let ds: DataSource | null = null;
   try {

@@ -44,6 +44,8 @@ export interface FakeBody {
   model?: string;
   messages?: {
     role: string;
+    /** Who said a user turn (OpenAI's participant name). */
+    name?: string;
     content: string | null;
     tool_calls?: { id: string; type: string; function: { name: string; arguments: string } }[];
     tool_call_id?: string;

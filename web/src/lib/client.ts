@@ -1,5 +1,6 @@
 import { cacheExchange, Client, fetchExchange, mapExchange, subscriptionExchange } from 'urql';
 import { createClient as createWsClient, type Client as WsClient } from 'graphql-ws';
+import { resuming } from './resume';
 
 /** True when the API refused the token: the console then goes back to the sign-in page. */
 export function isUnauthenticated(error: { graphQLErrors: { extensions?: { code?: unknown } }[] }) {
@@ -46,7 +47,8 @@ export function createApiClient(
           const input = { ...request, query: request.query ?? '' };
           return {
             subscribe(sink) {
-              const unsubscribe = ws.subscribe(input, sink);
+              // messageAdded picks up after the last turn it delivered when the socket reconnects.
+              const unsubscribe = ws.subscribe(input, resuming(input, sink));
               return { unsubscribe };
             },
           };

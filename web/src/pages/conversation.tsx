@@ -120,10 +120,11 @@ const ReplyDelta = graphql(`
 `);
 
 const TurnAdded = graphql(`
-  subscription TurnAdded($conversationId: ID!) {
-    messageAdded(conversationId: $conversationId) {
+  subscription TurnAdded($conversationId: ID!, $afterTurnIndex: Int) {
+    messageAdded(conversationId: $conversationId, afterTurnIndex: $afterTurnIndex) {
       id
       role
+      turnIndex
     }
   }
 `);
@@ -173,9 +174,28 @@ export function ConversationPage() {
     },
     [refetch],
   );
-  useSubscription({ query: TurnAdded, variables: { conversationId }, pause: !taking }, onTurn);
-
   const turns = nodesOf(data?.conversation.messages) ?? [];
+  // Live turns pick up after the last turn the first load showed: none stored in between is
+  // missed. Fixed from then on (a new value would subscribe again at every turn); on a
+  // reconnect the subscription resumes after the last turn it received (lib/resume.ts).
+  const [resume, setResume] = useState<{ conversationId: string; after: number } | null>(null);
+  const shownUpTo = turns.reduce((last, t) => Math.max(last, t.turnIndex), -1);
+  const loaded = conversation?.id === conversationId;
+  useEffect(() => {
+    if (loaded && resume?.conversationId !== conversationId) {
+      setResume({ conversationId, after: shownUpTo });
+    }
+  }, [loaded, resume, conversationId, shownUpTo]);
+  const after = resume?.conversationId === conversationId ? resume.after : null;
+  useSubscription(
+    {
+      query: TurnAdded,
+      variables: { conversationId, afterTurnIndex: after ?? -1 },
+      pause: !taking || after === null,
+    },
+    onTurn,
+  );
+
   // A block body: recent Chromium returns a promise from scrollIntoView, which React would
   // take for the effect's cleanup.
   useEffect(() => {

@@ -17,9 +17,9 @@ import { PROFILE_REASONS } from '../profiles/profile.exception.js';
 import { SEARCH_REASONS } from '../search/search.exception.js';
 import { SIGNALS_REASONS } from '../signals/signals.exception.js';
 import { STORY_REASONS } from '../stories/story.exception.js';
-import { REQUEST_REASONS } from './request-errors.js';
+import { REQUEST_REASONS } from '../graphql/request-errors.js';
 
-/** Every module's reasons, as config.registry lists every module's variables. */
+/** Every module's reasons, as src/app.config.ts lists every module's variables. */
 export const REASON_TABLES: readonly ReasonTable<string>[] = [
   REQUEST_REASONS,
   COMMON_REASONS,

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { markdownTableRows } from '../../test/support/markdown-tables.js';
-import { ALL_VARIABLES } from './config.registry.js';
+import { ALL_VARIABLES } from '../app.config.js';
 import { configTable } from './config-table.js';
 
 describe('the configuration table', () => {

@@ -1,14 +1,14 @@
 /**
- * npm run config:table   writes docs/configuration.md from the declarations themselves
+ * npm run errors:table   writes docs/errors.md, the error codes and reasons, from the code itself
  * (npm run docs:check runs it with --check: it fails when the committed file differs)
  */
-import { writeOrCheckDoc } from '../../common/files/generated-doc.js';
-import { configDocument } from '../config-table.js';
+import { writeOrCheckDoc } from '../common/files/generated-doc.js';
+import { errorsDocument } from './error-catalog.js';
 
 const outcome = await writeOrCheckDoc(
-  'docs/configuration.md',
-  configDocument(),
-  'config:table',
+  'docs/errors.md',
+  errorsDocument(),
+  'errors:table',
   process.argv.includes('--check'),
 );
 if (outcome.ok) {

@@ -1,6 +1,6 @@
-import { ALL_VARIABLES } from './config.registry.js';
+import { ALL_VARIABLES } from '../app.config.js';
 
-/** docs/configuration.md's table: every variable, its default and what it does, in registry order. */
+/** docs/configuration.md's table: every variable, its default and what it does, in src/app.config.ts's order. */
 export function configTable(): string {
   const rows = Object.entries(ALL_VARIABLES).map(([name, spec]) => {
     const def = 'default' in spec && spec.default !== undefined ? `\`${spec.default}\`` : '(unset)';

@@ -6,16 +6,16 @@ import 'reflect-metadata';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { AppConfig } from '../config/app-config.js';
+import { loadAppConfig } from '../app.config.js';
 import { createApp } from '../bootstrap.js';
-import { renderSchema } from './schema-file.js';
+import { renderSchema } from '../graphql/schema-file.js';
 
 async function main(): Promise<void> {
   const check = process.argv.includes('--check');
   // A throwaway embedded database: printing the schema must not touch real data.
   const dataDir = mkdtempSync(join(tmpdir(), 'keepsake-schema-'));
   const app = await createApp(
-    AppConfig.load({ DATA_DIR: dataDir, LOG_LEVEL: 'error', JWT_SECRET: 'x'.repeat(32) }),
+    loadAppConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'error', JWT_SECRET: 'x'.repeat(32) }),
   );
   await app.init();
   const schema = renderSchema(app);
