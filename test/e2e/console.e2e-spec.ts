@@ -4,6 +4,10 @@ import WebSocket from 'ws';
 import { findWebRoot } from '../../src/console/web-root.js';
 import { startTestApp, TestApp } from '../support/test-app.js';
 
+/**
+ * @pass embedded: the console's files, headers, cookies and CORS are served without the
+ * database (src/console reads none).
+ */
 const FRONTEND = 'https://family.example';
 
 /**

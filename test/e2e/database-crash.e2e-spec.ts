@@ -9,6 +9,8 @@ import { ON_SERVER } from '../support/test-database.js';
  * PANIC, memory exhausted) as a server's postmaster would restart: statements fail with
  * UNAVAILABLE while it is away, it is opened again by itself with crash recovery, and nothing
  * acknowledged is lost. A server going away is the fault suite's (test/faults).
+ *
+ * @pass embedded: only the embedded database runs inside the service to crash under it.
  */
 (ON_SERVER ? describe.skip : describe)('the embedded database crashing under the service', () => {
   let t: TestApp;

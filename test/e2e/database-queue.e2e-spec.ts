@@ -13,6 +13,8 @@ const SEND = `mutation($input: SendMessageInput!) {
  * UNAVAILABLE and a retry hint, having done nothing. (The suite on a server runs these on an
  * embedded database too: one connection makes the order plain to see; the server's pool has the
  * same queue, tested in database-server.spec.ts.)
+ *
+ * @pass embedded: it opens an embedded database of its own in either pass.
  */
 /** An app on an embedded database of its own, whose requests wait at most `timeoutMs`. */
 function queueApp(timeoutMs: string) {

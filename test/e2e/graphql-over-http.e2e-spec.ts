@@ -6,6 +6,8 @@ import { startTestApp, TestApp, TestUser } from '../support/test-app.js';
  * GraphQL over HTTP as clients nobody here wrote see it: graphql-http's audits of the spec, and
  * urql's default of sending queries as GET, which Apollo's CSRF prevention refuses unless the
  * request carries a header a browser would preflight (docs/api.md, "GET requests").
+ *
+ * @pass embedded: the protocol is answered before any resolver reads the database.
  */
 
 /** The audit's SHOULDs Keepsake answers otherwise, on purpose (docs/api.md, "GET requests"). */

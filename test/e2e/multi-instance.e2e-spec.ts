@@ -23,6 +23,8 @@ import {
  * balancer: what one instance stores, the other's subscribers see; turn indexes stay gapless
  * under racing sends through both pools; a sign-out on one is refused on the other; a
  * subscriber whose instance is killed resumes on the other without missing a turn.
+ *
+ * @pass server: two processes cannot share one embedded database.
  */
 const describeServer = ON_SERVER ? describe : describe.skip;
 

@@ -28,6 +28,8 @@ const POOL = 6;
  * the direct connection of DATABASE_LISTEN_URL, and subscriptions reach the other instance.
  *
  * It needs the packaged server and starts its own: it runs in the server pass only (once).
+ *
+ * @pass server: PgBouncer stands in front of a server.
  */
 if (!ON_SERVER) {
   process.stderr.write(

@@ -35,6 +35,8 @@ import {
  * the other way without synchronous replication, its loss measured.
  *
  * It needs the packaged server and starts its own: it runs in the server pass only (once).
+ *
+ * @pass server: replication is a server's.
  */
 if (!ON_SERVER) {
   process.stderr.write(

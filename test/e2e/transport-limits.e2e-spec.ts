@@ -1,6 +1,11 @@
 import { Client, CloseCode } from 'graphql-ws';
 import { GqlResponse, startTestApp, TestApp, TestUser } from '../support/test-app.js';
 
+/**
+ * @pass embedded: the limits refuse an operation before any resolver runs; what it reads back
+ * from the database only shows that nothing was done.
+ */
+
 /** One operation over graphql-ws: its first result, or how the socket closed. */
 async function overWs(
   client: Client,

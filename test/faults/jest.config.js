@@ -11,4 +11,8 @@ export default {
   testMatch: ['<rootDir>/test/faults/**/*.fault-spec.ts'],
   testTimeout: 1_800_000,
   maxWorkers: 1,
+  globalSetup: '<rootDir>/test/faults/global-setup.mjs',
+  // Each file's CPU time in the run's report (the services it starts and ends included).
+  testEnvironment: '<rootDir>/test/support/cpu-environment.mjs',
+  reporters: ['default', '<rootDir>/test/support/pass-reporter.mjs'],
 };

@@ -10,6 +10,8 @@ import { ON_SERVER, TEST_DB_ROOT } from '../support/test-database.js';
  * The embedded database's scheduled backups: made when due (and once only, however often the
  * task runs), kept BACKUP_KEEP deep, their age in /health/ready and /metrics, each file checked
  * against its manifest. A server is backed up with its own tools (test/faults/backup).
+ *
+ * @pass embedded: scheduled backups are the embedded database's.
  */
 (ON_SERVER ? describe.skip : describe)('scheduled backups of the embedded database', () => {
   let t: TestApp;

@@ -16,6 +16,8 @@ import { ON_SERVER, TEST_DB_ROOT } from '../support/test-database.js';
  * Each state a process killed during boot can leave in DATA_DIR, and the next boot getting past
  * it. The fault suite (npm run test:faults) kills whole processes at random moments; these put
  * the states down exactly. The data directory is the embedded database's alone.
+ *
+ * @pass embedded: the data directory is the embedded database's alone.
  */
 (ON_SERVER ? describe.skip : describe)('boot after a crash, on the embedded data directory', () => {
   const root = join(TEST_DB_ROOT, `boot-recovery-${process.pid}`);

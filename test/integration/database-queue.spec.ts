@@ -15,6 +15,9 @@ import { createTestDatabase, TestDatabase } from '../support/test-database.js';
  * The turns of the embedded database's one connection, on a real embedded database: requests in
  * the order they came, before background work, refused with nothing written past their bound;
  * and statements executed off the service's thread.
+ *
+ * @pass embedded: it opens an embedded database in either pass; the server's pool has the same
+ * queue, tested in database-server.spec.ts.
  */
 describe.each<EmbeddedThread>(['worker', 'main'])('the embedded database (%s thread)', (where) => {
   let db: TestDatabase;

@@ -19,7 +19,11 @@ import {
   TestDatabase,
 } from '../support/test-database.js';
 
-/** Connection strings, pool and timeouts against the real server (TEST_DATABASE_URL). */
+/**
+ * Connection strings, pool and timeouts against the real server (TEST_DATABASE_URL).
+ *
+ * @pass server: what it tests is a server's connections.
+ */
 const describeServer = ON_SERVER ? describe : describe.skip;
 
 const SECRET = { JWT_SECRET: 'x'.repeat(32) };

@@ -8,6 +8,9 @@ import { decodeEvent, encodeEvent, PostgresEventBus } from '../../src/pubsub/pos
  * The PostgreSQL event bus, with two bus instances standing for two Keepsake processes on one
  * database. PGlite speaks the same LISTEN/NOTIFY; only the connection handling differs from the
  * server transport.
+ *
+ * @pass embedded: it runs the bus on a PGlite of its own in either pass; the server's
+ * LISTEN/NOTIFY transport is tested in notify-transport.spec.ts and multi-instance.e2e-spec.ts.
  */
 class PGliteTransport implements NotifyTransport {
   constructor(private readonly db: PGlite) {}

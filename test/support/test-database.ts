@@ -55,10 +55,11 @@ export async function dropServerDatabase(name: string): Promise<void> {
 }
 
 /**
- * The first test file to need a database migrates one template for the run; the others wait
- * for it. mkdir is atomic, so exactly one worker builds it.
+ * The run's migrated template, embedded or on the server: made by Jest's global setup before
+ * the workers start when a fresh build is at hand (test/support/global-setup.mjs), otherwise by
+ * the first test file to need it while the others wait. mkdir is atomic, so exactly one builds it.
  */
-async function ensureTemplate(embedded: boolean): Promise<void> {
+export async function ensureTemplate(embedded: boolean): Promise<void> {
   const ready = embedded ? READY : `${READY}.server`;
   if (existsSync(ready)) return;
   mkdirSync(TEST_DB_ROOT, { recursive: true });
