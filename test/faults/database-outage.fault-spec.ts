@@ -6,7 +6,12 @@ import { children, ensureBuilt } from '../support/service-process.js';
 import { GENEROUS_LIMITS, signToken, TEST_JWT_SECRET } from '../support/test-app.js';
 import { ON_SERVER } from '../support/test-database.js';
 import { call, Gate, Outcome, readTurns } from './support/clients.js';
-import { acknowledgedWritesHold, backgroundWorkSettled, withDatabase } from './support/checks.js';
+import {
+  acknowledgedWritesHold,
+  backgroundWorkSettled,
+  settledInDatabase,
+  withDatabase,
+} from './support/checks.js';
 import { Ledger, Member } from './support/family.js';
 import { PgServer } from './support/pg-server.js';
 import { report, settle } from './support/report.js';
@@ -239,6 +244,7 @@ const DOWN_MS = 10_000;
       const turns = await readTurns(service.base, watcher, conversationId);
       expect(turns.map((t) => t.clientMessageId)).toContain('before the outage');
       const settledIn = await settle(service.base);
+      await settledInDatabase(databaseUrl);
       await service.stop();
       const problems = await withDatabase({ DATABASE_URL: databaseUrl }, async (query) => [
         ...(await acknowledgedWritesHold(query, ledger)),

@@ -225,3 +225,33 @@ export async function backgroundWorkSettled(query: Query): Promise<string[]> {
   if (twins[0].n > 0) problems.push(`${twins[0].n} memories stored twice`);
   return problems;
 }
+
+/**
+ * Waits, with the service still running, until its database says the background work is done
+ * (what backgroundWorkSettled checks, jobs waiting out a retry's backoff included). /metrics
+ * cannot say it after an outage: its gauges read zero while their read fails, and a job that
+ * failed while the database was away is not due until its backoff ends. Only on a server, whose
+ * database a second connection may read while the service runs.
+ */
+export async function settledInDatabase(databaseUrl: string, timeoutMs = 300_000): Promise<void> {
+  const started = performance.now();
+  let problems: string[] = [];
+  await withDatabase({ DATABASE_URL: databaseUrl }, async (query) => {
+    for (;;) {
+      const waiting = await query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM jobs WHERE status IN ('PENDING', 'RUNNING')`,
+      );
+      problems =
+        waiting[0].n > 0
+          ? [`${waiting[0].n} jobs pending or running`]
+          : await backgroundWorkSettled(query);
+      if (problems.length === 0) return;
+      if (performance.now() - started > timeoutMs) {
+        throw new Error(
+          `background work did not settle within ${timeoutMs} ms: ${problems.join('; ')}`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  });
+}
