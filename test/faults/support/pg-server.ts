@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { chmodSync, mkdirSync, statSync } from 'node:fs';
+import { dirname, relative } from 'node:path';
 import { ROOT } from '../../support/service-process.js';
 
 /**
@@ -15,8 +15,12 @@ export class PgServer {
     /** Where its WAL lives, when on a volume of its own (initdb --waldir). */
     private readonly walDir?: string,
   ) {
-    // The server's own user (keepsake-pg, as root) must reach the folder that holds it.
-    mkdirSync(dirname(dir), { recursive: true, mode: 0o755 });
+    // The server's own user (keepsake-pg, as root) must reach the folder that holds it, and
+    // the worker's umask may be 0077: a service started in it keeps its new files private.
+    for (const folder of [dirname(dir), ...(walDir ? [dirname(walDir)] : [])]) {
+      mkdirSync(folder, { recursive: true });
+      reachable(folder);
+    }
   }
 
   private script(...args: string[]): string {
@@ -73,4 +77,15 @@ function withoutServerUrl(): NodeJS.ProcessEnv {
   const env = { ...process.env };
   delete env.TEST_DATABASE_URL;
   return env;
+}
+
+/** Lets other users through every folder from this one up to the checkout (read and search). */
+function reachable(folder: string): void {
+  for (
+    let f = folder;
+    relative(ROOT, f) !== '' && !relative(ROOT, f).startsWith('..');
+    f = dirname(f)
+  ) {
+    chmodSync(f, statSync(f).mode | 0o055);
+  }
 }
