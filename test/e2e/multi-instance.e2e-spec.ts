@@ -132,9 +132,11 @@ describeServer('Two instances on one PostgreSQL server', () => {
 
   it('delivers every subscription to the other instance', async () => {
     const client = wsClient(urlB);
+    // From the log first (afterTurnIndex -1): graphql-ws says nothing when a subscription is
+    // live on the server, and on a loaded machine the first turn may be stored before it is.
     const messages = subscribe<{ messageAdded: { content: string; role: string } }>(
       client,
-      'subscription($c: ID!) { messageAdded(conversationId: $c) { content role } }',
+      'subscription($c: ID!) { messageAdded(conversationId: $c, afterTurnIndex: -1) { content role } }',
       { c: conversationId },
     );
     const deltas = subscribe<{ assistantReplyDelta: { done: boolean } }>(
