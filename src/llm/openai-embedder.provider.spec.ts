@@ -1,17 +1,16 @@
-import { FakeOpenAiServer, reply } from '../../test/support/fake-openai/fake-openai.server.js';
-import { MemoryUsageRecorder } from '../../test/support/fake-openai/memory-usage.recorder.js';
+import { reply } from '../../test/support/fake-openai/fake-openai.server.js';
+import { fakeOpenAiPerTest } from '../../test/support/fake-openai/openai-model.fixtures.js';
 import { cosine } from './embedder.js';
 import { ModelOutputError, ModelUnavailableError } from './model.errors.js';
 import { OpenAiEmbedder, OpenAiEmbedderOptions } from './openai-embedder.provider.js';
 
 describe('OpenAiEmbedder against the fake server', () => {
-  let fake: FakeOpenAiServer;
-  let recorder: MemoryUsageRecorder;
+  const openai = fakeOpenAiPerTest();
 
   const embedder = (overrides: Partial<OpenAiEmbedderOptions> = {}) =>
     new OpenAiEmbedder(
       {
-        baseURL: fake.url,
+        baseURL: openai.fake.url,
         apiKey: 'test',
         model: 'fake-embed',
         dimensions: 64,
@@ -20,17 +19,8 @@ describe('OpenAiEmbedder against the fake server', () => {
         retry: { maxRetries: 2, baseMs: 10, maxDelayMs: 100, maxRetryAfterMs: 1000 },
         ...overrides,
       },
-      recorder,
+      openai.recorder,
     );
-
-  beforeAll(async () => {
-    fake = await FakeOpenAiServer.start();
-  });
-  afterAll(() => fake.close());
-  beforeEach(() => {
-    fake.reset();
-    recorder = new MemoryUsageRecorder();
-  });
 
   it('embeds in batches, in order, with normalised vectors of the configured size', async () => {
     const texts = Array.from({ length: 10 }, (_, i) => `sentence number ${i} about the garden`);
@@ -42,7 +32,7 @@ describe('OpenAiEmbedder against the fake server', () => {
       expect(v).toHaveLength(64);
       expect(Math.hypot(...v)).toBeCloseTo(1, 6);
     }
-    const sent = fake.requestsFor('embeddings').map((r) => r.body);
+    const sent = openai.fake.requestsFor('embeddings').map((r) => r.body);
     expect(sent.map((b) => (b.input as string[]).length)).toEqual([4, 4, 2]);
     expect(sent[0]).toMatchObject({
       model: 'fake-embed',
@@ -52,25 +42,25 @@ describe('OpenAiEmbedder against the fake server', () => {
     // Same text, same vector: the order survived batching.
     const again = await e.embed([texts[7]]);
     expect(cosine(again[0], vectors[7])).toBeCloseTo(1, 6);
-    expect(recorder.calls).toHaveLength(4);
-    expect(recorder.calls[0]).toMatchObject({
+    expect(openai.recorder.calls).toHaveLength(4);
+    expect(openai.recorder.calls[0]).toMatchObject({
       task: 'embed',
       ok: true,
       attempts: 1,
       completionTokens: 0,
     });
-    expect(recorder.calls[0].promptTokens).toBeGreaterThan(0);
+    expect(openai.recorder.calls[0].promptTokens).toBeGreaterThan(0);
   });
 
   it('resolves an empty list without a request', async () => {
     await expect(embedder().embed([])).resolves.toEqual([]);
-    expect(fake.requests).toHaveLength(0);
+    expect(openai.fake.requests).toHaveLength(0);
   });
 
   it('sends blank texts as a space, which servers accept', async () => {
     const vectors = await embedder().embed(['', 'hello']);
     expect(vectors).toHaveLength(2);
-    expect(fake.requestsFor('embeddings')[0].body.input).toEqual([' ', 'hello']);
+    expect(openai.fake.requestsFor('embeddings')[0].body.input).toEqual([' ', 'hello']);
   });
 
   it('rejects vectors of the wrong size', async () => {
@@ -78,7 +68,7 @@ describe('OpenAiEmbedder against the fake server', () => {
     const [short] = await embedder({ dimensions: 32 }).embed(['hello']);
     expect(short).toHaveLength(32);
 
-    fake.enqueue(
+    openai.fake.enqueue(
       'embeddings',
       reply.json({
         object: 'list',
@@ -90,30 +80,30 @@ describe('OpenAiEmbedder against the fake server', () => {
       .catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(ModelOutputError);
     expect((failure as Error).message).toMatch(/3-d vector; EMBEDDINGS_DIMENSIONS is 64/);
-    expect(recorder.last).toMatchObject({ ok: false });
+    expect(openai.recorder.last).toMatchObject({ ok: false });
   });
 
   it('rejects a wrong number of vectors', async () => {
-    fake.enqueue('embeddings', reply.json({ object: 'list', data: [] }));
+    openai.fake.enqueue('embeddings', reply.json({ object: 'list', data: [] }));
     await expect(embedder().embed(['a', 'b'])).rejects.toThrow(/0 vectors for 2 texts/);
   });
 
   it('stops sending `dimensions` once the server rejects it', async () => {
-    fake.rejectDimensions = true;
-    fake.embeddingDimensions = 64;
+    openai.fake.rejectDimensions = true;
+    openai.fake.embeddingDimensions = 64;
     const e = embedder();
     await e.embed(['one']);
     await e.embed(['two']);
-    const dims = fake.requestsFor('embeddings').map((r) => r.body.dimensions);
+    const dims = openai.fake.requestsFor('embeddings').map((r) => r.body.dimensions);
     expect(dims).toEqual([64, undefined, undefined]);
   });
 
   it('retries 429 and 5xx, then fails with ModelUnavailableError', async () => {
-    fake.enqueue('embeddings', reply.rateLimited('0'), reply.error(500));
+    openai.fake.enqueue('embeddings', reply.rateLimited('0'), reply.error(500));
     await expect(embedder().embed(['hello'])).resolves.toHaveLength(1);
-    expect(recorder.last?.attempts).toBe(3);
+    expect(openai.recorder.last?.attempts).toBe(3);
 
-    fake.enqueue('embeddings', reply.error(502), reply.error(502), reply.error(502));
+    openai.fake.enqueue('embeddings', reply.error(502), reply.error(502), reply.error(502));
     const err = await embedder()
       .embed(['hello'])
       .catch((e: unknown) => e);
@@ -122,13 +112,13 @@ describe('OpenAiEmbedder against the fake server', () => {
   });
 
   it('retries a body that is not an embeddings response', async () => {
-    fake.enqueue('embeddings', reply.raw('<html>Bad gateway</html>', 'text/html'));
+    openai.fake.enqueue('embeddings', reply.raw('<html>Bad gateway</html>', 'text/html'));
     await expect(embedder().embed(['hello'])).resolves.toHaveLength(1);
-    expect(fake.requestsFor('embeddings')).toHaveLength(2);
+    expect(openai.fake.requestsFor('embeddings')).toHaveLength(2);
   });
 
   it('times out', async () => {
-    fake.enqueue('embeddings', reply.hang());
+    openai.fake.enqueue('embeddings', reply.hang());
     const err = await embedder({
       timeoutMs: 100,
       retry: { maxRetries: 0, baseMs: 1, maxDelayMs: 1, maxRetryAfterMs: 0 },

@@ -1,6 +1,8 @@
-import { FakeOpenAiServer, reply } from '../../test/support/fake-openai/fake-openai.server.js';
-import { MemoryUsageRecorder } from '../../test/support/fake-openai/memory-usage.recorder.js';
-import { openAiModelOn } from '../../test/support/fake-openai/openai-model.fixtures.js';
+import { reply } from '../../test/support/fake-openai/fake-openai.server.js';
+import {
+  fakeOpenAiPerTest,
+  openAiModelOn,
+} from '../../test/support/fake-openai/openai-model.fixtures.js';
 import { PeriodSource, SummarizePeriodInput } from './language-model.js';
 import { ModelOutputError } from './model.errors.js';
 import { OpenAiLanguageModelOptions } from './openai-llm.provider.js';
@@ -54,23 +56,13 @@ const validPeriod = {
 };
 
 describe('OpenAiLanguageModel.summarizePeriod against the fake server', () => {
-  let fake: FakeOpenAiServer;
-  let recorder: MemoryUsageRecorder;
+  const openai = fakeOpenAiPerTest();
 
   const model = (overrides: Partial<OpenAiLanguageModelOptions> = {}) =>
-    openAiModelOn(fake, recorder, overrides);
-
-  beforeAll(async () => {
-    fake = await FakeOpenAiServer.start();
-  });
-  afterAll(() => fake.close());
-  beforeEach(() => {
-    fake.reset();
-    recorder = new MemoryUsageRecorder();
-  });
+    openAiModelOn(openai.fake, openai.recorder, overrides);
 
   it('returns the validated, tidied summary and records its prompt version', async () => {
-    fake.enqueue(
+    openai.fake.enqueue(
       'chat',
       reply.object({
         ...validPeriod,
@@ -79,7 +71,7 @@ describe('OpenAiLanguageModel.summarizePeriod against the fake server', () => {
       }),
     );
     const result = await model().summarizePeriod(month);
-    const sent = fake.requestsFor('chat')[0].body;
+    const sent = openai.fake.requestsFor('chat')[0].body;
     expect(sent.response_format?.json_schema?.name).toBe(SCHEMA_NAME.summarizePeriod);
     expect(sent.response_format?.json_schema?.strict).toBe(true);
     const { call, ...text } = result;
@@ -91,12 +83,12 @@ describe('OpenAiLanguageModel.summarizePeriod against the fake server', () => {
       ok: true,
       promptVersion: 'summarize-period/2',
     });
-    expect(recorder.calls).toEqual([call]);
+    expect(openai.recorder.calls).toEqual([call]);
   });
 
   it("sends each source's dates and weight, oldest first", async () => {
     await model().summarizePeriod(month);
-    const [system, user] = fake.requestsFor('chat')[0].body.messages ?? [];
+    const [system, user] = openai.fake.requestsFor('chat')[0].body.messages ?? [];
     expect(system.content).toMatch(new RegExp(`^${TASK_MARKER.summarizePeriod} `));
     expect(user.content).toContain('Period: MONTH 2025-01-01 to 2025-01-31');
     expect(user.content).toContain('Conversations: 3; turns: 14');
@@ -131,7 +123,7 @@ describe('OpenAiLanguageModel.summarizePeriod against the fake server', () => {
       end: '2024-12-31',
       sources,
     });
-    const user = fake.requestsFor('chat')[0].body.messages?.[1].content ?? '';
+    const user = openai.fake.requestsFor('chat')[0].body.messages?.[1].content ?? '';
     const shown = user.match(/^\[source \d+\] /gm) ?? [];
     expect(shown.length).toBeLessThanOrEqual(PERIOD_PROMPT_LIMITS.maxSources);
     expect(user).toMatch(
@@ -144,7 +136,7 @@ describe('OpenAiLanguageModel.summarizePeriod against the fake server', () => {
   it('rejects an answer missing a field or with a wrong type, never using part of it', async () => {
     const { places: _places, ...missing } = validPeriod;
     const bad = reply.object({ ...missing, keyThemes: 'the lake' });
-    fake.enqueue('chat', bad, bad, bad);
+    openai.fake.enqueue('chat', bad, bad, bad);
     const err = (await model()
       .summarizePeriod(month)
       .catch((e: unknown) => e)) as ModelOutputError;
@@ -152,8 +144,8 @@ describe('OpenAiLanguageModel.summarizePeriod against the fake server', () => {
     expect(err.task).toBe('summarizePeriod');
     expect(err.problems).toEqual(['$.places: missing', '$.keyThemes: expected an array']);
     // Like the other tasks, an invalid answer is asked again twice, differently, then refused.
-    expect(fake.requestsFor('chat')).toHaveLength(3);
-    expect(recorder.last).toMatchObject({
+    expect(openai.fake.requestsFor('chat')).toHaveLength(3);
+    expect(openai.recorder.last).toMatchObject({
       task: 'summarizePeriod',
       ok: false,
       attempts: 3,
@@ -162,19 +154,19 @@ describe('OpenAiLanguageModel.summarizePeriod against the fake server', () => {
   });
 
   it('retries a server error, then succeeds', async () => {
-    fake.enqueue('chat', reply.error(503), reply.object(validPeriod));
+    openai.fake.enqueue('chat', reply.error(503), reply.object(validPeriod));
     const result = await model().summarizePeriod(month);
     expect(result.call.attempts).toBe(2);
     expect(result.emotionalTone).toBe('warm and nostalgic');
   });
 
   it('falls back to json_object, carrying the schema in the prompt', async () => {
-    fake.rejectJsonSchema = true;
+    openai.fake.rejectJsonSchema = true;
     const llm = model();
     const result = await llm.summarizePeriod(month);
     expect(result.call.attempts).toBe(3);
     expect(llm.structuredOutputMode).toBe('json_object');
-    const [, , resent] = fake.requestsFor('chat');
+    const [, , resent] = openai.fake.requestsFor('chat');
     expect(resent.body.response_format?.type).toBe('json_object');
     expect(resent.body.messages?.[0].content).toContain('"recurringPatterns"');
   });

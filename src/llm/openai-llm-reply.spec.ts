@@ -1,25 +1,18 @@
-import { FakeOpenAiServer, reply } from '../../test/support/fake-openai/fake-openai.server.js';
-import { MemoryUsageRecorder } from '../../test/support/fake-openai/memory-usage.recorder.js';
-import { openAiModelOn, retry } from '../../test/support/fake-openai/openai-model.fixtures.js';
+import { reply } from '../../test/support/fake-openai/fake-openai.server.js';
+import {
+  fakeOpenAiPerTest,
+  openAiModelOn,
+  retry,
+} from '../../test/support/fake-openai/openai-model.fixtures.js';
 import { ModelUnavailableError } from './model.errors.js';
 import { OpenAiLanguageModelOptions } from './openai-llm.provider.js';
 import { countTokens } from './tokenizer.js';
 
 describe('OpenAiLanguageModel.reply against the fake server', () => {
-  let fake: FakeOpenAiServer;
-  let recorder: MemoryUsageRecorder;
+  const openai = fakeOpenAiPerTest();
 
   const model = (overrides: Partial<OpenAiLanguageModelOptions> = {}) =>
-    openAiModelOn(fake, recorder, overrides);
-
-  beforeAll(async () => {
-    fake = await FakeOpenAiServer.start();
-  });
-  afterAll(() => fake.close());
-  beforeEach(() => {
-    fake.reset();
-    recorder = new MemoryUsageRecorder();
-  });
+    openAiModelOn(openai.fake, openai.recorder, overrides);
 
   const input = {
     system: 'You are Keepsake.',
@@ -31,7 +24,7 @@ describe('OpenAiLanguageModel.reply against the fake server', () => {
     expect(result.text).toMatch(/fake reply/);
     expect(result.model).toBe('openai:fake-llm');
     expect(result.usage.completionTokens).toBeGreaterThan(0);
-    const sent = fake.requestsFor('chat')[0].body;
+    const sent = openai.fake.requestsFor('chat')[0].body;
     expect(sent.messages).toEqual([
       { role: 'system', content: 'You are Keepsake.' },
       { role: 'user', content: 'Tell me about Dad.' },
@@ -40,7 +33,7 @@ describe('OpenAiLanguageModel.reply against the fake server', () => {
   });
 
   it('streams deltas and takes usage from the final chunk', async () => {
-    fake.enqueue('chat', reply.stream(['He ', 'was ', 'kind.']));
+    openai.fake.enqueue('chat', reply.stream(['He ', 'was ', 'kind.']));
     const deltas: string[] = [];
     const result = await model().reply(input, (d) => deltas.push(d));
     expect(deltas).toEqual(['He ', 'was ', 'kind.']);
@@ -48,11 +41,11 @@ describe('OpenAiLanguageModel.reply against the fake server', () => {
     expect(result.finishReason).toBe('stop');
     expect(result.call.usageEstimated).toBe(false);
     expect(result.usage.completionTokens).toBe(4);
-    expect(fake.requestsFor('chat')[0].body.stream_options).toEqual({ include_usage: true });
+    expect(openai.fake.requestsFor('chat')[0].body.stream_options).toEqual({ include_usage: true });
   });
 
   it('fails a stream cut after text was delivered, without retrying', async () => {
-    fake.enqueue('chat', reply.stream(['He ', 'was ', 'kind.'], { cutAfter: 2 }));
+    openai.fake.enqueue('chat', reply.stream(['He ', 'was ', 'kind.'], { cutAfter: 2 }));
     const deltas: string[] = [];
     const err = (await model()
       .reply(input, (d) => deltas.push(d))
@@ -60,25 +53,28 @@ describe('OpenAiLanguageModel.reply against the fake server', () => {
     expect(err).toBeInstanceOf(ModelUnavailableError);
     expect(err.message).toMatch(/stream broke after 7 characters/);
     expect(deltas).toEqual(['He ', 'was ']);
-    expect(fake.requestsFor('chat')).toHaveLength(1);
+    expect(openai.fake.requestsFor('chat')).toHaveLength(1);
   });
 
   it('fails a stream that ends cleanly without finishing', async () => {
-    fake.enqueue('chat', reply.stream(['He ', 'was ', 'kind.'], { cutAfter: 1, cut: 'end' }));
+    openai.fake.enqueue(
+      'chat',
+      reply.stream(['He ', 'was ', 'kind.'], { cutAfter: 1, cut: 'end' }),
+    );
     await expect(model().reply(input, () => undefined)).rejects.toThrow(
       /ended before the model finished/,
     );
   });
 
   it('retries a stream cut before any text', async () => {
-    fake.enqueue('chat', reply.stream(['x'], { cutAfter: 0 }));
+    openai.fake.enqueue('chat', reply.stream(['x'], { cutAfter: 0 }));
     const result = await model().reply(input, () => undefined);
     expect(result.call.attempts).toBe(2);
     expect(result.text).toMatch(/fake reply/);
   });
 
   it('times out a stalled stream between chunks', async () => {
-    fake.enqueue('chat', reply.stream(['a', 'b'], { chunkDelayMs: 400 }));
+    openai.fake.enqueue('chat', reply.stream(['a', 'b'], { chunkDelayMs: 400 }));
     const err = await model({ timeoutMs: 150, retry: { ...retry, maxRetries: 0 } })
       .reply(input, () => undefined)
       .catch((e: unknown) => e);
@@ -87,7 +83,7 @@ describe('OpenAiLanguageModel.reply against the fake server', () => {
   });
 
   it('counts streamed usage with the tokenizer when the server sends none', async () => {
-    fake.setHandler('chat', () =>
+    openai.fake.setHandler('chat', () =>
       reply.stream(['Hello ', 'there, ', 'friend.'], { omitUsage: true }),
     );
     const result = await model().reply(input, () => undefined);

@@ -1,6 +1,9 @@
-import { FakeOpenAiServer, reply } from '../../test/support/fake-openai/fake-openai.server.js';
-import { MemoryUsageRecorder } from '../../test/support/fake-openai/memory-usage.recorder.js';
-import { openAiModelOn, retry } from '../../test/support/fake-openai/openai-model.fixtures.js';
+import { reply } from '../../test/support/fake-openai/fake-openai.server.js';
+import {
+  fakeOpenAiPerTest,
+  openAiModelOn,
+  retry,
+} from '../../test/support/fake-openai/openai-model.fixtures.js';
 import { SummarizeTurnsInput } from './language-model.js';
 import { ModelOutputError, ModelUnavailableError } from './model.errors.js';
 import { OpenAiLanguageModelOptions } from './openai-llm.provider.js';
@@ -41,24 +44,14 @@ const validSummary = {
 };
 
 describe('OpenAiLanguageModel against the fake server', () => {
-  let fake: FakeOpenAiServer;
-  let recorder: MemoryUsageRecorder;
+  const openai = fakeOpenAiPerTest();
 
   const model = (overrides: Partial<OpenAiLanguageModelOptions> = {}) =>
-    openAiModelOn(fake, recorder, overrides);
-
-  beforeAll(async () => {
-    fake = await FakeOpenAiServer.start();
-  });
-  afterAll(() => fake.close());
-  beforeEach(() => {
-    fake.reset();
-    recorder = new MemoryUsageRecorder();
-  });
+    openAiModelOn(openai.fake, openai.recorder, overrides);
 
   it('asks for strict json_schema output and returns the validated summary (auto mode)', async () => {
     const result = await model().summarizeTurns(span);
-    const sent = fake.requestsFor('chat')[0].body;
+    const sent = openai.fake.requestsFor('chat')[0].body;
     expect(sent.response_format?.type).toBe('json_schema');
     expect(sent.response_format?.json_schema?.name).toBe(SCHEMA_NAME.summarizeTurns);
     expect(sent.response_format?.json_schema?.strict).toBe(true);
@@ -73,7 +66,7 @@ describe('OpenAiLanguageModel against the fake server', () => {
       usageEstimated: false,
     });
     expect(result.call.promptTokens).toBeGreaterThan(100);
-    expect(recorder.calls).toEqual([result.call]);
+    expect(openai.recorder.calls).toEqual([result.call]);
   });
 
   it('extracts memories in auto mode', async () => {
@@ -86,7 +79,7 @@ describe('OpenAiLanguageModel against the fake server', () => {
   });
 
   it('falls back to json_object when the server rejects json_schema, and remembers it', async () => {
-    fake.rejectJsonSchema = true;
+    openai.fake.rejectJsonSchema = true;
     const llm = model();
     const first = await llm.extractMemories({ userTurn: 'I live in Porto.' });
     expect(first.memories[0]).toMatchObject({ type: 'FACT' });
@@ -96,7 +89,7 @@ describe('OpenAiLanguageModel against the fake server', () => {
 
     const second = await llm.summarizeTurns(span);
     expect(second.call.attempts).toBe(1);
-    const requests = fake.requestsFor('chat');
+    const requests = openai.fake.requestsFor('chat');
     const formats = requests.map((r) => r.body.response_format?.type);
     expect(formats).toEqual(['json_schema', 'json_schema', 'json_object', 'json_object']);
     const schemas = requests.slice(0, 2).map((r) => JSON.stringify(r.body.response_format));
@@ -111,14 +104,14 @@ describe('OpenAiLanguageModel against the fake server', () => {
     const bad = reply.content('Sure! Here are the memories: none.', {
       usage: { prompt_tokens: 500, completion_tokens: 9 },
     });
-    fake.enqueue('chat', bad, bad, bad);
+    openai.fake.enqueue('chat', bad, bad, bad);
     const err = await model()
       .extractMemories({ userTurn: 'I live in Porto.' })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModelOutputError);
     expect((err as ModelOutputError).attempts).toBe(3);
     expect((err as ModelOutputError).message).toMatch(/not JSON/);
-    const sent = fake.requestsFor('chat').map((r) => r.body as Record<string, unknown>);
+    const sent = openai.fake.requestsFor('chat').map((r) => r.body as Record<string, unknown>);
     expect(sent).toHaveLength(3);
     // Every request carries its token cap; each retry another temperature and seed, and what
     // was wrong with the answer before it.
@@ -130,7 +123,7 @@ describe('OpenAiLanguageModel against the fake server', () => {
     expect(lastUser(sent[0])).not.toMatch(/refused/);
     expect(lastUser(sent[1])).toMatch(/previous answer was refused: .*JSON/);
     // Refused answers cost tokens too: all three are recorded.
-    expect(recorder.last).toMatchObject({
+    expect(openai.recorder.last).toMatchObject({
       ok: false,
       attempts: 3,
       promptTokens: 1500,
@@ -140,7 +133,7 @@ describe('OpenAiLanguageModel against the fake server', () => {
   });
 
   it('keeps the answer of a repair that succeeds, recording what the refused one cost', async () => {
-    fake.enqueue(
+    openai.fake.enqueue(
       'chat',
       reply.content('{"memories": [', { usage: { prompt_tokens: 400, completion_tokens: 400 } }),
     );
@@ -160,7 +153,7 @@ describe('OpenAiLanguageModel against the fake server', () => {
         { content: 'The user is sad.', type: 'MOOD', confidence: 1.4 },
       ],
     });
-    fake.enqueue('chat', bad, bad, bad);
+    openai.fake.enqueue('chat', bad, bad, bad);
     const err = (await model()
       .extractMemories({ userTurn: 'I live in Porto.' })
       .catch((e: unknown) => e)) as ModelOutputError;
@@ -176,7 +169,7 @@ describe('OpenAiLanguageModel against the fake server', () => {
       ...validSummary,
       facts: [{ ...validSummary.facts[0], sourceTurnIndexes: [3, 9] }],
     });
-    fake.enqueue('chat', bad, bad, bad);
+    openai.fake.enqueue('chat', bad, bad, bad);
     const err = (await model()
       .summarizeTurns(span)
       .catch((e: unknown) => e)) as ModelOutputError;
@@ -185,33 +178,36 @@ describe('OpenAiLanguageModel against the fake server', () => {
   });
 
   it('accepts a fenced JSON answer in json_object mode', async () => {
-    fake.enqueue('chat', reply.content('```json\n' + JSON.stringify(validSummary) + '\n```'));
+    openai.fake.enqueue(
+      'chat',
+      reply.content('```json\n' + JSON.stringify(validSummary) + '\n```'),
+    );
     const result = await model({ structuredOutput: 'json_object' }).summarizeTurns(span);
     expect(result.facts).toEqual(validSummary.facts);
-    expect(fake.requestsFor('chat')[0].body.response_format?.type).toBe('json_object');
+    expect(openai.fake.requestsFor('chat')[0].body.response_format?.type).toBe('json_object');
   });
 
   it('treats a JSON answer cut at the token limit as invalid', async () => {
     const cut = reply.content('{"memories": [', { finishReason: 'length' });
-    fake.enqueue('chat', cut, cut, cut);
+    openai.fake.enqueue('chat', cut, cut, cut);
     await expect(model().extractMemories({ userTurn: 'I live in Porto.' })).rejects.toThrow(
       /token limit/,
     );
   });
 
   it('retries 5xx with growing backoff, then succeeds', async () => {
-    fake.enqueue('chat', reply.error(500), reply.error(503));
+    openai.fake.enqueue('chat', reply.error(500), reply.error(503));
     const started = Date.now();
     const result = await model().extractMemories({ userTurn: 'I live in Porto.' });
     expect(result.call.attempts).toBe(3);
     // Equal jitter with random=0.5: 15 ms, then 30 ms.
-    const at = fake.requestsFor('chat').map((r) => r.at - started);
+    const at = openai.fake.requestsFor('chat').map((r) => r.at - started);
     expect(at[1] - at[0]).toBeGreaterThanOrEqual(12);
     expect(at[2] - at[1]).toBeGreaterThanOrEqual(25);
   });
 
   it('gives up after the retries with ModelUnavailableError', async () => {
-    fake.enqueue('chat', reply.error(500), reply.error(502), reply.error(503));
+    openai.fake.enqueue('chat', reply.error(500), reply.error(502), reply.error(503));
     const err = (await model()
       .extractMemories({ userTurn: 'I live in Porto.' })
       .catch((e: unknown) => e)) as ModelUnavailableError;
@@ -219,40 +215,40 @@ describe('OpenAiLanguageModel against the fake server', () => {
     expect(err.attempts).toBe(3);
     expect(err.retryable).toBe(true);
     expect(err.message).toMatch(/failed after 3 attempt\(s\): 503/);
-    expect(recorder.last).toMatchObject({ ok: false, attempts: 3 });
+    expect(openai.recorder.last).toMatchObject({ ok: false, attempts: 3 });
   });
 
   it('honours Retry-After on 429', async () => {
-    fake.enqueue('chat', reply.rateLimited('0.3'));
+    openai.fake.enqueue('chat', reply.rateLimited('0.3'));
     const started = Date.now();
     await model().extractMemories({ userTurn: 'I live in Porto.' });
-    const [first, second] = fake.requestsFor('chat');
+    const [first, second] = openai.fake.requestsFor('chat');
     expect(second.at - first.at).toBeGreaterThanOrEqual(290);
     expect(Date.now() - started).toBeLessThan(1500);
   });
 
   it('fails at once when Retry-After is longer than it may wait, passing it on', async () => {
-    fake.enqueue('chat', reply.rateLimited('120'));
+    openai.fake.enqueue('chat', reply.rateLimited('120'));
     const err = (await model()
       .extractMemories({ userTurn: 'I live in Porto.' })
       .catch((e: unknown) => e)) as ModelUnavailableError;
     expect(err).toBeInstanceOf(ModelUnavailableError);
     expect(err.retryAfterSeconds).toBe(120);
-    expect(fake.requestsFor('chat')).toHaveLength(1);
+    expect(openai.fake.requestsFor('chat')).toHaveLength(1);
   });
 
   it('does not retry a 401', async () => {
-    fake.enqueue('chat', reply.error(401, { message: 'bad key' }));
+    openai.fake.enqueue('chat', reply.error(401, { message: 'bad key' }));
     const err = (await model()
       .extractMemories({ userTurn: 'I live in Porto.' })
       .catch((e: unknown) => e)) as ModelUnavailableError;
     expect(err).toBeInstanceOf(ModelUnavailableError);
     expect(err.retryable).toBe(false);
-    expect(fake.requestsFor('chat')).toHaveLength(1);
+    expect(openai.fake.requestsFor('chat')).toHaveLength(1);
   });
 
   it('times out a server that never answers, retrying each time', async () => {
-    fake.enqueue('chat', reply.hang(), reply.hang());
+    openai.fake.enqueue('chat', reply.hang(), reply.hang());
     const started = Date.now();
     const err = (await model({ timeoutMs: 150, retry: { ...retry, maxRetries: 1 } })
       .extractMemories({ userTurn: 'I live in Porto.' })
@@ -264,13 +260,13 @@ describe('OpenAiLanguageModel against the fake server', () => {
   });
 
   it('retries dropped connections and malformed bodies', async () => {
-    fake.enqueue('chat', reply.drop(), reply.raw('{"choices": [{"mess'));
+    openai.fake.enqueue('chat', reply.drop(), reply.raw('{"choices": [{"mess'));
     const result = await model().extractMemories({ userTurn: 'I live in Porto.' });
     expect(result.call.attempts).toBe(3);
   });
 
   it('estimates usage with the tokenizer when the server sends none', async () => {
-    fake.enqueue('chat', reply.content('{"memories": []}', { usage: null }));
+    openai.fake.enqueue('chat', reply.content('{"memories": []}', { usage: null }));
     const result = await model().extractMemories({ userTurn: 'Hello there.' });
     expect(result.call.usageEstimated).toBe(true);
     expect(result.call.promptTokens).toBeGreaterThan(100);

@@ -1,10 +1,12 @@
+import { afterAll, beforeAll, beforeEach } from '@jest/globals';
 import type { ModelUsageRecorder } from '../../../src/llm/model-usage.js';
 import {
   OpenAiLanguageModel,
   OpenAiLanguageModelOptions,
 } from '../../../src/llm/openai-llm.provider.js';
 import type { RetryPolicy } from '../../../src/llm/retry.js';
-import type { FakeOpenAiServer } from './fake-openai.server.js';
+import { FakeOpenAiServer } from './fake-openai.server.js';
+import { MemoryUsageRecorder } from './memory-usage.recorder.js';
 
 /** Short, deterministic backoff: retries are tested without waiting seconds. */
 export const retry: RetryPolicy = {
@@ -34,4 +36,31 @@ export function openAiModelOn(
     },
     recorder,
   );
+}
+
+/**
+ * The fake server for a describe block: started once, reset before each test, with a fresh
+ * usage recorder for each. Read `fake` and `recorder` inside tests (they are set by the hooks).
+ */
+export function fakeOpenAiPerTest(): {
+  readonly fake: FakeOpenAiServer;
+  readonly recorder: MemoryUsageRecorder;
+} {
+  const state: { fake?: FakeOpenAiServer; recorder?: MemoryUsageRecorder } = {};
+  beforeAll(async () => {
+    state.fake = await FakeOpenAiServer.start();
+  });
+  afterAll(() => state.fake?.close());
+  beforeEach(() => {
+    state.fake!.reset();
+    state.recorder = new MemoryUsageRecorder();
+  });
+  return {
+    get fake() {
+      return state.fake!;
+    },
+    get recorder() {
+      return state.recorder!;
+    },
+  };
 }
